@@ -1,0 +1,15 @@
+/** @module @parley/adapter-memory: Parley's ports implemented in this process's memory. */
+import { MemoryApiKeyStore } from './memory-api-keys.js';
+import { MemoryEventPublisher } from './memory-events.js';
+import { MemoryStorage } from './memory-storage.js';
+
+export { MemoryApiKeyStore, MemoryEventPublisher, MemoryStorage };
+export type { EventListener } from './memory-events.js';
+
+/**
+ * A fresh set of memory adapters, ready for `createCore(memoryAdapters())`:
+ * `{ storage: MemoryStorage, apiKeys: MemoryApiKeyStore, events: MemoryEventPublisher }`.
+ */
+export function memoryAdapters() {
+  return { storage: new MemoryStorage(), apiKeys: new MemoryApiKeyStore(), events: new MemoryEventPublisher() };
+}

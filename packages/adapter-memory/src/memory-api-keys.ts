@@ -1,0 +1,30 @@
+/** @module API keys in this process's memory (keys from configuration, tests). */
+import type { ApiKeyRecord, ApiKeyStore } from '@parley/core';
+
+/** {@link ApiKeyStore} in memory, indexed by hash. Lost when the process exits. */
+export class MemoryApiKeyStore implements ApiKeyStore {
+  private readonly byHash = new Map<string, ApiKeyRecord>();
+
+  async findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const record = this.byHash.get(hash);
+    return record ? structuredClone(record) : null;
+  }
+
+  async insert(record: ApiKeyRecord): Promise<void> {
+    this.byHash.set(record.hash, structuredClone(record));
+  }
+
+  async list(workspaceId?: string): Promise<ApiKeyRecord[]> {
+    return [...this.byHash.values()]
+      .filter((record) => workspaceId === undefined || record.workspaceId === workspaceId)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+      .map((record) => structuredClone(record));
+  }
+
+  async revoke(keyId: string): Promise<boolean> {
+    for (const [hash, record] of this.byHash) {
+      if (record.keyId === keyId) return this.byHash.delete(hash);
+    }
+    return false;
+  }
+}

@@ -1,0 +1,21 @@
+/** @module The id generator port and its default: prefixed, time-sortable ULIDs. */
+import { monotonicFactory } from 'ulid';
+
+/** Type prefixes of every id Parley issues (decisions §2). */
+export type IdPrefix = 'agt' | 'conv' | 'msg' | 'wh' | 'evt' | 'key' | 'dlv';
+
+/** Issues unique ids that sort by creation time. */
+export interface IdGenerator {
+  /** A new id `<prefix>_<suffix>`; within one generator, strictly increasing per prefix. */
+  next(prefix: IdPrefix): string;
+}
+
+/**
+ * `<prefix>_<ULID>` — 48-bit millisecond time + 80 random bits, Crockford base32
+ * (https://github.com/ulid/spec), monotonic within a millisecond so ids of one process never tie.
+ * `now` supplies the time part (ms since the epoch).
+ */
+export function createUlidGenerator(now: () => number = Date.now): IdGenerator {
+  const ulid = monotonicFactory();
+  return { next: (prefix) => `${prefix}_${ulid(now())}` };
+}

@@ -1,0 +1,6 @@
+/** @module The ports adapters implement. */
+export type * from './storage.js';
+export type * from './api-keys.js';
+export type * from './events.js';
+export * from './clock.js';
+export * from './ids.js';

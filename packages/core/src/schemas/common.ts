@@ -1,0 +1,68 @@
+/** @module Building blocks shared by the resource schemas. */
+import * as v from 'valibot';
+import type { JsonObject } from '../types.js';
+
+/** Largest serialized size of a `metadata` / `configuration` object: 16 KiB (decisions §4). */
+export const MAX_JSON_OBJECT_BYTES = 16 * 1024;
+/** Deepest nesting of a `metadata` / `configuration` object (decisions §4). */
+export const MAX_JSON_OBJECT_DEPTH = 8;
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+function isPlainObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Depth of nested objects/arrays (a flat object is 1), or -1 when a forbidden key appears. */
+function inspect(value: unknown, depth: number): number {
+  if (typeof value !== 'object' || value === null) return depth - 1;
+  let deepest = depth;
+  for (const key of Object.keys(value)) {
+    if (!Array.isArray(value) && FORBIDDEN_KEYS.has(key)) return -1;
+    const child = inspect((value as Record<string, unknown>)[key], depth + 1);
+    if (child < 0) return -1;
+    deepest = Math.max(deepest, child);
+  }
+  return deepest;
+}
+
+/**
+ * A JSON object (not an array) of at most 16 KiB serialized (UTF-8), nested at most 8 levels,
+ * without `__proto__`, `constructor` or `prototype` keys at any level.
+ */
+export const JsonObjectSchema = v.pipe(
+  v.custom<JsonObject>(isPlainObject, 'Invalid type: expected a JSON object.'),
+  v.check((value) => inspect(value, 1) !== -1, 'Keys __proto__, constructor and prototype are not allowed.'),
+  v.check((value) => inspect(value, 1) <= MAX_JSON_OBJECT_DEPTH, `Nested deeper than ${MAX_JSON_OBJECT_DEPTH} levels.`),
+  v.check(
+    (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_JSON_OBJECT_BYTES,
+    `Larger than ${MAX_JSON_OBJECT_BYTES} bytes serialized.`,
+  ),
+);
+
+/**
+ * An integer query parameter in `[min, max]`: a number, or a string of decimal digits as it
+ * arrives in a URL query.
+ */
+export function integerParam(min: number, max: number) {
+  const message = `Expected an integer from ${min} to ${max}.`;
+  return v.pipe(
+    v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,16}$/), v.transform(Number))], message),
+    v.integer(message),
+    v.minValue(min, message),
+    v.maxValue(max, message),
+  );
+}
+
+/** Default and largest `limit` of page-numbered lists (decisions §5). */
+export const PAGE_LIMIT = { default: 20, max: 100 } as const;
+
+/** `page` (≥ 1, default 1) and `limit` (1–100, default 20) of page-numbered lists. */
+export const PageQueryEntries = {
+  page: v.optional(integerParam(1, Number.MAX_SAFE_INTEGER), 1),
+  limit: v.optional(integerParam(1, PAGE_LIMIT.max), PAGE_LIMIT.default),
+};
+
+/** A non-empty string of at most `max` characters. */
+export function text(max: number, min = 1) {
+  return v.pipe(v.string(), v.minLength(min, `Expected at least ${min} character(s).`), v.maxLength(max, `Expected at most ${max} characters.`));
+}

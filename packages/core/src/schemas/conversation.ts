@@ -1,0 +1,51 @@
+/** @module Conversation and message request schemas (spec §4.2, decisions §4–§5). */
+import * as v from 'valibot';
+import { MESSAGE_ROLES } from '../types.js';
+import { JsonObjectSchema, PageQueryEntries, integerParam, text } from './common.js';
+
+const status = v.picklist(['active', 'completed']);
+
+/** Body of `POST /api/conversations`. */
+export const ConversationCreateSchema = v.strictObject({
+  agentId: text(256),
+  userId: v.optional(text(256)),
+  metadata: v.optional(JsonObjectSchema),
+});
+export type ConversationCreateInput = v.InferInput<typeof ConversationCreateSchema>;
+
+/**
+ * Body of `PATCH /api/conversations/:id`: `status: "completed"` completes (once; again is a
+ * no-op), `"active"` is a no-op while active; `metadata` replaces the stored object.
+ */
+export const ConversationUpdateSchema = v.strictObject({
+  status: v.optional(status),
+  metadata: v.optional(JsonObjectSchema),
+});
+export type ConversationUpdateInput = v.InferInput<typeof ConversationUpdateSchema>;
+
+/** Query of `GET /api/conversations`. */
+export const ConversationListQuerySchema = v.strictObject({
+  ...PageQueryEntries,
+  agentId: v.optional(text(256)),
+  userId: v.optional(text(256)),
+  status: v.optional(status),
+});
+export type ConversationListQuery = v.InferInput<typeof ConversationListQuerySchema>;
+
+/** Body of `POST /api/conversations/:id/messages`; `content` 1–100 000 characters. */
+export const MessageCreateSchema = v.strictObject({
+  content: text(100_000),
+  role: v.picklist(MESSAGE_ROLES),
+  metadata: v.optional(JsonObjectSchema),
+});
+export type MessageCreateInput = v.InferInput<typeof MessageCreateSchema>;
+
+/** Default and largest `limit` of a history page (decisions §5). */
+export const HISTORY_LIMIT = { default: 50, max: 100 } as const;
+
+/** Query of `GET /api/conversations/:id/messages`: `limit` 1–100 (default 50), cursor `before`. */
+export const MessageHistoryQuerySchema = v.strictObject({
+  limit: v.optional(integerParam(1, HISTORY_LIMIT.max), HISTORY_LIMIT.default),
+  before: v.optional(text(512)),
+});
+export type MessageHistoryQuery = v.InferInput<typeof MessageHistoryQuerySchema>;

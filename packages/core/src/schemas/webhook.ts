@@ -1,0 +1,58 @@
+/** @module Webhook endpoint request schemas (spec §4.3, decisions §4, §8). */
+import * as v from 'valibot';
+import { EVENT_TYPES } from '../types.js';
+import { PageQueryEntries } from './common.js';
+
+/** An absolute `http:` or `https:` URL of at most 2048 characters, without credentials. */
+const UrlSchema = v.pipe(
+  v.string(),
+  v.maxLength(2048, 'Expected at most 2048 characters.'),
+  v.check((value) => {
+    if (!URL.canParse(value)) return false;
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
+  }, 'Expected an absolute http(s) URL without credentials.'),
+);
+
+/** A non-empty list of distinct event names of spec §6. */
+const EventsSchema = v.pipe(
+  v.array(v.picklist(EVENT_TYPES)),
+  v.minLength(1, 'Expected at least one event.'),
+  v.check((events) => new Set(events).size === events.length, 'Expected distinct events.'),
+);
+
+/**
+ * A signing secret: `whsec_` + base64 of 24–64 bytes (Standard Webhooks), or any other
+ * 16–512 character string used as raw UTF-8 bytes.
+ */
+const SecretSchema = v.pipe(
+  v.string(),
+  v.check((value) => {
+    if (!value.startsWith('whsec_')) return value.length >= 16 && value.length <= 512;
+    const encoded = value.slice('whsec_'.length);
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || encoded.length % 4 !== 0) return false;
+    const bytes = Buffer.from(encoded, 'base64').length;
+    return bytes >= 24 && bytes <= 64;
+  }, 'Expected whsec_ followed by base64 of 24 to 64 bytes, or 16 to 512 characters.'),
+);
+
+/** Body of `POST /api/webhooks`. Without `secret`, Parley generates one and returns it once. */
+export const WebhookCreateSchema = v.strictObject({
+  url: UrlSchema,
+  events: EventsSchema,
+  secret: v.optional(SecretSchema),
+});
+export type WebhookCreateInput = v.InferInput<typeof WebhookCreateSchema>;
+
+/** Body of `PATCH /api/webhooks/:id`. */
+export const WebhookUpdateSchema = v.strictObject({
+  url: v.optional(UrlSchema),
+  events: v.optional(EventsSchema),
+  secret: v.optional(SecretSchema),
+  enabled: v.optional(v.boolean()),
+});
+export type WebhookUpdateInput = v.InferInput<typeof WebhookUpdateSchema>;
+
+/** Query of `GET /api/webhooks`. */
+export const WebhookListQuerySchema = v.strictObject({ ...PageQueryEntries });
+export type WebhookListQuery = v.InferInput<typeof WebhookListQuerySchema>;

@@ -1,0 +1,105 @@
+/** @module Agents: create, read, list, update, delete (spec §4.1, decisions §4). */
+import { inject, injectable } from '../di.js';
+import { ParleyError } from '../errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventPublisher } from '../ports/events.js';
+import type { IdGenerator } from '../ports/ids.js';
+import type { Storage } from '../ports/storage.js';
+import {
+  AgentCreateSchema,
+  AgentListQuerySchema,
+  AgentUpdateSchema,
+  type AgentCreateInput,
+  type AgentListQuery,
+  type AgentUpdateInput,
+} from '../schemas/agent.js';
+import { TOKENS } from '../tokens.js';
+import type { Agent } from '../types.js';
+import { parse } from '../validation.js';
+import { domainEvent } from './domain-events.js';
+
+/** A page of agents: `page` and `limit` echo the (defaulted) query, `total` counts all matches. */
+export interface AgentList {
+  agents: Agent[];
+  total: number;
+  page: number;
+  limit: number;
+}
+
+/**
+ * Agents of a workspace. Every method takes the workspace id; another workspace's agent is
+ * `not_found`. Inputs are validated with the schemas of `schemas/agent.ts`
+ * (`validation_failed` on failure, nothing changed).
+ */
+@injectable()
+export class AgentService {
+  constructor(
+    @inject(TOKENS.storage) private readonly storage: Storage,
+    @inject(TOKENS.events) private readonly events: EventPublisher,
+    @inject(TOKENS.clock) private readonly clock: Clock,
+    @inject(TOKENS.ids) private readonly ids: IdGenerator,
+  ) {}
+
+  /** Creates an `active` agent and emits `agent.created`. */
+  async create(workspaceId: string, input: AgentCreateInput): Promise<Agent> {
+    const fields = parse(AgentCreateSchema, input);
+    const now = new Date(this.clock.now()).toISOString();
+    const agent: Agent = {
+      id: this.ids.next('agt'),
+      name: fields.name,
+      description: fields.description,
+      model: fields.model,
+      systemPrompt: fields.systemPrompt ?? null,
+      temperature: fields.temperature ?? null,
+      maxTokens: fields.maxTokens ?? null,
+      configuration: fields.configuration ?? {},
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.storage.agents.insert(workspaceId, agent);
+    await this.events.publish(domainEvent(this.ids, this.clock, workspaceId, 'agent.created', agent));
+    return agent;
+  }
+
+  /** @throws ParleyError `not_found` */
+  async get(workspaceId: string, id: string): Promise<Agent> {
+    const agent = await this.storage.agents.get(workspaceId, id);
+    if (!agent) throw ParleyError.notFound('agent', id);
+    return agent;
+  }
+
+  /** Newest first; `page` ≥ 1 (default 1), `limit` 1–100 (default 20), optional `status`. */
+  async list(workspaceId: string, query: AgentListQuery = {}): Promise<AgentList> {
+    const { page, limit, status } = parse(AgentListQuerySchema, query);
+    const { items, total } = await this.storage.agents.list(workspaceId, { offset: (page - 1) * limit, limit, status });
+    return { agents: items, total, page, limit };
+  }
+
+  /**
+   * Applies the given fields (`null` clears an optional one; `configuration` is replaced whole),
+   * bumps `updatedAt` and emits `agent.updated`. An empty patch changes nothing and emits nothing.
+   * @throws ParleyError `validation_failed`, `not_found`
+   */
+  async update(workspaceId: string, id: string, input: AgentUpdateInput): Promise<Agent> {
+    const changes = parse(AgentUpdateSchema, input);
+    const current = await this.get(workspaceId, id);
+    if (Object.keys(changes).length === 0) return current;
+    const agent: Agent = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
+    if (!(await this.storage.agents.replace(workspaceId, agent))) throw ParleyError.notFound('agent', id);
+    await this.events.publish(domainEvent(this.ids, this.clock, workspaceId, 'agent.updated', agent));
+    return agent;
+  }
+
+  /**
+   * Deletes the agent with its conversations and their messages; emits only `agent.deleted`
+   * (decisions §4). Returns the deleted agent.
+   * @throws ParleyError `not_found`
+   */
+  async delete(workspaceId: string, id: string): Promise<Agent> {
+    const agent = await this.storage.agents.delete(workspaceId, id);
+    if (!agent) throw ParleyError.notFound('agent', id);
+    await this.events.publish(domainEvent(this.ids, this.clock, workspaceId, 'agent.deleted', agent));
+    return agent;
+  }
+}

@@ -1,0 +1,162 @@
+/** @module Conversations, their messages and history paging (spec §4.2, decisions §4–§5). */
+import { inject, injectable } from '../di.js';
+import { ErrorCode, ParleyError } from '../errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventPublisher } from '../ports/events.js';
+import type { IdGenerator } from '../ports/ids.js';
+import type { Storage } from '../ports/storage.js';
+import {
+  ConversationCreateSchema,
+  ConversationListQuerySchema,
+  ConversationUpdateSchema,
+  MessageCreateSchema,
+  MessageHistoryQuerySchema,
+  type ConversationCreateInput,
+  type ConversationListQuery,
+  type ConversationUpdateInput,
+  type MessageCreateInput,
+  type MessageHistoryQuery,
+} from '../schemas/conversation.js';
+import { TOKENS } from '../tokens.js';
+import type { Conversation, Message } from '../types.js';
+import { parse } from '../validation.js';
+import { decodeCursor, encodeCursor, invalidCursor } from './cursor.js';
+import { domainEvent } from './domain-events.js';
+
+/** A page of conversations: `page` and `limit` echo the (defaulted) query. */
+export interface ConversationList {
+  conversations: Conversation[];
+  total: number;
+  page: number;
+  limit: number;
+}
+
+/**
+ * One page of history, oldest first. `nextCursor` is present exactly when `hasMore` is true and
+ * fetches the next older page when passed as `before`.
+ */
+export interface MessageHistory {
+  messages: Message[];
+  hasMore: boolean;
+  nextCursor?: string;
+}
+
+/**
+ * Conversations with agents and their messages. Every method takes the workspace id; another
+ * workspace's conversation is `not_found`.
+ */
+@injectable()
+export class ConversationService {
+  constructor(
+    @inject(TOKENS.storage) private readonly storage: Storage,
+    @inject(TOKENS.events) private readonly events: EventPublisher,
+    @inject(TOKENS.clock) private readonly clock: Clock,
+    @inject(TOKENS.ids) private readonly ids: IdGenerator,
+  ) {}
+
+  /**
+   * Starts an `active` conversation and emits `conversation.started`.
+   * @throws ParleyError `validation_failed`; `not_found` (no such agent); `conflict` (agent inactive)
+   */
+  async create(workspaceId: string, input: ConversationCreateInput): Promise<Conversation> {
+    const fields = parse(ConversationCreateSchema, input);
+    const agent = await this.storage.agents.get(workspaceId, fields.agentId);
+    if (!agent) throw ParleyError.notFound('agent', fields.agentId);
+    if (agent.status !== 'active') {
+      throw new ParleyError(ErrorCode.conflict, `Agent '${agent.id}' is inactive and cannot start conversations.`);
+    }
+    const conversation: Conversation = {
+      id: this.ids.next('conv'),
+      agentId: agent.id,
+      userId: fields.userId ?? null,
+      metadata: fields.metadata ?? {},
+      status: 'active',
+      createdAt: new Date(this.clock.now()).toISOString(),
+    };
+    if (!(await this.storage.conversations.insert(workspaceId, conversation))) throw ParleyError.notFound('agent', agent.id);
+    await this.emit(workspaceId, 'conversation.started', conversation);
+    return conversation;
+  }
+
+  /** @throws ParleyError `not_found` */
+  async get(workspaceId: string, id: string): Promise<Conversation> {
+    const conversation = await this.storage.conversations.get(workspaceId, id);
+    if (!conversation) throw ParleyError.notFound('conversation', id);
+    return conversation;
+  }
+
+  /** Newest first, filtered by `agentId`, `userId` and `status` when given. */
+  async list(workspaceId: string, query: ConversationListQuery = {}): Promise<ConversationList> {
+    const { page, limit, ...filter } = parse(ConversationListQuerySchema, query);
+    const { items, total } = await this.storage.conversations.list(workspaceId, { offset: (page - 1) * limit, limit, ...filter });
+    return { conversations: items, total, page, limit };
+  }
+
+  /**
+   * Replaces `metadata` and/or moves `status` from `active` to `completed`, emitting
+   * `conversation.completed` on that transition. Completing twice is a no-op; `status: "active"`
+   * is a no-op while active.
+   * @throws ParleyError `validation_failed`, `not_found`; `conflict` (reactivating a completed one)
+   */
+  async update(workspaceId: string, id: string, input: ConversationUpdateInput): Promise<Conversation> {
+    const changes = parse(ConversationUpdateSchema, input);
+    const current = await this.get(workspaceId, id);
+    if (changes.status === 'active' && current.status === 'completed') {
+      throw new ParleyError(ErrorCode.conflict, `Conversation '${id}' is completed and cannot be reactivated.`);
+    }
+    const completing = changes.status === 'completed' && current.status === 'active';
+    if (!completing && changes.metadata === undefined) return current;
+    const conversation: Conversation = {
+      ...current,
+      metadata: changes.metadata ?? current.metadata,
+      status: completing ? 'completed' : current.status,
+    };
+    if (!(await this.storage.conversations.replace(workspaceId, conversation))) throw ParleyError.notFound('conversation', id);
+    if (completing) await this.emit(workspaceId, 'conversation.completed', conversation);
+    return conversation;
+  }
+
+  /**
+   * Stores a message and emits `message.sent` (roles `user`, `system`) or `message.received`
+   * (role `assistant`).
+   * @throws ParleyError `validation_failed`, `not_found`; `conflict` (conversation completed)
+   */
+  async sendMessage(workspaceId: string, conversationId: string, input: MessageCreateInput): Promise<Message> {
+    const fields = parse(MessageCreateSchema, input);
+    const conversation = await this.get(workspaceId, conversationId);
+    if (conversation.status === 'completed') {
+      throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and takes no messages.`);
+    }
+    const message: Message = {
+      id: this.ids.next('msg'),
+      conversationId,
+      content: fields.content,
+      role: fields.role,
+      metadata: fields.metadata ?? {},
+      createdAt: new Date(this.clock.now()).toISOString(),
+    };
+    if (!(await this.storage.messages.append(workspaceId, message))) throw ParleyError.notFound('conversation', conversationId);
+    await this.emit(workspaceId, message.role === 'assistant' ? 'message.received' : 'message.sent', message);
+    return message;
+  }
+
+  /**
+   * A page of history: the `limit` (1–100, default 50) newest messages before the `before`
+   * cursor (the newest overall without it), oldest first.
+   * @throws ParleyError `validation_failed`, `not_found`; `invalid_request` (forged or foreign cursor)
+   */
+  async history(workspaceId: string, conversationId: string, query: MessageHistoryQuery = {}): Promise<MessageHistory> {
+    const { limit, before } = parse(MessageHistoryQuerySchema, query);
+    await this.get(workspaceId, conversationId);
+    const beforeId = before === undefined ? undefined : decodeCursor(conversationId, before);
+    const page = await this.storage.messages.page(workspaceId, conversationId, { before: beforeId, limit });
+    if (!page) throw invalidCursor();
+    const oldest = page.messages[0];
+    if (!page.hasMore || !oldest) return { messages: page.messages, hasMore: false };
+    return { messages: page.messages, hasMore: true, nextCursor: encodeCursor(conversationId, oldest.id) };
+  }
+
+  private emit(workspaceId: string, type: 'conversation.started' | 'conversation.completed' | 'message.sent' | 'message.received', data: Conversation | Message) {
+    return this.events.publish(domainEvent(this.ids, this.clock, workspaceId, type, data));
+  }
+}

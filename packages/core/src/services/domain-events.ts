@@ -1,0 +1,15 @@
+/** @module Builds the domain events services publish. */
+import type { Clock } from '../ports/clock.js';
+import type { IdGenerator } from '../ports/ids.js';
+import type { DomainEvent, EventType } from '../types.js';
+
+/** A new event with a fresh `evt_` id, stamped with the clock's current time. */
+export function domainEvent(
+  ids: IdGenerator,
+  clock: Clock,
+  workspaceId: string,
+  type: EventType,
+  data: DomainEvent['data'],
+): DomainEvent {
+  return { id: ids.next('evt'), type, workspaceId, occurredAt: new Date(clock.now()).toISOString(), data };
+}

@@ -1,0 +1,47 @@
+/** @module The plants sandbox (plants-openapi.json): list, add and delete plants per workspace. */
+import { inject, injectable } from '../di.js';
+import { ErrorCode, ParleyError } from '../errors.js';
+import type { Storage } from '../ports/storage.js';
+import { PlantCreateSchema, PlantIdSchema, PlantListQuerySchema, type PlantCreateInput, type PlantListQuery } from '../schemas/plant.js';
+import { TOKENS } from '../tokens.js';
+import type { Plant } from '../types.js';
+import { parse } from '../validation.js';
+
+/** The catalogue every workspace starts with. */
+export const SAMPLE_PLANTS: readonly Plant[] = Object.freeze([
+  { id: 1, name: 'Monstera', tag: 'houseplant' },
+  { id: 2, name: 'Snake plant', tag: 'houseplant' },
+  { id: 3, name: 'Basil', tag: 'herb' },
+  { id: 4, name: 'Lavender', tag: 'shrub' },
+  { id: 5, name: 'Aloe vera', tag: 'succulent' },
+]);
+
+/** The sandbox's plants. Errors are `ParleyError`s; the sandbox app renders them flat. */
+@injectable()
+export class PlantService {
+  constructor(@inject(TOKENS.storage) private readonly storage: Storage) {}
+
+  /** Plants by ascending id, at most `limit` (int32 ≥ 0) when given. @throws `validation_failed` */
+  async list(workspaceId: string, query: PlantListQuery = {}): Promise<Plant[]> {
+    const { limit } = parse(PlantListQuerySchema, query);
+    await this.storage.plants.seed(workspaceId, SAMPLE_PLANTS);
+    return this.storage.plants.list(workspaceId, limit);
+  }
+
+  /** Adds a plant. @throws `validation_failed`; `conflict` when the id is taken */
+  async create(workspaceId: string, input: PlantCreateInput): Promise<Plant> {
+    const plant = parse(PlantCreateSchema, input);
+    await this.storage.plants.seed(workspaceId, SAMPLE_PLANTS);
+    if (!(await this.storage.plants.insert(workspaceId, plant))) {
+      throw new ParleyError(ErrorCode.conflict, `A plant with id ${plant.id} exists.`);
+    }
+    return plant;
+  }
+
+  /** Deletes a plant by its id (decimal digits, as in a path). @throws `validation_failed`, `not_found` */
+  async delete(workspaceId: string, id: string): Promise<void> {
+    const plantId = parse(PlantIdSchema, id);
+    await this.storage.plants.seed(workspaceId, SAMPLE_PLANTS);
+    if (!(await this.storage.plants.delete(workspaceId, plantId))) throw ParleyError.notFound('plant', id);
+  }
+}

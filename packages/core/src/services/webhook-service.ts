@@ -1,0 +1,102 @@
+/** @module Webhook endpoint registration (spec §4.3, decisions §4, §8). Delivery is separate. */
+import { randomBytes } from 'node:crypto';
+import { inject, injectable } from '../di.js';
+import { ParleyError } from '../errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { IdGenerator } from '../ports/ids.js';
+import type { Storage } from '../ports/storage.js';
+import {
+  WebhookCreateSchema,
+  WebhookListQuerySchema,
+  WebhookUpdateSchema,
+  type WebhookCreateInput,
+  type WebhookListQuery,
+  type WebhookUpdateInput,
+} from '../schemas/webhook.js';
+import { TOKENS } from '../tokens.js';
+import type { WebhookEndpoint, WebhookEndpointRecord } from '../types.js';
+import { parse } from '../validation.js';
+
+/** The registration response: the endpoint, plus `secret` only when Parley generated it. */
+export type WebhookRegistration = WebhookEndpoint & { secret?: string };
+
+/** A page of webhook endpoints. */
+export interface WebhookList {
+  webhooks: WebhookEndpoint[];
+  total: number;
+  page: number;
+  limit: number;
+}
+
+/** A new Standard Webhooks secret: `whsec_` + base64 of 32 random bytes. */
+export function generateWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+function toEndpoint({ secret: _secret, ...endpoint }: WebhookEndpointRecord): WebhookEndpoint {
+  return endpoint;
+}
+
+/**
+ * Webhook endpoints of a workspace. Responses never carry the stored secret, except the one
+ * Parley generates at registration, returned once.
+ */
+@injectable()
+export class WebhookService {
+  constructor(
+    @inject(TOKENS.storage) private readonly storage: Storage,
+    @inject(TOKENS.clock) private readonly clock: Clock,
+    @inject(TOKENS.ids) private readonly ids: IdGenerator,
+  ) {}
+
+  /** Registers an enabled endpoint. @throws ParleyError `validation_failed` */
+  async create(workspaceId: string, input: WebhookCreateInput): Promise<WebhookRegistration> {
+    const fields = parse(WebhookCreateSchema, input);
+    const now = new Date(this.clock.now()).toISOString();
+    const secret = fields.secret ?? generateWebhookSecret();
+    const record: WebhookEndpointRecord = {
+      id: this.ids.next('wh'),
+      url: fields.url,
+      events: fields.events,
+      enabled: true,
+      createdAt: now,
+      updatedAt: now,
+      secret,
+    };
+    await this.storage.webhookEndpoints.insert(workspaceId, record);
+    return fields.secret === undefined ? { ...toEndpoint(record), secret } : toEndpoint(record);
+  }
+
+  /** @throws ParleyError `not_found` */
+  async get(workspaceId: string, id: string): Promise<WebhookEndpoint> {
+    return toEndpoint(await this.record(workspaceId, id));
+  }
+
+  /** Newest first, page-numbered. */
+  async list(workspaceId: string, query: WebhookListQuery = {}): Promise<WebhookList> {
+    const { page, limit } = parse(WebhookListQuerySchema, query);
+    const { items, total } = await this.storage.webhookEndpoints.list(workspaceId, { offset: (page - 1) * limit, limit });
+    return { webhooks: items.map(toEndpoint), total, page, limit };
+  }
+
+  /** Changes `url`, `events`, `secret` and/or `enabled`. @throws ParleyError `validation_failed`, `not_found` */
+  async update(workspaceId: string, id: string, input: WebhookUpdateInput): Promise<WebhookEndpoint> {
+    const changes = parse(WebhookUpdateSchema, input);
+    const current = await this.record(workspaceId, id);
+    if (Object.keys(changes).length === 0) return toEndpoint(current);
+    const record: WebhookEndpointRecord = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
+    if (!(await this.storage.webhookEndpoints.replace(workspaceId, record))) throw ParleyError.notFound('webhook endpoint', id);
+    return toEndpoint(record);
+  }
+
+  /** @throws ParleyError `not_found` */
+  async delete(workspaceId: string, id: string): Promise<void> {
+    if (!(await this.storage.webhookEndpoints.delete(workspaceId, id))) throw ParleyError.notFound('webhook endpoint', id);
+  }
+
+  private async record(workspaceId: string, id: string): Promise<WebhookEndpointRecord> {
+    const record = await this.storage.webhookEndpoints.get(workspaceId, id);
+    if (!record) throw ParleyError.notFound('webhook endpoint', id);
+    return record;
+  }
+}

@@ -1,0 +1,2 @@
+/** @module Contract suites adapters run against themselves. */
+export {};

@@ -1,0 +1,8 @@
+/** @module tsyringe injection tokens: every constructor parameter of a service names one. */
+export const TOKENS = Object.freeze({
+  storage: Symbol.for('parley.Storage'),
+  apiKeys: Symbol.for('parley.ApiKeyStore'),
+  events: Symbol.for('parley.EventPublisher'),
+  clock: Symbol.for('parley.Clock'),
+  ids: Symbol.for('parley.IdGenerator'),
+});

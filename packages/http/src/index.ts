@@ -1,0 +1,2 @@
+/** @module @parley/http: Parley's HTTP API as a Hono app. */
+export {};
