@@ -4,3 +4,4 @@ export type * from './api-keys.js';
 export type * from './events.js';
 export * from './clock.js';
 export * from './ids.js';
+export type * from './rate-limit.js';

@@ -1,2 +1,2 @@
-/** @module Contract suites adapters run against themselves. */
-export {};
+/** @module @parley/core/testing: contract suites adapters run against themselves, and test helpers. */
+export * from './clock.js';
