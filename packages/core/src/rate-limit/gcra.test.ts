@@ -1,3 +1,4 @@
+/** @module Tests of gcra(): exact boundaries, rounding, and the documented rolling-window bound. */
 import { describe, expect, it } from 'vitest';
 import { emissionIntervalMs, gcra } from './gcra.js';
 

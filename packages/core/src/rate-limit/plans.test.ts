@@ -1,3 +1,4 @@
+/** @module Tests of the plan table and the start-up checks of key entries. */
 import { describe, expect, it } from 'vitest';
 import { isParleyError, type ParleyError } from '../errors.js';
 import { DEFAULT_PLAN_RULES, assertPlanEntries, planEntryIssues, planRules, ruleFor, ruleIssue } from './plans.js';
