@@ -1,5 +1,10 @@
+/** @module Tests of the composed app: routing, error precedence, request ids, logs, embedding. */
+import { memoryAdapters } from '@parley/adapter-memory';
+import { createCore } from '@parley/core';
+import { Hono } from 'hono';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { createApp } from './app.js';
 import { createLogger } from './logger.js';
 import { agentInput, harness, json } from './test-support/harness.js';
 
@@ -120,6 +125,27 @@ describe('createApp', () => {
         expect.objectContaining({ msg: 'request', requestId: 'req-1', method: 'GET', path: '/api/agents', status: 200, durationMs: expect.any(Number) }),
         expect.objectContaining({ msg: 'request', requestId: 'req-2', status: 401 }),
       ]);
+    });
+  });
+
+  describe('embedding', () => {
+    it('mounts under a prefix of a host app (the README sample), keeping its 404/405 and shapes', async () => {
+      const core = createCore(memoryAdapters());
+      const { key } = await core.apiKeys.issue({ workspaceId: 'acme', plan: 'pro' });
+      const host = new Hono();
+      host.get('/', (c) => c.text('my product'));
+      host.route('/parley', createApp(core, { logLevel: 'silent' }));
+      const auth = { headers: { Authorization: `Bearer ${key}` } };
+      expect(await (await host.request('/')).text()).toBe('my product');
+      expect((await host.request('/parley/api/agents', auth)).status).toBe(200);
+      expect((await host.request('/parley/healthz')).status).toBe(200);
+      const unknown = await host.request('/parley/api/nothing', auth);
+      expect(await json(unknown)).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
+      const wrongMethod = await host.request('/parley/api/agents', { ...auth, method: 'PUT' });
+      expect(wrongMethod.status).toBe(405);
+      expect(wrongMethod.headers.get('Allow')).toBe('GET, HEAD, POST');
+      const unauthenticated = await host.request('/parley/sandbox/plants');
+      expect(await json(unauthenticated)).toEqual({ error: 401, message: expect.any(String) });
     });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The README walkthrough against the real `parley serve` process. It runs the built CLI
+ * @module The README walkthrough against the real `parley serve` process. It runs the built CLI
  * (`npm test` builds before vitest starts) on a free port and talks to it over TCP.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,3 +1,4 @@
+/** @module Tests of environment configuration: defaults, per-variable and cross-entry rules. */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.js';
 

@@ -1,5 +1,5 @@
 /** @module Parley's structured JSON logger (pino). */
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { destination as fileDestination, pino, type DestinationStream, type Logger } from 'pino';
 
 /** pino's levels, quietest last; `LOG_LEVEL` takes one of these. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -12,7 +12,10 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
  */
 export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
   const options = { level, base: { service: 'parley' }, timestamp: pino.stdTimeFunctions.isoTime };
-  return destination ? pino(options, destination) : pino(options);
+  // pino's default stdout writer is asynchronous: lines still in flight when the process exits
+  // after a shutdown signal can be lost or land out of order. One line per request is cheap
+  // enough to write synchronously.
+  return pino(options, destination ?? fileDestination({ dest: 1, sync: true }));
 }
 
 export type { Logger };

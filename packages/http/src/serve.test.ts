@@ -1,3 +1,4 @@
+/** @module Tests of serve(): listening, draining close, listen errors. */
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { serve } from './serve.js';

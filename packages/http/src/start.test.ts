@@ -1,3 +1,4 @@
+/** @module Tests of server start-up: development key, configured keys, REDIS_URL refusal. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { startServer, type RunningServer } from './start.js';

@@ -1,3 +1,4 @@
+/** @module Tests of bearer authentication: every 401 and the principal it sets. */
 import { describe, expect, it } from 'vitest';
 import { harness, json } from '../test-support/harness.js';
 

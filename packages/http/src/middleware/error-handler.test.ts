@@ -1,3 +1,4 @@
+/** @module Tests of error rendering: the status table, 500s, 429 in both shapes, HTTPException. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { ErrorCode, ParleyError, createCore } from '@parley/core';
 import { Hono, type MiddlewareHandler } from 'hono';

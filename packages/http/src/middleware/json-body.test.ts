@@ -1,3 +1,4 @@
+/** @module Tests of body handling: 413 (declared and chunked), 415, malformed JSON, missing bodies. */
 import { describe, expect, it } from 'vitest';
 import { agentInput, harness, json } from '../test-support/harness.js';
 import { isJsonMediaType } from './json-body.js';

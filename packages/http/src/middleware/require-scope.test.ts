@@ -1,3 +1,4 @@
+/** @module Tests of per-route scope checks (403). */
 import { describe, expect, it } from 'vitest';
 import { agentInput, harness, json } from '../test-support/harness.js';
 

@@ -1,3 +1,4 @@
+/** @module Tests of the agent routes: shapes, statuses, validation, tenancy. */
 import { describe, expect, it } from 'vitest';
 import { agentInput, harness, json } from '../test-support/harness.js';
 

@@ -6,7 +6,6 @@ import type { JsonBodyInput } from '../middleware/json-body.js';
 import { agentRoutes } from './agents.js';
 import { conversationRoutes } from './conversations.js';
 import { answerUnmatched } from './fallback.js';
-import { messageRoutes } from './messages.js';
 import { webhookRoutes } from './webhooks.js';
 
 export interface ApiRoutesOptions {
@@ -25,7 +24,6 @@ export function apiRoutes(core: Core, options: ApiRoutesOptions): Hono<ParleyEnv
   api.use('*', ...options.guard);
   api.route('/agents', agentRoutes(core, options.body));
   api.route('/conversations', conversationRoutes(core, options.body));
-  api.route('/conversations', messageRoutes(core, options.body));
   api.route('/webhooks', webhookRoutes(core, options.body));
   return answerUnmatched(api);
 }

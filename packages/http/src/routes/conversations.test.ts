@@ -1,3 +1,4 @@
+/** @module Tests of the conversation routes: lifecycle, filters, conflicts, tenancy. */
 import { describe, expect, it } from 'vitest';
 import { agentInput, harness, json, type Harness } from '../test-support/harness.js';
 

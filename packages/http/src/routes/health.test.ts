@@ -1,3 +1,4 @@
+/** @module Tests of the liveness and readiness probes. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it, vi } from 'vitest';
 import { harness, json } from '../test-support/harness.js';

@@ -1,3 +1,4 @@
+/** @module Tests of the message routes: sending, history paging, cursors, conflicts. */
 import { describe, expect, it } from 'vitest';
 import { agentInput, harness, json, type Harness } from '../test-support/harness.js';
 

@@ -1,3 +1,4 @@
+/** @module Tests of the webhook endpoint routes: registration, secrets, CRUD, tenancy. */
 import { describe, expect, it } from 'vitest';
 import { harness, json } from '../test-support/harness.js';
 

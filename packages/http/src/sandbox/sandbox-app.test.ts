@@ -1,3 +1,4 @@
+/** @module Tests of the plants sandbox: shapes, limit validation and flat errors. */
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.js';
