@@ -1,4 +1,5 @@
 /** @module Tests of the plants sandbox: shapes, limit validation and flat errors. */
+import { memoryAdapters } from '@parley/adapter-memory';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.js';
@@ -82,6 +83,17 @@ describe('/sandbox (plants-openapi.json)', () => {
     }
     expect(cases[0]![0].headers.get('WWW-Authenticate')).toMatch(/^Bearer /);
     expect(cases[5]![0].headers.get('Allow')).toBe('GET, HEAD, POST');
+  });
+
+  it('an unexpected failure is a flat 500 without internals', async () => {
+    const adapters = memoryAdapters();
+    adapters.storage.plants.list = async () => {
+      throw new Error('disk on fire under /var/lib/parley');
+    };
+    const h = await harness({}, adapters);
+    const response = await h.call('GET', '/sandbox/plants');
+    expect(response.status).toBe(500);
+    expect(await json(response)).toEqual({ error: 500, message: 'Internal server error.' });
   });
 
   it('plants:read and plants:write scopes gate reads and writes', async () => {
