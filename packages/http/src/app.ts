@@ -1,0 +1,60 @@
+/** @module `createApp`: Parley's whole HTTP surface as one embeddable Hono app. */
+import type { Core } from '@parley/core';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { requestId } from 'hono/request-id';
+import type { ParleyEnv } from './env.js';
+import { createLogger, type LogLevel, type Logger } from './logger.js';
+import { bearerAuth } from './middleware/bearer-auth.js';
+import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
+import { DEFAULT_BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
+import { requestLogger } from './middleware/request-logger.js';
+import { apiRoutes } from './routes/api.js';
+import { healthRoutes } from './routes/health.js';
+import { createSandboxApp } from './sandbox/sandbox-app.js';
+
+/** Options of {@link createApp}. */
+export interface AppOptions {
+  /** Largest request body in bytes; larger ones get 413 `payload_too_large`. Default 1 MiB. */
+  bodyLimitBytes?: number;
+  /** Level of the JSON request log when no `logger` is given; default `info`. */
+  logLevel?: LogLevel;
+  /** A pino logger to write request lines and errors to; default a new one on stdout. */
+  logger?: Logger;
+}
+
+/**
+ * Parley's HTTP API over `core`:
+ * - `/api/...`: agents, conversations, messages and webhook endpoints (spec §4, decisions §4),
+ *   bearer-authenticated, errors as `{"error": {"code", "message", "details"?}}`;
+ * - `/sandbox/plants`: the plants sample (plants-openapi.json), errors flat;
+ * - `/healthz` and `/readyz` without authentication.
+ * Every response carries `X-Request-Id` (a sane incoming one is kept) and every request is logged
+ * as one JSON line. Mount it in a host with `host.route('/', createApp(core))`; note that its
+ * request-id and logging middleware then also cover the host's routes under that path.
+ *
+ * Request pipeline, whose order gives decisions §3's error precedence:
+ * request id → request log → [/api, /sandbox] bearer auth (401) → rate limit (429) → route
+ * match (404/405) → scope (403) → body size (413) → media type (415) → JSON (400
+ * `invalid_request`) → core: schema (400 `validation_failed`), resource (404), state (409).
+ */
+export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv> {
+  const logger = options.logger ?? createLogger(options.logLevel ?? 'info');
+  const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+
+  // Every authenticated request, /api and /sandbox alike, passes these in this order.
+  const guard: MiddlewareHandler<ParleyEnv>[] = [
+    bearerAuth({ apiKeys: core.apiKeys }),
+    // ── RATE LIMIT GOES HERE ── `rateLimit(...)` from ./middleware/rate-limit.js, right after
+    // bearerAuth (it reads c.var.principal; a 401 is never counted) and before any route
+    // matching, so 429 precedes 404/405/403/413/415/400 (decisions §3, §7).
+  ];
+
+  const app = new Hono<ParleyEnv>();
+  app.use(requestId(), requestLogger({ logger }));
+  app.route('/', healthRoutes(core));
+  app.route('/api', apiRoutes(core, { guard, body: jsonBody({ maxBytes: bodyLimitBytes }) }));
+  app.route('/sandbox', createSandboxApp(core, { guard, bodyLimitBytes, logger }));
+  app.notFound(notFoundHandler('api'));
+  app.onError(errorHandler({ logger, shape: 'api' }));
+  return app;
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+/** @module The `parley` command: `parley serve` starts the server; `parley --help` explains. */
+import { createRequire } from 'node:module';
+import { loadConfig } from './config.js';
+import { startServer, type RunningServer } from './start.js';
+
+const HELP = `Usage: parley <command>
+
+Commands:
+  serve          Start the HTTP API (agents, conversations, messages, webhooks; plants sandbox)
+
+Options:
+  -h, --help     Show this help
+  -v, --version  Show the version
+
+Environment (all optional):
+  PORT                        listening port (default 3000)
+  HOST                        listening address (default 127.0.0.1; 0.0.0.0 in containers)
+  REDIS_URL                   Redis storage (not available yet; unset means memory storage)
+  API_KEYS                    JSON array of {key, workspace, plan, scopes?, limitPerHour?};
+                              unset: one development key is created and printed
+  BODY_LIMIT_BYTES            larger request bodies get 413 (default 1048576)
+  WEBHOOK_ALLOW_PRIVATE_URLS  true allows loopback/private webhook targets (default false)
+  WEBHOOK_RETRY_DELAYS        seconds between delivery attempts (default 5,300,1800,7200,18000,36000,36000)
+  LOG_LEVEL                   fatal, error, warn, info, debug, trace or silent (default info)
+`;
+
+function version(): string {
+  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+}
+
+/** SIGTERM/SIGINT drain in-flight requests, then exit; a second signal exits at once. */
+function exitOnSignals(running: RunningServer): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      running.logger.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
+    stopping = true;
+    running.logger.info({ signal }, 'draining in-flight requests before exit');
+    running.handle.close().then(
+      () => {
+        running.logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        running.logger.error({ err: error }, 'failed to close the server');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+async function serveCommand(): Promise<void> {
+  try {
+    exitOnSignals(await startServer(loadConfig(process.env)));
+  } catch (error) {
+    // Start-up failures are the operator's to fix: say what, not where in Parley's code.
+    process.stderr.write(`parley: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}
+
+const [command, ...rest] = process.argv.slice(2);
+if (command === '-h' || command === '--help' || command === 'help') {
+  process.stdout.write(HELP);
+} else if (command === '-v' || command === '--version') {
+  process.stdout.write(`${version()}\n`);
+} else if (command === 'serve' && rest.length === 0) {
+  await serveCommand();
+} else {
+  process.stderr.write(`${command === undefined ? '' : `parley: unknown command or arguments: ${process.argv.slice(2).join(' ')}\n\n`}${HELP}`);
+  process.exit(2);
+}

@@ -1,0 +1,100 @@
+/** @module Tests of environment configuration: defaults, per-variable and cross-entry rules. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+const key = (extra: Record<string, unknown> = {}) => ({ key: 'k'.repeat(20), workspace: 'acme', plan: 'pro', ...extra });
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the defaults of decisions §1', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      redisUrl: undefined,
+      apiKeys: undefined,
+      bodyLimitBytes: 1_048_576,
+      webhookAllowPrivateUrls: false,
+      webhookRetryDelaysSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable; empty ones count as unset', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      REDIS_URL: 'redis://localhost:6379/0',
+      API_KEYS: JSON.stringify([key({ scopes: ['agents:read'] }), { key: 'e'.repeat(16), workspace: 'big', plan: 'enterprise', limitPerHour: 50_000 }]),
+      BODY_LIMIT_BYTES: '2048',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_RETRY_DELAYS: '1,2,3',
+      LOG_LEVEL: '',
+    });
+    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', redisUrl: 'redis://localhost:6379/0', bodyLimitBytes: 2048, webhookAllowPrivateUrls: true, webhookRetryDelaysSeconds: [1, 2, 3], logLevel: 'info' });
+    expect(config.apiKeys).toEqual([key({ scopes: ['agents:read'] }), { key: 'e'.repeat(16), workspace: 'big', plan: 'enterprise', limitPerHour: 50_000 }]);
+  });
+
+  it('lists every invalid variable at once', () => {
+    expect(problems({ PORT: '70000', BODY_LIMIT_BYTES: '-1', LOG_LEVEL: 'loud', WEBHOOK_ALLOW_PRIVATE_URLS: 'yes', WEBHOOK_RETRY_DELAYS: '5,,6', REDIS_URL: 'http://x' })).toEqual([
+      'PORT: Expected an integer from 0 to 65535.',
+      'REDIS_URL: Expected a redis:// or rediss:// URL.',
+      'BODY_LIMIT_BYTES: Expected an integer from 1 to 9007199254740991.',
+      'WEBHOOK_ALLOW_PRIVATE_URLS: Expected true or false.',
+      'WEBHOOK_RETRY_DELAYS: Expected comma-separated whole seconds, e.g. 5,300,1800.',
+      expect.stringMatching(/^LOG_LEVEL: Expected one of fatal, error/),
+    ]);
+  });
+
+  it('rejects API_KEYS that is not JSON without quoting it', () => {
+    const found = problems({ API_KEYS: '[{"key": "super-secret-value"' });
+    expect(found).toEqual(['API_KEYS: Not valid JSON.']);
+    expect(found.join()).not.toContain('super-secret');
+  });
+
+  it.each([
+    [[], /at least one entry/],
+    [[key({ key: 'short' })], /^API_KEYS\[0\]\.key: Expected at least 16/],
+    [[key({ key: 'has spaces in it, sadly' })], /^API_KEYS\[0\]\.key: Expected only letters/],
+    [[key({ plan: 'gold' })], /^API_KEYS\[0\]\.plan: Expected one of free, pro, enterprise/],
+    [[key({ scopes: ['agents:delete'] })], /^API_KEYS\[0\]\.scopes\[0\]: Expected one of/],
+    [[key({ colour: 'red' })], /^API_KEYS\[0\]\.colour: Unknown field\.$/],
+    [[{ key: 'k'.repeat(20), plan: 'pro' }], /^API_KEYS\[0\]\.workspace: Required\.$/],
+    [['has spaces in it, sadly'], /^API_KEYS\[0\]: Expected an object/],
+    [[key({ limitPerHour: 0 })], /^API_KEYS\[0\]\.limitPerHour: Expected at least 1/],
+  ])('rejects API_KEYS entry %j', (entries, message) => {
+    const found = problems({ API_KEYS: JSON.stringify(entries) });
+    expect(found[0]).toMatch(message);
+    expect(found.join()).not.toContain('has spaces');
+  });
+
+  it('enterprise needs limitPerHour', () => {
+    expect(problems({ API_KEYS: JSON.stringify([key({ plan: 'enterprise' })]) })).toEqual([
+      'API_KEYS[0].limitPerHour: Plan enterprise needs limitPerHour (requests per hour).',
+    ]);
+  });
+
+  it('all entries of one workspace must agree on plan and limitPerHour', () => {
+    expect(problems({ API_KEYS: JSON.stringify([key(), key({ key: 'x'.repeat(20), plan: 'free' })]) })).toEqual([
+      'API_KEYS[1]: Workspace acme must have the same plan and limitPerHour in every entry.',
+    ]);
+    expect(problems({ API_KEYS: JSON.stringify([key({ limitPerHour: 10 }), key({ key: 'x'.repeat(20) })]) })).toHaveLength(1);
+    expect(loadConfig({ API_KEYS: JSON.stringify([key(), key({ key: 'x'.repeat(20), scopes: [] }), key({ key: 'y'.repeat(20), workspace: 'other', plan: 'free' })]) }).apiKeys).toHaveLength(3);
+  });
+
+  it('rejects the same key twice', () => {
+    expect(problems({ API_KEYS: JSON.stringify([key(), key()]) })).toEqual(['API_KEYS[1].key: The same key appears twice.']);
+  });
+
+  it('the error message lists the problems one per line', () => {
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow('Invalid configuration:\n  - PORT: Expected an integer from 0 to 65535.');
+  });
+});

@@ -1,0 +1,168 @@
+/** @module Server configuration from environment variables (decisions §1), validated at start-up. */
+import { PLANS, SCOPES, type Plan, type Scope } from '@parley/core';
+import * as v from 'valibot';
+import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
+
+/** One entry of `API_KEYS`. `scopes` absent means `*`; `[]` grants nothing (decisions §6). */
+export interface ApiKeyEntry {
+  key: string;
+  workspace: string;
+  plan: Plan;
+  scopes?: Array<Scope | '*'>;
+  /** Requests per rolling hour; required for `enterprise`, overrides the plan's limit otherwise. */
+  limitPerHour?: number;
+}
+
+/** The parsed configuration of the ready-made server. */
+export interface Config {
+  /** `PORT`, default 3000 (0 picks a free port). */
+  port: number;
+  /** `HOST`, default `127.0.0.1`. */
+  host: string;
+  /** `REDIS_URL`; unset means memory storage. */
+  redisUrl: string | undefined;
+  /** `API_KEYS`; unset means one development key is created on memory storage. */
+  apiKeys: ApiKeyEntry[] | undefined;
+  /** `BODY_LIMIT_BYTES`, default 1 MiB. */
+  bodyLimitBytes: number;
+  /** `WEBHOOK_ALLOW_PRIVATE_URLS`, default false. */
+  webhookAllowPrivateUrls: boolean;
+  /** `WEBHOOK_RETRY_DELAYS` in seconds, default 5,300,1800,7200,18000,36000,36000. */
+  webhookRetryDelaysSeconds: number[];
+  /** `LOG_LEVEL`, default `info`. */
+  logLevel: LogLevel;
+}
+
+/** Thrown by {@link loadConfig}; `message` lists every problem, one per line, never a secret. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+  }
+}
+
+const DEFAULT_RETRY_DELAYS = '5,300,1800,7200,18000,36000,36000';
+
+function integer(min: number, max: number) {
+  const message = `Expected an integer from ${min} to ${max}.`;
+  return v.pipe(v.string(), v.regex(/^\d{1,16}$/, message), v.transform(Number), v.minValue(min, message), v.maxValue(max, message));
+}
+
+const EnvSchemas = {
+  PORT: integer(0, 65_535),
+  HOST: v.pipe(v.string(), v.regex(/^[^\s/]+$/, 'Expected a host name or IP address.')),
+  REDIS_URL: v.pipe(
+    v.string(),
+    v.check((value) => URL.canParse(value) && /^rediss?:$/.test(new URL(value).protocol), 'Expected a redis:// or rediss:// URL.'),
+  ),
+  BODY_LIMIT_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
+  WEBHOOK_ALLOW_PRIVATE_URLS: v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((value) => value === 'true')),
+  WEBHOOK_RETRY_DELAYS: v.pipe(
+    v.string(),
+    v.regex(/^(\d{1,9}(,\d{1,9})*)?$/, 'Expected comma-separated whole seconds, e.g. 5,300,1800.'),
+    v.transform((value) => (value === '' ? [] : value.split(',').map(Number))),
+  ),
+  LOG_LEVEL: v.picklist(LOG_LEVELS, `Expected one of ${LOG_LEVELS.join(', ')}.`),
+};
+
+/** A key that can travel in `Authorization: Bearer` (RFC 6750 b64token) and is not trivially guessable. */
+const KeySchema = v.pipe(
+  v.string('Expected a string.'),
+  v.minLength(16, 'Expected at least 16 characters.'),
+  v.maxLength(512, 'Expected at most 512 characters.'),
+  v.regex(/^[A-Za-z0-9\-._~+/]+=*$/, 'Expected only letters, digits and - . _ ~ + / (RFC 6750).'),
+);
+
+const ApiKeyEntrySchema = v.strictObject({
+  key: KeySchema,
+  workspace: v.pipe(v.string('Expected a string.'), v.regex(/^[A-Za-z0-9_.-]{1,128}$/, 'Expected 1–128 letters, digits, _ . or -.')),
+  plan: v.picklist(PLANS, `Expected one of ${PLANS.join(', ')}.`),
+  scopes: v.optional(v.array(v.picklist([...SCOPES, '*'], `Expected one of ${[...SCOPES, '*'].join(', ')}.`), 'Expected an array.')),
+  limitPerHour: v.optional(v.pipe(v.number('Expected a number.'), v.safeInteger('Expected an integer.'), v.minValue(1, 'Expected at least 1.'))),
+});
+
+const ApiKeysSchema = v.pipe(
+  v.array(ApiKeyEntrySchema, 'Expected a JSON array of key entries.'),
+  v.minLength(1, 'Expected at least one entry (leave API_KEYS unset for a development key).'),
+);
+
+/** Messages for the issues the schemas above leave to valibot, which would quote the input. */
+function describeIssue(issue: v.BaseIssue<unknown>): string {
+  if (issue.type !== 'strict_object') return 'Invalid value.';
+  if (issue.received === 'undefined') return 'Required.';
+  if (issue.expected === 'never') return 'Unknown field.';
+  return 'Expected an object {key, workspace, plan, scopes?, limitPerHour?}.';
+}
+
+function issuePath(issue: v.BaseIssue<unknown>): string {
+  return (issue.path ?? []).map((item) => (typeof item.key === 'number' ? `[${item.key}]` : `.${String(item.key)}`)).join('');
+}
+
+/** Rules across entries (decisions §6, §7): one plan and limit per workspace, unique keys. */
+function crossCheck(entries: ApiKeyEntry[]): string[] {
+  const problems: string[] = [];
+  const seen = new Map<string, ApiKeyEntry>();
+  const keys = new Set<string>();
+  entries.forEach((entry, index) => {
+    if (keys.has(entry.key)) problems.push(`API_KEYS[${index}].key: The same key appears twice.`);
+    keys.add(entry.key);
+    if (entry.plan === 'enterprise' && entry.limitPerHour === undefined) {
+      problems.push(`API_KEYS[${index}].limitPerHour: Plan enterprise needs limitPerHour (requests per hour).`);
+    }
+    const first = seen.get(entry.workspace);
+    if (!first) return void seen.set(entry.workspace, entry);
+    if (first.plan !== entry.plan || first.limitPerHour !== entry.limitPerHour) {
+      problems.push(`API_KEYS[${index}]: Workspace ${entry.workspace} must have the same plan and limitPerHour in every entry.`);
+    }
+  });
+  return problems;
+}
+
+function parseApiKeys(raw: string, problems: string[]): ApiKeyEntry[] | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    // Never quote the parser's message: it would print part of the keys.
+    problems.push('API_KEYS: Not valid JSON.');
+    return undefined;
+  }
+  const result = v.safeParse(ApiKeysSchema, value, { message: describeIssue });
+  if (!result.success) {
+    problems.push(...result.issues.map((issue) => `API_KEYS${issuePath(issue)}: ${issue.message}`));
+    return undefined;
+  }
+  const crossProblems = crossCheck(result.output);
+  problems.push(...crossProblems);
+  return crossProblems.length === 0 ? result.output : undefined;
+}
+
+/**
+ * Reads the server configuration from `env` (default `process.env`). Empty variables count as
+ * unset. Messages name the variable and the rule, never the value, since `API_KEYS` is secret.
+ * @throws ConfigError listing every invalid variable
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const problems: string[] = [];
+  const read = <K extends keyof typeof EnvSchemas>(name: K, fallback?: string): v.InferOutput<(typeof EnvSchemas)[K]> | undefined => {
+    const raw = env[name] === '' ? undefined : env[name];
+    if (raw === undefined && fallback === undefined) return undefined;
+    const result = v.safeParse(EnvSchemas[name], raw ?? fallback);
+    if (result.success) return result.output as v.InferOutput<(typeof EnvSchemas)[K]>;
+    problems.push(`${name}: ${result.issues[0]?.message ?? 'Invalid value.'}`);
+    return undefined;
+  };
+  const config = {
+    port: read('PORT', '3000'),
+    host: read('HOST', '127.0.0.1'),
+    redisUrl: read('REDIS_URL'),
+    apiKeys: env.API_KEYS ? parseApiKeys(env.API_KEYS, problems) : undefined,
+    bodyLimitBytes: read('BODY_LIMIT_BYTES', String(DEFAULT_BODY_LIMIT_BYTES)),
+    webhookAllowPrivateUrls: read('WEBHOOK_ALLOW_PRIVATE_URLS', 'false'),
+    webhookRetryDelaysSeconds: read('WEBHOOK_RETRY_DELAYS', DEFAULT_RETRY_DELAYS),
+    logLevel: read('LOG_LEVEL', 'info'),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config as Config;
+}

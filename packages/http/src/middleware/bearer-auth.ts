@@ -1,0 +1,45 @@
+/** @module Bearer API key authentication (RFC 6750) against core's API keys. */
+import { ErrorCode, ParleyError, type Principal } from '@parley/core';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { ParleyEnv } from '../env.js';
+
+/** RFC 6750 §2.1 `b64token`. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+/** RFC 7235 §2.1: the scheme is case-insensitive and followed by one or more spaces. */
+const BEARER = /^Bearer +(\S+)$/i;
+
+export interface BearerAuthOptions {
+  /** Resolves a raw key to its principal, `null` when unknown (`core.apiKeys`). */
+  apiKeys: { authenticate(key: string): Promise<Principal | null> };
+  /** `realm` of the `WWW-Authenticate` challenge; default `parley`. */
+  realm?: string;
+}
+
+/**
+ * Requires `Authorization: Bearer <key>` and sets `c.var.principal` to the key's principal.
+ * Missing, malformed or unknown keys are 401 `unauthorized` with a `WWW-Authenticate: Bearer`
+ * challenge (RFC 6750 §3; a malformed header would be 400 there, but decisions §3 answers every
+ * credential failure with 401, and `error=` only appears when credentials were sent).
+ *
+ * Written here rather than with `hono/bearer-auth`, which answers malformed headers with 400 and
+ * renders its own bodies instead of throwing Parley's error family.
+ */
+export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler<ParleyEnv> {
+  const realm = (options.realm ?? 'parley').replace(/["\\]/g, '');
+  const reject = (c: Context, message: string, error?: 'invalid_request' | 'invalid_token'): never => {
+    c.header('WWW-Authenticate', `Bearer realm="${realm}"${error ? `, error="${error}"` : ''}`);
+    throw new ParleyError(ErrorCode.unauthorized, message);
+  };
+  return async function bearerAuth(c, next) {
+    const header = c.req.header('Authorization');
+    if (!header) return reject(c, 'Missing API key. Send it as Authorization: Bearer <key>.');
+    const token = BEARER.exec(header)?.[1];
+    if (!token || !B64TOKEN.test(token)) {
+      return reject(c, 'Malformed Authorization header. Expected Authorization: Bearer <key>.', 'invalid_request');
+    }
+    const principal = await options.apiKeys.authenticate(token);
+    if (!principal) return reject(c, 'Unknown API key.', 'invalid_token');
+    c.set('principal', principal);
+    await next();
+  };
+}

@@ -1,0 +1,95 @@
+/** @module Tests of error rendering: the status table, 500s, 429 in both shapes, HTTPException. */
+import { memoryAdapters } from '@parley/adapter-memory';
+import { ErrorCode, ParleyError, createCore } from '@parley/core';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { ParleyEnv } from '../env.js';
+import { STATUS_BY_CODE } from '../http-errors.js';
+import { createLogger } from '../logger.js';
+import { apiRoutes } from '../routes/api.js';
+import { createSandboxApp } from '../sandbox/sandbox-app.js';
+import { harness, json } from '../test-support/harness.js';
+import { bearerAuth } from './bearer-auth.js';
+import { errorHandler } from './error-handler.js';
+import { jsonBody } from './json-body.js';
+
+function capture() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  return { lines, logger: createLogger('info', stream) };
+}
+
+/** Stands in for the rate-limit middleware: sets RateLimit fields, then refuses. */
+const refuse: MiddlewareHandler<ParleyEnv> = async function rateLimit(c) {
+  c.header('RateLimit-Policy', '"pro";q=1000;w=3600');
+  c.header('RateLimit', '"pro";r=0;t=42');
+  throw new ParleyError(ErrorCode.rateLimitExceeded, 'Rate limit exceeded.', { retryAfterSeconds: 3.2 });
+};
+
+describe('errorHandler', () => {
+  it('maps every error code to exactly one status', () => {
+    expect(Object.keys(STATUS_BY_CODE).sort()).toEqual(Object.values(ErrorCode).sort());
+  });
+
+  it('answers an unexpected error with 500 internal_error, no internals, and logs it with the request id', async () => {
+    const adapters = memoryAdapters();
+    adapters.storage.agents.list = async () => {
+      throw new Error('connection to db://admin:hunter2@10.0.0.5 refused');
+    };
+    const { lines, logger } = capture();
+    const h = await harness({ logger }, adapters);
+    const response = await h.call('GET', '/api/agents', { headers: { 'X-Request-Id': 'req-500' } });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({ error: { code: 'internal_error', message: 'Internal server error.' } });
+    expect(text).not.toMatch(/hunter2|db:|stack|Error:/);
+    const failure = lines.find((line) => line.msg === 'request failed');
+    expect(failure).toMatchObject({ level: 50, requestId: 'req-500', err: { message: expect.stringContaining('refused') } });
+  });
+
+  it('renders rate_limit_exceeded as 429 with Retry-After, keeping headers set before the throw (/api shape)', async () => {
+    const core = createCore(memoryAdapters());
+    const key = (await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' })).key;
+    const { logger } = capture();
+    const app = new Hono<ParleyEnv>()
+      .route('/api', apiRoutes(core, { guard: [bearerAuth({ apiKeys: core.apiKeys }), refuse], body: jsonBody() }))
+      .onError(errorHandler({ logger }));
+    // An unknown route: 429 must still win over 404 (decisions §3).
+    const response = await app.request('/api/nowhere', { headers: { Authorization: `Bearer ${key}` } });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('Retry-After')).toBe('4');
+    expect(response.headers.get('RateLimit')).toBe('"pro";r=0;t=42');
+    expect(response.headers.get('RateLimit-Policy')).toBe('"pro";q=1000;w=3600');
+    expect(await json(response)).toEqual({ error: { code: 'rate_limit_exceeded', message: 'Rate limit exceeded.', details: { retryAfterSeconds: 3.2 } } });
+    // A 401 comes first and never reaches the limiter.
+    expect((await app.request('/api/agents')).status).toBe(401);
+  });
+
+  it('renders rate_limit_exceeded flat under the sandbox, with Retry-After and RateLimit headers', async () => {
+    const h = await harness();
+    const sandbox = createSandboxApp(h.core, { guard: [bearerAuth({ apiKeys: h.core.apiKeys }), refuse], logger: capture().logger });
+    const response = await sandbox.request('/plants', { headers: { Authorization: `Bearer ${h.key}` } });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('Retry-After')).toBe('4');
+    expect(response.headers.get('RateLimit')).toBe('"pro";r=0;t=42');
+    expect(await json(response)).toEqual({ error: 429, message: 'Rate limit exceeded.' });
+  });
+
+  it('maps a Hono HTTPException by status with a generic message', async () => {
+    const app = new Hono<ParleyEnv>()
+      .get('/teapot', () => {
+        throw new HTTPException(413, { message: 'internal detail' });
+      })
+      .onError(errorHandler({ logger: capture().logger }));
+    const response = await app.request('/teapot');
+    expect(response.status).toBe(413);
+    expect(await json(response)).toEqual({ error: { code: 'payload_too_large', message: 'The request body is too large.' } });
+  });
+});

@@ -1,0 +1,70 @@
+/** @module The single error handler: renders every failure in the API's or the sandbox's shape. */
+import { ErrorCode } from '@parley/core';
+import type { Context, ErrorHandler } from 'hono';
+import type { Logger } from 'pino';
+import type { ParleyEnv } from '../env.js';
+import { STATUS_BY_CODE, toHttpError, type HttpError } from '../http-errors.js';
+
+/**
+ * `api`: `{"error": {"code", "message", "details"?}}` (decisions §3).
+ * `sandbox`: `{"error": <status>, "message"}` (plants-openapi.json `Error`, decisions §9).
+ */
+export type ErrorShape = 'api' | 'sandbox';
+
+export interface ErrorHandlerOptions {
+  /** Where unexpected errors (500) and storage outages (503) are logged, with their cause. */
+  logger: Logger;
+  /** Default `api`. */
+  shape?: ErrorShape;
+}
+
+function render(c: Context, error: HttpError, shape: ErrorShape): Response {
+  if (shape === 'sandbox') return c.json({ error: error.status, message: error.message }, error.status);
+  const body = { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
+  return c.json({ error: body }, error.status);
+}
+
+/**
+ * Headers a status needs whatever raised it. Headers that middleware already set with
+ * `c.header()` (RateLimit fields, `Allow`, a detailed `WWW-Authenticate`) are kept, because
+ * `c.json()` builds on the context's prepared headers.
+ */
+function addRequiredHeaders(c: Context, error: HttpError): void {
+  if (error.status === 401 && !c.res.headers.has('WWW-Authenticate')) c.header('WWW-Authenticate', 'Bearer realm="parley"');
+  const retryAfter = error.details?.retryAfterSeconds;
+  // RFC 9110 §10.2.3: delay-seconds is a non-negative integer; round up so clients never retry early.
+  if (error.status === 429 && typeof retryAfter === 'number' && Number.isFinite(retryAfter)) {
+    c.header('Retry-After', String(Math.max(0, Math.ceil(retryAfter))));
+  }
+}
+
+/**
+ * Maps any thrown error to a response: `ParleyError.code` → status through {@link STATUS_BY_CODE},
+ * Hono `HTTPException`s by status, anything else to 500 `internal_error` with no stack or
+ * internals in the body. Unexpected errors are logged with the request id.
+ */
+export function errorHandler(options: ErrorHandlerOptions): ErrorHandler<ParleyEnv> {
+  const shape = options.shape ?? 'api';
+  return function errorHandler(error, c) {
+    const httpError = toHttpError(error);
+    if (!httpError.expected) {
+      const level = httpError.status === 503 ? 'warn' : 'error';
+      options.logger[level]({ err: error, requestId: c.get('requestId'), method: c.req.method, path: c.req.path }, 'request failed');
+    }
+    addRequiredHeaders(c, httpError);
+    return render(c, httpError, shape);
+  };
+}
+
+/** Answers 404 `not_found` for a path no route matches, in the given shape. */
+export function notFoundHandler(shape: ErrorShape = 'api') {
+  return function notFound(c: Context): Response {
+    const error: HttpError = {
+      status: STATUS_BY_CODE.not_found,
+      code: ErrorCode.notFound,
+      message: `No route for ${c.req.method} ${c.req.path}.`,
+      expected: true,
+    };
+    return render(c, error, shape);
+  };
+}

@@ -1,0 +1,83 @@
+/** @module Request bodies: size limit, media type and JSON parsing, in decisions §3's order. */
+import { ErrorCode, ParleyError } from '@parley/core';
+import type { MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { ParleyEnv } from '../env.js';
+
+/** Default largest request body: 1 MiB (decisions §1, `BODY_LIMIT_BYTES`). */
+export const DEFAULT_BODY_LIMIT_BYTES = 1_048_576;
+
+export interface JsonBodyOptions {
+  /** Largest accepted body in bytes; default {@link DEFAULT_BODY_LIMIT_BYTES}. */
+  maxBytes?: number;
+}
+
+/**
+ * What the middleware hands on: `c.req.valid('json')` is the parsed body, or `undefined` when the
+ * request had none. It is deliberately `unknown`: services validate it with their own schemas.
+ */
+export interface JsonBodyInput {
+  in: { json: unknown };
+  out: { json: unknown };
+}
+
+/**
+ * True for `application/json` with no charset or `charset=utf-8` (RFC 8259 §8.1: JSON exchanged
+ * between systems is UTF-8). Other parameters are ignored; any other type or charset is refused.
+ */
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const [type, ...parameters] = contentType.split(';');
+  if (type?.trim().toLowerCase() !== 'application/json') return false;
+  return parameters.every((parameter) => {
+    const [name, value = ''] = parameter.split('=');
+    if (name?.trim().toLowerCase() !== 'charset') return true;
+    return value.trim().replace(/^"(.*)"$/, '$1').toLowerCase() === 'utf-8';
+  });
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(utf8.decode(bytes));
+  } catch {
+    // The parser's message would quote the input back; say only what is wrong.
+    throw new ParleyError(ErrorCode.invalidRequest, 'The request body is not valid JSON.');
+  }
+}
+
+/**
+ * Reads a JSON request body for the route it is attached to:
+ * 1. over `maxBytes` → 413 `payload_too_large`, by `Content-Length` or, for chunked bodies
+ *    without one, by counting bytes as they stream in (`hono/body-limit`);
+ * 2. a non-empty body that is not `application/json` (charset utf-8 allowed) → 415
+ *    `unsupported_media_type`;
+ * 3. malformed JSON or invalid UTF-8 → 400 `invalid_request`.
+ * An empty body is passed on as `undefined`, so the service reports a required body as
+ * `validation_failed`. Attach it after the scope check: decisions §3 puts 403 before 413.
+ */
+export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler<ParleyEnv, string, JsonBodyInput> {
+  const maxBytes = options.maxBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const limit = bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw new ParleyError(ErrorCode.payloadTooLarge, `The request body is larger than ${maxBytes} bytes.`, { limitBytes: maxBytes });
+    },
+  });
+  return async function jsonBody(c, next) {
+    await limit(c, async () => {
+      const bytes = new Uint8Array(await c.req.arrayBuffer());
+      let body: unknown;
+      if (bytes.byteLength > 0) {
+        if (!isJsonMediaType(c.req.header('Content-Type'))) {
+          throw new ParleyError(ErrorCode.unsupportedMediaType, 'The request body must be JSON sent as Content-Type: application/json.');
+        }
+        body = parseJson(bytes);
+      }
+      // Hono types validated data as `{}`; any JSON value (or `undefined` for no body) is stored.
+      c.req.addValidatedData('json', body as {});
+      await next();
+    });
+  };
+}

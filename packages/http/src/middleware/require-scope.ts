@@ -1,0 +1,21 @@
+/** @module Per-route scope checks (decisions §6). */
+import { ErrorCode, ParleyError, hasScope, type Scope } from '@parley/core';
+import type { MiddlewareHandler } from 'hono';
+import type { ParleyEnv } from '../env.js';
+
+/**
+ * Lets the request through when the authenticated key holds `scope` (or `*`); otherwise 403
+ * `forbidden` with `details.requiredScope`. Attach it to each route, not to a router: a router-wide
+ * check would answer 403 before an unknown route's 404 or a wrong method's 405 (decisions §3).
+ */
+export function requireScope(scope: Scope): MiddlewareHandler<ParleyEnv> {
+  return async function requireScope(c, next) {
+    const principal = c.get('principal');
+    // Only reachable when a host mounts routes without bearerAuth in front of them.
+    if (!principal) throw new ParleyError(ErrorCode.unauthorized, 'A valid API key is required.');
+    if (!hasScope(principal, scope)) {
+      throw new ParleyError(ErrorCode.forbidden, `This API key lacks the scope ${scope}.`, { requiredScope: scope });
+    }
+    await next();
+  };
+}

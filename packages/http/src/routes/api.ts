@@ -1,0 +1,29 @@
+/** @module The `/api` router: authentication, then every resource's routes, then 405/404. */
+import type { Core } from '@parley/core';
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { ParleyEnv } from '../env.js';
+import type { JsonBodyInput } from '../middleware/json-body.js';
+import { agentRoutes } from './agents.js';
+import { conversationRoutes } from './conversations.js';
+import { answerUnmatched } from './fallback.js';
+import { webhookRoutes } from './webhooks.js';
+
+export interface ApiRoutesOptions {
+  /**
+   * Middleware every `/api` request passes first, in order: authentication (401), then rate
+   * limiting (429). Each route then checks its scope (403) and reads its body (413/415/400).
+   */
+  guard: MiddlewareHandler<ParleyEnv>[];
+  /** The JSON body reader routes with a body use. */
+  body: MiddlewareHandler<ParleyEnv, string, JsonBodyInput>;
+}
+
+/** The service API of spec §4 and decisions §4, to be mounted at `/api`. */
+export function apiRoutes(core: Core, options: ApiRoutesOptions): Hono<ParleyEnv> {
+  const api = new Hono<ParleyEnv>();
+  api.use('*', ...options.guard);
+  api.route('/agents', agentRoutes(core, options.body));
+  api.route('/conversations', conversationRoutes(core, options.body));
+  api.route('/webhooks', webhookRoutes(core, options.body));
+  return answerUnmatched(api);
+}

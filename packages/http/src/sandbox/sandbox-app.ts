@@ -1,0 +1,56 @@
+/** @module The plants sandbox (plants-openapi.json, decisions §9) as a Hono app of its own. */
+import type { Core, PlantCreateInput, PlantListQuery } from '@parley/core';
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { ParleyEnv } from '../env.js';
+import { createLogger, type Logger } from '../logger.js';
+import { bearerAuth } from '../middleware/bearer-auth.js';
+import { errorHandler } from '../middleware/error-handler.js';
+import { jsonBody } from '../middleware/json-body.js';
+import { requireScope } from '../middleware/require-scope.js';
+import { answerUnmatched } from '../routes/fallback.js';
+
+/** Options of {@link createSandboxApp}. */
+export interface SandboxOptions {
+  /** Largest request body in bytes (413 above it); default 1 MiB. */
+  bodyLimitBytes?: number;
+  /** Where unexpected errors are logged; default a pino logger at `info` on stdout. */
+  logger?: Logger;
+  /**
+   * Middleware every sandbox request passes first, in order; default `[bearerAuth(core.apiKeys)]`.
+   * `createApp` passes its own list so the sandbox shares the API's authentication and rate limit.
+   */
+  guard?: MiddlewareHandler<ParleyEnv>[];
+}
+
+/**
+ * The sample plant store of plants-openapi.json over `core.plants`, mountable at any path
+ * (`host.route('/sandbox', createSandboxApp(core))`):
+ * - `GET /plants?limit=` → 200 `Plant[]` (`limit` an int32 ≥ 0, else 400), scope `plants:read`;
+ * - `POST /plants` with a `NewPlant` body → 200 the plant (409 when the id is taken), scope `plants:write`;
+ * - `DELETE /plants/{id}` → 204, scope `plants:write`.
+ * Same bearer keys as the API. Every error, 401 and 403 included, is flat:
+ * `{"error": <HTTP status>, "message": "..."}` (the spec's `Error` schema).
+ */
+export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono<ParleyEnv> {
+  const logger = options.logger ?? createLogger();
+  const body = jsonBody({ maxBytes: options.bodyLimitBytes });
+  const read = requireScope('plants:read');
+  const write = requireScope('plants:write');
+  const sandbox = new Hono<ParleyEnv>();
+  sandbox.use('*', ...(options.guard ?? [bearerAuth({ apiKeys: core.apiKeys })]));
+  sandbox
+    .get('/plants', read, async (c) => {
+      return c.json(await core.plants.list(c.var.principal.workspaceId, c.req.query() as PlantListQuery));
+    })
+    .post('/plants', write, body, async (c) => {
+      // plants-openapi.json answers a created plant with 200, not 201.
+      return c.json(await core.plants.create(c.var.principal.workspaceId, c.req.valid('json') as PlantCreateInput));
+    })
+    .delete('/plants/:id', write, async (c) => {
+      await core.plants.delete(c.var.principal.workspaceId, c.req.param('id'));
+      return c.body(null, 204);
+    });
+  answerUnmatched(sandbox);
+  sandbox.onError(errorHandler({ logger, shape: 'sandbox' }));
+  return sandbox;
+}

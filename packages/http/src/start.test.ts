@@ -1,0 +1,53 @@
+/** @module Tests of server start-up: development key, configured keys, REDIS_URL refusal. */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+import { startServer, type RunningServer } from './start.js';
+
+async function started(env: Record<string, string>, run: (server: RunningServer, printed: string) => Promise<void>) {
+  let printed = '';
+  const server = await startServer(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...env }), { print: (text) => (printed += text) });
+  try {
+    await run(server, printed);
+  } finally {
+    await server.handle.close();
+  }
+}
+
+describe('startServer', () => {
+  it('without API_KEYS creates one development key and prints it once with a curl line that works', async () => {
+    await started({}, async (server, printed) => {
+      expect(printed).toContain(`Parley is listening on ${server.handle.url}`);
+      const key = /^ {2}KEY=(\S+)$/m.exec(printed)?.[1];
+      expect(key).toBe(server.devKey);
+      expect(printed.split(key!).length - 1).toBe(2);
+      const curl = /curl -H "Authorization: Bearer (\S+)" (\S+)/.exec(printed)!;
+      const response = await fetch(curl[2]!, { headers: { Authorization: `Bearer ${curl[1]}` } });
+      expect(response.status).toBe(200);
+      const [record] = await server.core.apiKeys.list();
+      expect(record).toMatchObject({ workspaceId: 'default', plan: 'pro', scopes: ['*'], hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(JSON.stringify(record)).not.toContain(key!);
+    });
+  });
+
+  it('issues the API_KEYS entries (hashes only) and creates no development key', async () => {
+    const apiKeys = [
+      { key: 'reader-key-0123456789', workspace: 'acme', plan: 'free', scopes: ['agents:read'] },
+      { key: 'big-key-0123456789abc', workspace: 'bigco', plan: 'enterprise', limitPerHour: 50000 },
+    ];
+    await started({ API_KEYS: JSON.stringify(apiKeys) }, async (server, printed) => {
+      expect(server.devKey).toBeUndefined();
+      expect(printed).not.toContain('KEY=');
+      expect(printed).not.toContain('reader-key');
+      const call = (key: string, method = 'GET') => fetch(`${server.handle.url}/api/agents`, { method, headers: { Authorization: `Bearer ${key}` } });
+      expect((await call('reader-key-0123456789')).status).toBe(200);
+      expect((await call('reader-key-0123456789', 'POST')).status).toBe(403);
+      expect(await server.core.apiKeys.authenticate('big-key-0123456789abc')).toMatchObject({ workspaceId: 'bigco', plan: 'enterprise', limitPerHour: 50000 });
+    });
+  });
+
+  it('refuses REDIS_URL with a clear message until Redis storage is wired in', async () => {
+    await expect(startServer(loadConfig({ REDIS_URL: 'redis://localhost:6379' }), { print: () => {} })).rejects.toThrow(
+      'Redis storage is not available yet',
+    );
+  });
+});

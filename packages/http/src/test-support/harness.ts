@@ -1,0 +1,59 @@
+/** @module Test helpers: an app over fresh memory adapters with keys of every kind. Not built. */
+import { memoryAdapters } from '@parley/adapter-memory';
+import { createCore, type Core, type Scope } from '@parley/core';
+import type { Hono } from 'hono';
+import { createApp, type AppOptions } from '../app.js';
+import type { ParleyEnv } from '../env.js';
+
+export interface Harness {
+  core: Core;
+  app: Hono<ParleyEnv>;
+  adapters: ReturnType<typeof memoryAdapters>;
+  /** All scopes, workspace `ws1`. */
+  key: string;
+  /** All scopes, workspace `ws2`. */
+  otherKey: string;
+  /** Issues a key of `ws1` with exactly `scopes`. */
+  keyWith(scopes: Array<Scope | '*'>): Promise<string>;
+  /** `app.request()` with the key, JSON body and extra headers. */
+  call(method: string, path: string, init?: CallInit): Promise<Response>;
+}
+
+export interface CallInit {
+  /** Bearer key; default the harness's `key`; `null` sends no Authorization header. */
+  key?: string | null;
+  /** Serialized as JSON with `Content-Type: application/json` unless `raw` is given. */
+  json?: unknown;
+  /** Sent as is (no Content-Type added). */
+  raw?: BodyInit;
+  headers?: Record<string, string>;
+}
+
+export async function harness(options: AppOptions = {}, adapters = memoryAdapters()): Promise<Harness> {
+  const core = createCore(adapters);
+  const app = createApp(core, { logLevel: 'silent', ...options });
+  const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, 'test-key-ws1-all-scopes');
+  const { key: otherKey } = await core.apiKeys.issue({ workspaceId: 'ws2', plan: 'pro' }, 'test-key-ws2-all-scopes');
+  let issued = 0;
+  const keyWith = async (scopes: Array<Scope | '*'>) => (await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro', scopes }, `test-key-limited-${++issued}`)).key;
+  const call = (method: string, path: string, init: CallInit = {}) => {
+    const headers: Record<string, string> = { ...init.headers };
+    const bearer = init.key === undefined ? key : init.key;
+    if (bearer !== null) headers.Authorization ??= `Bearer ${bearer}`;
+    let body: BodyInit | undefined = init.raw;
+    if (init.json !== undefined) {
+      body = JSON.stringify(init.json);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    const stream = typeof ReadableStream !== 'undefined' && body instanceof ReadableStream;
+    return Promise.resolve(app.request(path, { method, headers, body, ...(stream ? { duplex: 'half' } : {}) } as RequestInit));
+  };
+  return { core, app, adapters, key, otherKey, keyWith, call };
+}
+
+/** The JSON body of a response (fails the test on a non-JSON body). */
+export async function json<T = any>(response: Response): Promise<T> {
+  return (await response.json()) as T;
+}
+
+export const agentInput = { name: 'Ada', description: 'Answers billing questions', model: 'modelA-4' } as const;
