@@ -7,6 +7,7 @@ import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { bearerAuth } from './middleware/bearer-auth.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { DEFAULT_BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
+import { rateLimit } from './middleware/rate-limit.js';
 import { requestLogger } from './middleware/request-logger.js';
 import { apiRoutes } from './routes/api.js';
 import { healthRoutes } from './routes/health.js';
@@ -44,9 +45,8 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
   // Every authenticated request, /api and /sandbox alike, passes these in this order.
   const guard: MiddlewareHandler<ParleyEnv>[] = [
     bearerAuth({ apiKeys: core.apiKeys }),
-    // ── RATE LIMIT GOES HERE ── `rateLimit(...)` from ./middleware/rate-limit.js, right after
-    // bearerAuth (it reads c.var.principal; a 401 is never counted) and before any route
-    // matching, so 429 precedes 404/405/403/413/415/400 (decisions §3, §7).
+    // After auth (a 401 is never counted), before route matching: 429 precedes 404/405/403/…
+    rateLimit(core),
   ];
 
   const app = new Hono<ParleyEnv>();

@@ -1,5 +1,5 @@
 /** @module Server configuration from environment variables (decisions §1), validated at start-up. */
-import { PLANS, SCOPES, type Plan, type Scope } from '@parley/core';
+import { PLANS, SCOPES, planEntryIssues, type Plan, type Scope } from '@parley/core';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
@@ -99,22 +99,17 @@ function issuePath(issue: v.BaseIssue<unknown>): string {
   return (issue.path ?? []).map((item) => (typeof item.key === 'number' ? `[${item.key}]` : `.${String(item.key)}`)).join('');
 }
 
-/** Rules across entries (decisions §6, §7): one plan and limit per workspace, unique keys. */
+/** Rules across entries: unique keys, and core's plan rules (decisions §6, §7). */
 function crossCheck(entries: ApiKeyEntry[]): string[] {
-  const problems: string[] = [];
-  const seen = new Map<string, ApiKeyEntry>();
+  const planEntries = entries.map((entry) => ({ workspaceId: entry.workspace, plan: entry.plan, limitPerHour: entry.limitPerHour }));
+  const problems = planEntryIssues(planEntries).map((issue) => {
+    const [index, field] = issue.path.split('.');
+    return `API_KEYS[${index}].${field}: ${issue.message}.`;
+  });
   const keys = new Set<string>();
   entries.forEach((entry, index) => {
     if (keys.has(entry.key)) problems.push(`API_KEYS[${index}].key: The same key appears twice.`);
     keys.add(entry.key);
-    if (entry.plan === 'enterprise' && entry.limitPerHour === undefined) {
-      problems.push(`API_KEYS[${index}].limitPerHour: Plan enterprise needs limitPerHour (requests per hour).`);
-    }
-    const first = seen.get(entry.workspace);
-    if (!first) return void seen.set(entry.workspace, entry);
-    if (first.plan !== entry.plan || first.limitPerHour !== entry.limitPerHour) {
-      problems.push(`API_KEYS[${index}]: Workspace ${entry.workspace} must have the same plan and limitPerHour in every entry.`);
-    }
   });
   return problems;
 }

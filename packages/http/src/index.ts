@@ -7,6 +7,7 @@ export { createSandboxApp, type SandboxOptions } from './sandbox/sandbox-app.js'
 export { serve, type ServeOptions, type ServerHandle } from './serve.js';
 export { loadConfig, ConfigError, type Config, type ApiKeyEntry } from './config.js';
 export { STATUS_BY_CODE } from './http-errors.js';
+export { rateLimit, rateLimitHeaders, type RateLimitOptions } from './middleware/rate-limit.js';
 export { createLogger, LOG_LEVELS, type LogLevel } from './logger.js';
 export { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
 export type { ParleyEnv } from './env.js';

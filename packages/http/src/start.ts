@@ -56,7 +56,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     throw new Error('Redis storage is not available yet: unset REDIS_URL to run Parley on memory storage.');
   }
   const logger = createLogger(config.logLevel);
-  const core = createCore(memoryAdapters());
+  const core = createCore({
+    ...memoryAdapters(),
+    onRateLimitStoreError: (error, failure) => logger.warn({ err: error, ...failure }, 'rate-limit store failed'),
+  });
   let devKey: string | undefined;
   if (config.apiKeys) {
     for (const entry of config.apiKeys) {

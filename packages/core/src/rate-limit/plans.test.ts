@@ -1,7 +1,6 @@
 /** @module Tests of the plan table and the start-up checks of key entries. */
 import { describe, expect, it } from 'vitest';
-import { isParleyError, type ParleyError } from '../errors.js';
-import { DEFAULT_PLAN_RULES, assertPlanEntries, planEntryIssues, planRules, ruleFor, ruleIssue } from './plans.js';
+import { DEFAULT_PLAN_RULES, planEntryIssues, planRules, ruleFor, ruleIssue } from './plans.js';
 
 describe('ruleFor', () => {
   it('gives Free 100 and Pro 1 000 requests per hour', () => {
@@ -79,27 +78,5 @@ describe('planEntryIssues', () => {
       { workspaceId: 'd', plan: 'enterprise', limitPerHour: 3_600_000 },
     ]);
     expect(issues.map((issue) => issue.path)).toEqual(['0.limitPerHour', '1.limitPerHour', '2.limitPerHour']);
-  });
-});
-
-describe('assertPlanEntries', () => {
-  it('throws validation_failed listing every issue', () => {
-    let error: unknown;
-    try {
-      assertPlanEntries([
-        { workspaceId: 'a', plan: 'free' },
-        { workspaceId: 'a', plan: 'free', limitPerHour: 10 },
-      ]);
-    } catch (caught) {
-      error = caught;
-    }
-    expect(isParleyError(error, 'validation_failed')).toBe(true);
-    expect((error as ParleyError).message).toBe(
-      "Invalid API key plans:\n  [1.limitPerHour] workspace 'a' has limitPerHour unset at 0 but 10 here",
-    );
-    expect((error as ParleyError).details).toEqual({
-      issues: [{ path: '1.limitPerHour', message: "workspace 'a' has limitPerHour unset at 0 but 10 here" }],
-    });
-    expect(() => assertPlanEntries([{ workspaceId: 'a', plan: 'pro' }])).not.toThrow();
   });
 });

@@ -1,5 +1,5 @@
 /** @module The plan table (spec §8, decisions §7) and the start-up checks of key entries against it. */
-import { ErrorCode, ParleyError, type ValidationIssue } from '../errors.js';
+import type { ValidationIssue } from '../errors.js';
 import type { RateLimitRule } from '../ports/rate-limit.js';
 import type { Plan, Principal } from '../types.js';
 
@@ -105,15 +105,4 @@ export function planEntryIssues(entries: ReadonlyArray<PlanEntry>): ValidationIs
     }
   });
   return issues;
-}
-
-/**
- * Throws `ParleyError('validation_failed')` listing every problem {@link planEntryIssues} finds,
- * with `details.issues`; for the configuration loader to call at start-up.
- */
-export function assertPlanEntries(entries: ReadonlyArray<PlanEntry>): void {
-  const issues = planEntryIssues(entries);
-  if (issues.length === 0) return;
-  const lines = issues.map((issue) => `  [${issue.path}] ${issue.message}`).join('\n');
-  throw new ParleyError(ErrorCode.validationFailed, `Invalid API key plans:\n${lines}`, { issues });
 }

@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { bearerAuth } from '../middleware/bearer-auth.js';
 import { errorHandler } from '../middleware/error-handler.js';
 import { jsonBody } from '../middleware/json-body.js';
+import { rateLimit } from '../middleware/rate-limit.js';
 import { requireScope } from '../middleware/require-scope.js';
 import { answerUnmatched } from '../routes/fallback.js';
 
@@ -16,7 +17,7 @@ export interface SandboxOptions {
   /** Where unexpected errors are logged; default a pino logger at `info` on stdout. */
   logger?: Logger;
   /**
-   * Middleware every sandbox request passes first, in order; default `[bearerAuth(core.apiKeys)]`.
+   * Middleware every sandbox request passes first, in order; default `[bearerAuth(…), rateLimit(core)]`.
    * `createApp` passes its own list so the sandbox shares the API's authentication and rate limit.
    */
   guard?: MiddlewareHandler<ParleyEnv>[];
@@ -37,7 +38,7 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
   const read = requireScope('plants:read');
   const write = requireScope('plants:write');
   const sandbox = new Hono<ParleyEnv>();
-  sandbox.use('*', ...(options.guard ?? [bearerAuth({ apiKeys: core.apiKeys })]));
+  sandbox.use('*', ...(options.guard ?? [bearerAuth({ apiKeys: core.apiKeys }), rateLimit(core)]));
   sandbox
     .get('/plants', read, async (c) => {
       return c.json(await core.plants.list(c.var.principal.workspaceId, c.req.query() as PlantListQuery));
