@@ -194,6 +194,8 @@ function nest(levels: number, leaf: unknown = 1): Record<string, unknown> {
 }
 
 const MARK = 'Zq9-SUBMITTED-VALUE';
+/** A string of exactly `length` characters that contains {@link MARK}. */
+const sized = (length: number) => MARK + 'x'.repeat(length - MARK.length);
 
 /** The distinct paths of a validation error's issues. */
 const issuePaths = (error: ParleyError) => [...new Set((error.details?.['issues'] as Array<{ path: string }>).map((issue) => issue.path))];
@@ -223,12 +225,12 @@ describe('AgentService validation (decisions §4)', () => {
   const refused: Array<[string, Record<string, unknown>, string]> = [
     ['a missing name', { name: undefined }, 'name'],
     ['an empty name', { name: '' }, 'name'],
-    ['a name of 257 characters', { name: `${MARK}${'n'.repeat(257)}` }, 'name'],
+    ['a name of 257 characters', { name: sized(257) }, 'name'],
     ['a name that is not a string', { name: 42 }, 'name'],
     ['a missing description', { description: undefined }, 'description'],
-    ['a description of 1025 characters', { description: `${MARK}${'d'.repeat(1025)}` }, 'description'],
+    ['a description of 1025 characters', { description: sized(1025) }, 'description'],
     ['an unknown model', { model: MARK }, 'model'],
-    ['a systemPrompt of 32769 characters', { systemPrompt: `${MARK}${'s'.repeat(32_769)}` }, 'systemPrompt'],
+    ['a systemPrompt of 32769 characters', { systemPrompt: sized(32_769) }, 'systemPrompt'],
     ['a temperature below 0', { temperature: -0.01 }, 'temperature'],
     ['a temperature above 2', { temperature: 2.01 }, 'temperature'],
     ['a temperature given as a string', { temperature: MARK }, 'temperature'],
@@ -238,8 +240,8 @@ describe('AgentService validation (decisions §4)', () => {
     ['a configuration that is an array', { configuration: [MARK] }, 'configuration'],
     ['a configuration that is a string', { configuration: MARK }, 'configuration'],
     ['a configuration that is null', { configuration: null }, 'configuration'],
-    ['a configuration over 16 KiB', { configuration: { k: `${MARK}${'x'.repeat(16 * 1024)}` } }, 'configuration'],
-    ['a configuration over 16 KiB in UTF-8 bytes though not in characters', { configuration: { k: 'é'.repeat(8189) } }, 'configuration'],
+    ['a configuration of 16 KiB + 1 byte serialized', { configuration: { k: sized(16 * 1024 - 7) } }, 'configuration'],
+    ['a configuration of 16 KiB + 1 byte in UTF-8, far fewer characters', { configuration: { k: `${'é'.repeat(8188)}x` } }, 'configuration'],
     ['a configuration nested 9 levels', { configuration: nest(9, MARK) }, 'configuration'],
     ['a configuration nested 9 levels through arrays', { configuration: { a: [[[[[[[[MARK]]]]]]]] } }, 'configuration'],
     ['a configuration nested 100000 levels', { configuration: JSON.parse(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) }, 'configuration'],
@@ -265,7 +267,7 @@ describe('AgentService validation (decisions §4)', () => {
     const agent = await core.agents.create('ws1', base);
     const patches: Array<[Record<string, unknown>, string]> = [
       [{ name: '' }, 'name'],
-      [{ name: `${MARK}${'n'.repeat(256)}` }, 'name'],
+      [{ name: sized(257) }, 'name'],
       [{ description: 'd'.repeat(1025) }, 'description'],
       [{ model: MARK }, 'model'],
       [{ temperature: 3 }, 'temperature'],

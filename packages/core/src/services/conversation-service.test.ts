@@ -6,6 +6,8 @@ import { ManualClock } from '../testing/clock.js';
 
 const START = '2026-01-01T00:00:00.000Z';
 const MARK = 'Zq9-SUBMITTED-VALUE';
+/** A string of exactly `length` characters that contains {@link MARK}. */
+const sized = (length: number) => MARK + 'x'.repeat(length - MARK.length);
 
 async function setup() {
   const adapters = memoryAdapters();
@@ -123,7 +125,7 @@ describe('ConversationService: conversations', () => {
       [{ agentId: undefined }, 'agentId'],
       [{ agentId: '' }, 'agentId'],
       [{ userId: '' }, 'userId'],
-      [{ userId: `${MARK}${'u'.repeat(256)}` }, 'userId'],
+      [{ userId: sized(257) }, 'userId'],
       [{ metadata: [MARK] }, 'metadata'],
       [{ metadata: MARK }, 'metadata'],
       [{ metadata: { k: `${MARK}${'x'.repeat(16 * 1024)}` } }, 'metadata'],
@@ -185,7 +187,7 @@ describe('ConversationService: messages', () => {
     expect((await core.conversations.sendMessage('ws1', conversation.id, { role: 'user', content: 'c'.repeat(100_000) })).content).toHaveLength(100_000);
     const inputs: Array<[Record<string, unknown>, string]> = [
       [{ content: '' }, 'content'],
-      [{ content: `${MARK}${'c'.repeat(100_000)}` }, 'content'],
+      [{ content: sized(100_001) }, 'content'],
       [{ content: undefined }, 'content'],
       [{ content: 7 }, 'content'],
       [{ role: MARK }, 'role'],
