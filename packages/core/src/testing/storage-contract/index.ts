@@ -1,6 +1,6 @@
 /** @module `runStorageContract`: the storage port's contract, run by every storage adapter. */
 import type { Storage } from '../../ports/storage.js';
-import type { ContractTestApi, OpenedFixture } from '../contract.js';
+import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { agentTests } from './agents.js';
 import { cascadeTests } from './cascade.js';
 import { conversationTests } from './conversations.js';
@@ -29,7 +29,7 @@ export interface StorageContractOptions {
   /**
    * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
    * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`,
-   * `workspace isolation`, `agent delete cascade`.
+   * `workspace isolation`, `agent delete cascade`, `ping`.
    */
   skip?: readonly string[];
 }
@@ -65,5 +65,10 @@ export function runStorageContract(t: ContractTestApi, factory: StorageFactory, 
     plantTests(t, open, skip);
     isolationTests(t, open, skip);
     cascadeTests(t, open, skip);
+    contractGroup(t, 'ping', open, skip, (test) => {
+      test('ping resolves while the backend answers', async (storage) => {
+        t.expect(await storage.ping()).toBe(undefined);
+      });
+    });
   });
 }
