@@ -262,6 +262,18 @@ describe('AgentService validation (decisions §4)', () => {
     });
   }
 
+  it('refuses a missing or non-object body with validation_failed at the root', async () => {
+    const { core } = setup();
+    const agent = await core.agents.create('ws1', base);
+    for (const body of [undefined, null, MARK, [base], 42]) {
+      for (const call of [() => core.agents.create('ws1', body as never), () => core.agents.update('ws1', agent.id, body as never)]) {
+        const error = await rejection(call());
+        expect([error.code, issuePaths(error)], JSON.stringify(body)).toEqual(['validation_failed', ['']]);
+        expect(JSON.stringify(error.details)).not.toContain(MARK);
+      }
+    }
+  });
+
   it('validates updates with the same limits and changes nothing on failure', async () => {
     const { core, events } = setup();
     const agent = await core.agents.create('ws1', base);

@@ -142,6 +142,16 @@ describe('ConversationService: conversations', () => {
       expect(issuePaths(error).includes(path), `${path} in ${issuePaths(error).join()}`).toBe(true);
       expect(JSON.stringify({ message: error.message, details: error.details })).not.toContain(MARK);
     }
+    for (const body of [undefined, null, 'text', []]) {
+      for (const call of [
+        () => core.conversations.create('ws1', body as never),
+        () => core.conversations.update('ws1', conversation.id, body as never),
+        () => core.conversations.sendMessage('ws1', conversation.id, body as never),
+      ]) {
+        const error = await rejection(call());
+        expect([error.code, issuePaths(error)], JSON.stringify(body)).toEqual(['validation_failed', ['']]);
+      }
+    }
     for (const [patch, path] of [[{ status: 'archived' }, 'status'], [{ metadata: null }, 'metadata'], [{ agentId: agent.id }, 'agentId']] as const) {
       const error = await rejection(core.conversations.update('ws1', conversation.id, patch as never));
       expect([error.code, issuePaths(error)]).toEqual(['validation_failed', [path]]);

@@ -1,7 +1,7 @@
 /** @module WebhookService on the memory adapters: registration, secrets, updates and validation. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
-import { createCore, ParleyError, type WebhookCreateInput } from '../index.js';
+import { createCore, ParleyError, type WebhookCreateInput, type WebhookEndpoint } from '../index.js';
 import { ManualClock } from '../testing/clock.js';
 
 const START = '2026-01-01T00:00:00.000Z';
@@ -88,6 +88,10 @@ describe('WebhookService', () => {
       expect((error.details?.['issues'] as Array<{ path: string }>).map((issue) => issue.path), path).toEqual([path]);
       expect(JSON.stringify({ message: error.message, details: error.details })).not.toContain(MARK);
     }
+    for (const body of [undefined, null, 'https://hooks.example.com', []]) {
+      const error = await rejection(core.webhooks.create('ws1', body as never));
+      expect([error.code, (error.details?.['issues'] as Array<{ path: string }>)[0]?.path]).toEqual(['validation_failed', '']);
+    }
     expect((await core.webhooks.list('ws1')).total).toBe(0);
   });
 
@@ -115,7 +119,7 @@ describe('WebhookService', () => {
 
   it('lists newest first, paged, within the workspace; deletes once', async () => {
     const { core, clock } = setup();
-    const made = [];
+    const made: WebhookEndpoint[] = [];
     for (let index = 0; index < 3; index += 1) {
       clock.advance(1);
       const { secret: _secret, ...endpoint } = await core.webhooks.create('ws1', base);
@@ -127,8 +131,13 @@ describe('WebhookService', () => {
     for (const query of [{ page: 0 }, { limit: 101 }, { enabled: true }]) {
       expect((await rejection(core.webhooks.list('ws1', query as never))).code).toBe('validation_failed');
     }
-    for (const call of [core.webhooks.get('ws2', made[0]!.id), core.webhooks.update('ws2', made[0]!.id, { enabled: false }), core.webhooks.delete('ws2', made[0]!.id)]) {
-      expect((await rejection(call)).code).toBe('not_found');
+    const foreign = [
+      () => core.webhooks.get('ws2', made[0]!.id),
+      () => core.webhooks.update('ws2', made[0]!.id, { enabled: false }),
+      () => core.webhooks.delete('ws2', made[0]!.id),
+    ];
+    for (const call of foreign) {
+      expect((await rejection(call())).code).toBe('not_found');
     }
     await core.webhooks.delete('ws1', made[0]!.id);
     expect((await rejection(core.webhooks.get('ws1', made[0]!.id))).code).toBe('not_found');
