@@ -34,8 +34,8 @@ export interface StorageContractOptions {
   skip?: readonly string[];
 }
 
-/** @internal Calls the factory and normalizes its result. */
-export async function openStorage(factory: StorageFactory): Promise<OpenedFixture<Storage>> {
+/** Calls the factory and normalizes its result. */
+async function openStorage(factory: StorageFactory): Promise<OpenedFixture<Storage>> {
   const made = await factory();
   if ('storage' in made) return { subject: made.storage, cleanup: async () => made.cleanup?.() };
   return { subject: made, cleanup: async () => {} };
@@ -51,6 +51,11 @@ export async function openStorage(factory: StorageFactory): Promise<OpenedFixtur
  * import { describe, expect, it } from 'vitest';
  * import { runStorageContract } from '@parley/core/testing';
  * runStorageContract({ describe, it, expect }, () => new MemoryStorage());
+ * // Over a shared server, give each test its own key prefix and remove it afterwards:
+ * runStorageContract({ describe, it, expect }, () => {
+ *   const prefix = `contract:${randomUUID()}:`;
+ *   return { storage: new RedisStorage({ client, prefix }), cleanup: () => deleteByPrefix(client, prefix) };
+ * });
  * ```
  */
 export function runStorageContract(t: ContractTestApi, factory: StorageFactory, options: StorageContractOptions = {}): void {
