@@ -2,17 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RateLimitDecision, RateLimitRule, RateLimitStore } from '../ports/rate-limit.js';
 import { gcra } from '../rate-limit/gcra.js';
-
-/**
- * The test functions the caller passes in (vitest's or a compatible runner's), so core has no
- * runtime dependency on a test framework.
- */
-export interface RateLimitContractApi {
-  describe(name: string, body: () => void): void;
-  it(name: string, body: () => Promise<void> | void): void;
-  expect(actual: unknown): { toEqual(expected: unknown): void; toBe(expected: unknown): void };
-  beforeEach?: (body: () => Promise<void> | void) => void;
-}
+import type { ContractTestApi } from './contract.js';
 
 const FREE: RateLimitRule = { limit: 100, periodMs: 3_600_000 }; // T = 36 000 ms
 const SMALL: RateLimitRule = { limit: 5, periodMs: 60_000 }; // T = 12 000 ms
@@ -39,7 +29,7 @@ const refused = (limit: number, resetMs: number, retryAfterMs: number): RateLimi
  * that set TTLs, relative or absolute, behave as in production.
  */
 export function runRateLimitStoreContract(
-  t: RateLimitContractApi,
+  t: ContractTestApi,
   factory: () => RateLimitStore | Promise<RateLimitStore>,
 ): void {
   const { describe, it, expect } = t;
