@@ -2,60 +2,21 @@
  * @module The README walkthrough against the real `parley serve` process. It runs the built CLI
  * (`npm test` builds before vitest starts) on a free port and talks to it over TCP.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-function waitForKey(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`no development key printed within 15 s:\n${output}`)), 15_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      const key = /^ {2}KEY=(\S+)$/m.exec(output)?.[1];
-      if (key) {
-        clearTimeout(timer);
-        resolve(key);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code} before printing a key:\n${output}`)));
-  });
-}
+import { startServerProcess, type ServerProcess } from './test-support/server-process.js';
 
 describe('parley serve (end to end)', () => {
-  let child: ChildProcess;
+  let server: ServerProcess;
   let base: string;
   let key: string;
-  let stderr = '';
 
   beforeAll(async () => {
-    if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm test\`, which builds before testing.`);
-    const port = await freePort();
-    const { API_KEYS: _keys, REDIS_URL: _redis, ...env } = process.env;
-    child = spawn(process.execPath, [cli, 'serve'], { cwd: root, env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    base = `http://127.0.0.1:${port}`;
-    key = await waitForKey(child);
+    server = await startServerProcess();
+    base = server.base;
+    key = /^ {2}KEY=(\S+)$/m.exec(server.output())![1]!;
   });
 
-  afterAll(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
+  afterAll(() => server.stop('SIGKILL'));
 
   const call = async (method: string, path: string, body?: unknown) => {
     const headers: Record<string, string> = { Authorization: `Bearer ${key}` };
@@ -100,9 +61,7 @@ describe('parley serve (end to end)', () => {
   });
 
   it('exits cleanly on SIGTERM', async () => {
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(stderr).toBe('');
+    expect(await server.stop('SIGTERM')).toBe(0);
+    expect(server.stderr()).toBe('');
   });
 });

@@ -26,8 +26,10 @@ export interface RateLimitDecision {
  * process or across processes sharing the backend, no two calls may both see the same state
  * (a Lua script on Redis, a synchronous section in memory). A refused call records nothing, so
  * refusals never use up quota. The algorithm is GCRA (see `rate-limit/gcra.ts` in core), and
- * every adapter must give exactly the decisions of `gcra()` for the same inputs. State for a key
- * may expire once `periodMs` has passed without a hit (O(1) memory per key).
+ * every adapter must give exactly the decisions of `gcra()` for the same inputs. A key's state (one
+ * integer, the TAT) may expire after the admitted decision's `resetMs` — not `periodMs`: a rounded-up
+ * emission interval can put the TAT up to `limit − 1` ms beyond one period (O(1) memory per key).
+ * Check an adapter with `runRateLimitStoreContract` from `@parley/core/testing`.
  */
 export interface RateLimitStore {
   /** Counts one request at `nowMs` (ms since the epoch) against `rule` for `key`. */

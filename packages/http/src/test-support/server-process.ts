@@ -1,0 +1,66 @@
+/** @module Test helper: the built `parley serve` as a child process on a free port. Not built. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** A running server process. `output()` is its stdout so far; `stderr()` its stderr. */
+export interface ServerProcess {
+  child: ChildProcess;
+  base: string;
+  output(): string;
+  stderr(): string;
+  /** Sends `signal` (default SIGTERM) and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Spawns `node packages/http/dist/cli.js serve` (built by `npm test` before vitest runs) with
+ * `env` on top of this process's environment minus `API_KEYS` and `REDIS_URL`, and resolves once
+ * it prints that it is listening.
+ */
+export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm test\`, which builds before testing.`);
+  const port = await freePort();
+  const { API_KEYS: _keys, REDIS_URL: _redis, ...inherited } = process.env;
+  const child = spawn(process.execPath, [cli, 'serve'], {
+    cwd: root,
+    env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start within 15 s:\n${stdout}${stderr}`)), 15_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      // The banner is one write ending in a blank line; wait for all of it (it may carry the key).
+      if (/Parley is listening on[\s\S]*\n\n/.test(stdout)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code} before listening:\n${stdout}${stderr}`)));
+  });
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') =>
+    new Promise<number | null>((resolve) => {
+      if (child.exitCode !== null) return resolve(child.exitCode);
+      child.once('exit', (code) => resolve(code));
+      child.kill(signal);
+    });
+  return { child, base: `http://127.0.0.1:${port}`, output: () => stdout, stderr: () => stderr, stop };
+}
