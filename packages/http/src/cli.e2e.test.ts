@@ -22,7 +22,7 @@ describe('parley serve (end to end)', () => {
     const headers: Record<string, string> = { Authorization: `Bearer ${key}` };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: response.status, body: await response.json() };
+    return { status: response.status, body: (await response.json()) as any };
   };
 
   it('walks the README: agent → conversation → messages → history pages → complete → webhook → plants', async () => {

@@ -25,7 +25,7 @@ export interface CallInit {
   /** Serialized as JSON with `Content-Type: application/json` unless `raw` is given. */
   json?: unknown;
   /** Sent as is (no Content-Type added). */
-  raw?: BodyInit;
+  raw?: NonNullable<RequestInit["body"]>;
   headers?: Record<string, string>;
 }
 
@@ -40,7 +40,7 @@ export async function harness(options: AppOptions = {}, adapters = memoryAdapter
     const headers: Record<string, string> = { ...init.headers };
     const bearer = init.key === undefined ? key : init.key;
     if (bearer !== null) headers.Authorization ??= `Bearer ${bearer}`;
-    let body: BodyInit | undefined = init.raw;
+    let body: NonNullable<RequestInit["body"]> | undefined = init.raw;
     if (init.json !== undefined) {
       body = JSON.stringify(init.json);
       headers['Content-Type'] ??= 'application/json';
