@@ -3,7 +3,8 @@
  *
  * Rules every adapter honours (checked by `runStorageContract` in `@parley/core/testing`):
  * - Tenancy lives here: every call takes the workspace id, and a record of another workspace is
- *   indistinguishable from a missing one (`null` / `false`), never filtered out afterwards.
+ *   indistinguishable from a missing one (`null` / `false`), never filtered out afterwards. The
+ *   same id in two workspaces is two independent records.
  * - "Not found" is `null` (single reads) or `false` (writes); adapters throw only for faults
  *   (unreachable backend), never for absent records.
  * - Records go in and come out as plain JSON-compatible objects; adapters return copies, so a
@@ -82,7 +83,8 @@ export interface MessageStore {
    * The `limit` (≥ 1) newest messages with an id below `before` (the newest overall when
    * `before` is absent), oldest first. `null` when `before` is not the id of a message of this
    * conversation. Cost must not grow with the conversation's length (binary search, sorted index).
-   * An unknown conversation is an empty page.
+   * An unknown conversation is an empty page without `before`, and `null` with one (no message
+   * of it can be named).
    */
   page(
     workspaceId: string,

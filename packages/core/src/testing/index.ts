@@ -1,2 +1,10 @@
 /** @module @parley/core/testing: contract suites adapters run against themselves, and test helpers. */
 export * from './clock.js';
+export type { ContractAssertion, ContractTestApi } from './contract.js';
+export { runStorageContract, type StorageContractOptions, type StorageFactory, type StorageFixture } from './storage-contract/index.js';
+export {
+  runApiKeyStoreContract,
+  type ApiKeyStoreContractOptions,
+  type ApiKeyStoreFactory,
+  type ApiKeyStoreFixture,
+} from './api-key-contract.js';

@@ -1,0 +1,73 @@
+/** @module Storage contract: deleting an agent deletes its conversations and their messages. */
+import type { Storage } from '../../ports/storage.js';
+import type { Conversation, Message } from '../../types.js';
+import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
+import { Records, WS } from './fixtures.js';
+
+/** @internal Registers the tests of the agent delete cascade. */
+export function cascadeTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
+  const { expect } = t;
+
+  /** Two agents with two conversations each, each conversation with three messages. */
+  async function world(storage: Storage) {
+    const records = new Records();
+    const doomed = await records.insertAgent(storage, WS);
+    const kept = await records.insertAgent(storage, WS);
+    const conversations: Array<{ conversation: Conversation; messages: Message[] }> = [];
+    for (const agent of [doomed, kept, doomed, kept]) {
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
+      const messages = await records.appendMessages(storage, WS, conversation.id, 3);
+      conversations.push({ conversation, messages });
+    }
+    const of = (agentId: string) => conversations.filter(({ conversation }) => conversation.agentId === agentId);
+    return { records, doomed, kept, doomedConversations: of(doomed.id), keptConversations: of(kept.id) };
+  }
+
+  contractGroup(t, 'agent delete cascade', open, skip, (test) => {
+    test('deleting an agent removes its conversations and their messages', async (storage) => {
+      const { doomed, doomedConversations } = await world(storage);
+      expect(await storage.agents.delete(WS, doomed.id)).toEqual(doomed);
+      for (const { conversation, messages } of doomedConversations) {
+        expect(await storage.conversations.get(WS, conversation.id)).toBeNull();
+        expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
+        expect(await storage.messages.page(WS, conversation.id, { before: messages[2]!.id, limit: 10 })).toBeNull();
+        expect(await storage.conversations.replace(WS, { ...conversation, status: 'completed' })).toBe(false);
+      }
+      expect(await storage.conversations.list(WS, { offset: 0, limit: 10, agentId: doomed.id })).toEqual({ items: [], total: 0 });
+    });
+
+    test("deleting an agent leaves other agents' conversations and messages untouched", async (storage) => {
+      const { doomed, kept, keptConversations } = await world(storage);
+      await storage.agents.delete(WS, doomed.id);
+      expect(await storage.agents.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [kept], total: 1 });
+      const remaining = keptConversations.map(({ conversation }) => conversation).reverse();
+      expect(await storage.conversations.list(WS, { offset: 0, limit: 10 })).toEqual({ items: remaining, total: 2 });
+      expect(await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'u1' })).toEqual({ items: remaining, total: 2 });
+      for (const { conversation, messages } of keptConversations) {
+        expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
+        expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages, hasMore: false });
+      }
+    });
+
+    test('after the delete, no conversation or message can be added for the deleted agent', async (storage) => {
+      const { records, doomed, doomedConversations } = await world(storage);
+      await storage.agents.delete(WS, doomed.id);
+      const late = records.conversation(doomed.id);
+      expect(await storage.conversations.insert(WS, late)).toBe(false);
+      expect(await storage.conversations.get(WS, late.id)).toBeNull();
+      const gone = doomedConversations[0]!.conversation;
+      expect(await storage.messages.append(WS, records.message(gone.id))).toBe(false);
+      expect(await storage.messages.page(WS, gone.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
+      expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(2);
+    });
+
+    test('an agent without conversations is deleted alone', async (storage) => {
+      const { records, kept, keptConversations } = await world(storage);
+      const lonely = await records.insertAgent(storage, WS);
+      expect(await storage.agents.delete(WS, lonely.id)).toEqual(lonely);
+      expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(4);
+      expect(await storage.conversations.get(WS, keptConversations[0]!.conversation.id)).toEqual(keptConversations[0]!.conversation);
+      expect(await storage.agents.get(WS, kept.id)).toEqual(kept);
+    });
+  });
+}

@@ -1,0 +1,110 @@
+/** @module Records with deterministic, time-sortable ids for the storage contract suite. */
+import { createUlidGenerator, type IdPrefix } from '../../ports/ids.js';
+import type { Storage } from '../../ports/storage.js';
+import type { Agent, Conversation, Message, WebhookEndpointRecord } from '../../types.js';
+import { ManualClock } from '../clock.js';
+
+/** The two workspaces every suite plays with. */
+export const WS = 'ws_contract_a';
+export const OTHER_WS = 'ws_contract_b';
+
+/**
+ * Builds records whose ids come from the real ULID generator on a clock that moves 1 ms per id,
+ * so each new record is strictly newer than the previous one of any kind.
+ */
+export class Records {
+  private readonly clock = new ManualClock(Date.parse('2026-03-01T09:00:00.000Z'));
+  private readonly ids = createUlidGenerator(() => this.clock.now());
+
+  /** A new id of this prefix, newer than every id issued before. */
+  id(prefix: IdPrefix): string {
+    this.clock.advance(1);
+    return this.ids.next(prefix);
+  }
+
+  private stamp(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  agent(overrides: Partial<Agent> = {}): Agent {
+    const id = this.id('agt');
+    const now = this.stamp();
+    return {
+      id,
+      name: `Agent ${id.slice(-4)}`,
+      description: 'Answers questions about plants.',
+      model: 'modelA-4',
+      systemPrompt: null,
+      temperature: 0.7,
+      maxTokens: null,
+      configuration: { tools: ['search'], nested: { level: { deeper: true } } },
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+      ...overrides,
+    };
+  }
+
+  conversation(agentId: string, overrides: Partial<Conversation> = {}): Conversation {
+    return {
+      id: this.id('conv'),
+      agentId,
+      userId: null,
+      metadata: { channel: 'web' },
+      status: 'active',
+      createdAt: this.stamp(),
+      ...overrides,
+    };
+  }
+
+  message(conversationId: string, overrides: Partial<Message> = {}): Message {
+    const id = this.id('msg');
+    return { id, conversationId, content: `content of ${id}`, role: 'user', metadata: {}, createdAt: this.stamp(), ...overrides };
+  }
+
+  endpoint(overrides: Partial<WebhookEndpointRecord> = {}): WebhookEndpointRecord {
+    const now = this.stamp();
+    return {
+      id: this.id('wh'),
+      url: 'https://hooks.example.com/parley',
+      events: ['agent.created', 'message.sent'],
+      enabled: true,
+      createdAt: now,
+      updatedAt: now,
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      ...overrides,
+    };
+  }
+
+  /** Inserts a new agent into `workspaceId` and returns it. */
+  async insertAgent(storage: Storage, workspaceId: string, overrides: Partial<Agent> = {}): Promise<Agent> {
+    const agent = this.agent(overrides);
+    await storage.agents.insert(workspaceId, agent);
+    return agent;
+  }
+
+  /** Inserts a new conversation with `agentId` (which must exist) and returns it. */
+  async insertConversation(storage: Storage, workspaceId: string, agentId: string, overrides: Partial<Conversation> = {}): Promise<Conversation> {
+    const conversation = this.conversation(agentId, overrides);
+    if (!(await storage.conversations.insert(workspaceId, conversation))) {
+      throw new Error(`Contract setup: conversations.insert returned false for existing agent ${agentId}.`);
+    }
+    return conversation;
+  }
+
+  /** Appends `count` new messages to a conversation in id order and returns them, oldest first. */
+  async appendMessages(storage: Storage, workspaceId: string, conversationId: string, count: number): Promise<Message[]> {
+    const messages: Message[] = [];
+    for (let index = 0; index < count; index += 1) {
+      const message = this.message(conversationId, { role: index % 2 === 0 ? 'user' : 'assistant' });
+      if (!(await storage.messages.append(workspaceId, message))) {
+        throw new Error(`Contract setup: messages.append returned false for existing conversation ${conversationId}.`);
+      }
+      messages.push(message);
+    }
+    return messages;
+  }
+}
+
+/** The ids of records, for comparing orders. */
+export const ids = (records: ReadonlyArray<{ id: string }>): string[] => records.map((record) => record.id);

@@ -1,0 +1,69 @@
+/** @module `runStorageContract`: the storage port's contract, run by every storage adapter. */
+import type { Storage } from '../../ports/storage.js';
+import type { ContractTestApi, OpenedFixture } from '../contract.js';
+import { agentTests } from './agents.js';
+import { cascadeTests } from './cascade.js';
+import { conversationTests } from './conversations.js';
+import { isolationTests } from './isolation.js';
+import { messagePageTests } from './message-pages.js';
+import { messageTests } from './messages.js';
+import { plantTests } from './plants.js';
+import { webhookEndpointTests } from './webhook-endpoints.js';
+
+/** A storage under test together with what removes its data afterwards. */
+export interface StorageFixture {
+  storage: Storage;
+  /** Called after each test, also when it failed (e.g. delete the test's Redis key prefix). */
+  cleanup?: () => void | Promise<void>;
+}
+
+/**
+ * Returns a fresh, empty storage for one test, or a {@link StorageFixture}. Called once per test,
+ * so an adapter over a shared server gives each call its own key prefix and flushes it in
+ * `cleanup`.
+ */
+export type StorageFactory = () => Storage | StorageFixture | Promise<Storage | StorageFixture>;
+
+/** Options of {@link runStorageContract}. */
+export interface StorageContractOptions {
+  /**
+   * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
+   * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`,
+   * `workspace isolation`, `agent delete cascade`.
+   */
+  skip?: readonly string[];
+}
+
+/** @internal Calls the factory and normalizes its result. */
+export async function openStorage(factory: StorageFactory): Promise<OpenedFixture<Storage>> {
+  const made = await factory();
+  if ('storage' in made) return { subject: made.storage, cleanup: async () => made.cleanup?.() };
+  return { subject: made, cleanup: async () => {} };
+}
+
+/**
+ * Registers the storage port's contract tests (every method of every store of
+ * `ports/storage.ts` against its JSDoc) with the caller's test runner. Core does not depend on
+ * a runner: pass its API in.
+ *
+ * @example
+ * ```ts
+ * import { describe, expect, it } from 'vitest';
+ * import { runStorageContract } from '@parley/core/testing';
+ * runStorageContract({ describe, it, expect }, () => new MemoryStorage());
+ * ```
+ */
+export function runStorageContract(t: ContractTestApi, factory: StorageFactory, options: StorageContractOptions = {}): void {
+  const open = () => openStorage(factory);
+  const skip = options.skip ?? [];
+  t.describe('storage contract', () => {
+    agentTests(t, open, skip);
+    conversationTests(t, open, skip);
+    messageTests(t, open, skip);
+    messagePageTests(t, open, skip);
+    webhookEndpointTests(t, open, skip);
+    plantTests(t, open, skip);
+    isolationTests(t, open, skip);
+    cascadeTests(t, open, skip);
+  });
+}

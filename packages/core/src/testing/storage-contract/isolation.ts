@@ -1,0 +1,96 @@
+/** @module Storage contract: workspaces never see, count or change each other's records. */
+import type { Storage } from '../../ports/storage.js';
+import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
+import { OTHER_WS, Records, WS } from './fixtures.js';
+
+const EMPTY = { items: [], total: 0 };
+
+/** @internal Registers the workspace isolation tests of every store. */
+export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
+  const { expect } = t;
+  contractGroup(t, 'workspace isolation', open, skip, (test) => {
+    test('agents: another workspace cannot get, list, count, replace or delete them', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      expect(await storage.agents.get(OTHER_WS, agent.id)).toBeNull();
+      expect(await storage.agents.list(OTHER_WS, { offset: 0, limit: 10 })).toEqual(EMPTY);
+      expect(await storage.agents.list(OTHER_WS, { offset: 0, limit: 10, status: 'active' })).toEqual(EMPTY);
+      expect(await storage.agents.replace(OTHER_WS, { ...agent, name: 'Hijacked' })).toBe(false);
+      expect(await storage.agents.delete(OTHER_WS, agent.id)).toBeNull();
+      expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
+      expect(await storage.agents.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [agent], total: 1 });
+    });
+
+    test('agents: the same id in two workspaces is two independent records', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const twin = { ...agent, name: 'Twin' };
+      await storage.agents.insert(OTHER_WS, twin);
+      expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
+      expect(await storage.agents.get(OTHER_WS, agent.id)).toEqual(twin);
+      expect(await storage.agents.delete(OTHER_WS, agent.id)).toEqual(twin);
+      expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
+    });
+
+    test('conversations: another workspace cannot use the agent, nor get, list, count or replace them', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
+      expect(await storage.conversations.insert(OTHER_WS, records.conversation(agent.id))).toBe(false);
+      expect(await storage.conversations.get(OTHER_WS, conversation.id)).toBeNull();
+      expect(await storage.conversations.list(OTHER_WS, { offset: 0, limit: 10 })).toEqual(EMPTY);
+      expect(await storage.conversations.list(OTHER_WS, { offset: 0, limit: 10, agentId: agent.id })).toEqual(EMPTY);
+      expect(await storage.conversations.list(OTHER_WS, { offset: 0, limit: 10, userId: 'u1', status: 'active' })).toEqual(EMPTY);
+      expect(await storage.conversations.replace(OTHER_WS, { ...conversation, status: 'completed' })).toBe(false);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
+      expect(await storage.conversations.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [conversation], total: 1 });
+    });
+
+    test('messages: another workspace cannot append to or page the conversation', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const messages = await records.appendMessages(storage, WS, conversation.id, 3);
+      expect(await storage.messages.append(OTHER_WS, records.message(conversation.id))).toBe(false);
+      expect(await storage.messages.page(OTHER_WS, conversation.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
+      expect(await storage.messages.page(OTHER_WS, conversation.id, { before: messages[2]!.id, limit: 10 })).toBeNull();
+      expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages, hasMore: false });
+    });
+
+    test('webhook endpoints: another workspace cannot get, list, count, replace or delete them', async (storage) => {
+      const records = new Records();
+      const endpoint = records.endpoint();
+      await storage.webhookEndpoints.insert(WS, endpoint);
+      expect(await storage.webhookEndpoints.get(OTHER_WS, endpoint.id)).toBeNull();
+      expect(await storage.webhookEndpoints.list(OTHER_WS, { offset: 0, limit: 20 })).toEqual(EMPTY);
+      expect(await storage.webhookEndpoints.replace(OTHER_WS, { ...endpoint, url: 'https://evil.example.com' })).toBe(false);
+      expect(await storage.webhookEndpoints.delete(OTHER_WS, endpoint.id)).toBe(false);
+      expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual(endpoint);
+      expect(await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).toEqual({ items: [endpoint], total: 1 });
+    });
+
+    test('plants: seeding, inserting and deleting in one workspace leaves the other untouched', async (storage) => {
+      await storage.plants.seed(WS, [{ id: 1, name: 'Fern' }]);
+      expect(await storage.plants.list(OTHER_WS)).toEqual([]);
+      await storage.plants.seed(OTHER_WS, [{ id: 1, name: 'Cactus' }]);
+      expect(await storage.plants.insert(OTHER_WS, { id: 2, name: 'Mint' })).toBe(true);
+      expect(await storage.plants.insert(WS, { id: 2, name: 'Sage' })).toBe(true);
+      expect(await storage.plants.delete(OTHER_WS, 1)).toBe(true);
+      expect(await storage.plants.list(WS)).toEqual([
+        { id: 1, name: 'Fern' },
+        { id: 2, name: 'Sage' },
+      ]);
+      expect(await storage.plants.list(OTHER_WS)).toEqual([{ id: 2, name: 'Mint' }]);
+    });
+
+    test('agent delete cascade: deleting in another workspace removes nothing', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const messages = await records.appendMessages(storage, WS, conversation.id, 2);
+      expect(await storage.agents.delete(OTHER_WS, agent.id)).toBeNull();
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
+      expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages, hasMore: false });
+    });
+  });
+}
