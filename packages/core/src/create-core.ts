@@ -4,7 +4,10 @@ import type { ApiKeyStore } from './ports/api-keys.js';
 import { systemClock, type Clock } from './ports/clock.js';
 import type { EventPublisher } from './ports/events.js';
 import { createUlidGenerator, type IdGenerator } from './ports/ids.js';
+import type { RateLimitStore } from './ports/rate-limit.js';
 import type { Storage } from './ports/storage.js';
+import type { PlanRules } from './rate-limit/plans.js';
+import { RateLimiter, type RateLimiterOptions, type RateLimitFailurePolicy } from './rate-limit/rate-limiter.js';
 import { AgentService } from './services/agent-service.js';
 import { ApiKeyService } from './services/api-key-service.js';
 import { ConversationService } from './services/conversation-service.js';
@@ -12,13 +15,26 @@ import { PlantService } from './services/plant-service.js';
 import { WebhookService } from './services/webhook-service.js';
 import { TOKENS } from './tokens.js';
 
-/** The adapters a core runs on. `clock` defaults to the system clock, `ids` to prefixed ULIDs. */
+/**
+ * The adapters a core runs on. `clock` defaults to the system clock, `ids` to prefixed ULIDs.
+ * Plan rate limits are enforced only when `rateLimits` is given (see {@link Core.rateLimiter}).
+ */
 export interface CoreOptions {
   storage: Storage;
   apiKeys: ApiKeyStore;
   events: EventPublisher;
   clock?: Clock;
   ids?: IdGenerator;
+  /** Where rate-limit state lives; without it `core.rateLimiter` is `undefined`. */
+  rateLimits?: RateLimitStore;
+  /** Overrides of the plan table (default Free 100/h, Pro 1 000/h, Enterprise per key). */
+  plans?: Partial<PlanRules>;
+  /** What to decide when the rate-limit store fails or takes over `rateLimitTimeoutMs` (default `'open'`). */
+  rateLimitFailure?: RateLimitFailurePolicy;
+  /** How long to wait for the rate-limit store, in ms (default 250). */
+  rateLimitTimeoutMs?: number;
+  /** Told of every rate-limit store failure the policy decided (default `console.warn`). */
+  onRateLimitStoreError?: RateLimiterOptions['onStoreError'];
 }
 
 /** Parley's services over one set of adapters. */
@@ -28,6 +44,12 @@ export interface Core {
   webhooks: WebhookService;
   plants: PlantService;
   apiKeys: ApiKeyService;
+  /**
+   * Per-workspace plan limits over `options.rateLimits`; `undefined` when no store was given, so
+   * a core built for scripts or tests without limits stays as before (the HTTP middleware then
+   * refuses to start rather than serve unlimited).
+   */
+  rateLimiter: RateLimiter | undefined;
   storage: Storage;
   clock: Clock;
   /** The child container the services were resolved from (register more of your own here). */
@@ -46,12 +68,23 @@ export function createCore(options: CoreOptions): Core {
   container.register(TOKENS.events, { useValue: options.events });
   container.register(TOKENS.clock, { useValue: clock });
   container.register(TOKENS.ids, { useValue: options.ids ?? createUlidGenerator(() => clock.now()) });
+  if (options.rateLimits) {
+    container.register(TOKENS.rateLimits, { useValue: options.rateLimits });
+    const limiterOptions: RateLimiterOptions = {
+      ...(options.plans && { plans: options.plans }),
+      ...(options.rateLimitFailure && { failure: options.rateLimitFailure }),
+      ...(options.rateLimitTimeoutMs !== undefined && { timeoutMs: options.rateLimitTimeoutMs }),
+      ...(options.onRateLimitStoreError && { onStoreError: options.onRateLimitStoreError }),
+    };
+    container.register(TOKENS.rateLimiterOptions, { useValue: limiterOptions });
+  }
   return {
     agents: container.resolve(AgentService),
     conversations: container.resolve(ConversationService),
     webhooks: container.resolve(WebhookService),
     plants: container.resolve(PlantService),
     apiKeys: container.resolve(ApiKeyService),
+    rateLimiter: options.rateLimits ? container.resolve(RateLimiter) : undefined,
     storage: options.storage,
     clock,
     container,

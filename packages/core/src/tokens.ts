@@ -5,4 +5,6 @@ export const TOKENS = Object.freeze({
   events: Symbol.for('parley.EventPublisher'),
   clock: Symbol.for('parley.Clock'),
   ids: Symbol.for('parley.IdGenerator'),
+  rateLimits: Symbol.for('parley.RateLimitStore'),
+  rateLimiterOptions: Symbol.for('parley.RateLimiterOptions'),
 });

@@ -8,3 +8,4 @@ export {
   type ApiKeyStoreFactory,
   type ApiKeyStoreFixture,
 } from './api-key-contract.js';
+export * from './rate-limit-contract.js';

@@ -1,0 +1,124 @@
+/** @module Per-workspace plan rate limits over a store, with a fault policy for when it fails. */
+import { inject, injectable } from '../di.js';
+import type { Clock } from '../ports/clock.js';
+import type { RateLimitDecision, RateLimitStore } from '../ports/rate-limit.js';
+import { TOKENS } from '../tokens.js';
+import type { Plan, Principal } from '../types.js';
+import { gcra } from './gcra.js';
+import { planRules, ruleFor, type PlanRules } from './plans.js';
+
+/**
+ * What to decide when the store fails or is too slow (decisions §7): `'open'` admits the request,
+ * `'closed'` refuses it. Either way the next call asks the store again, so service recovers by
+ * itself as soon as the store does.
+ */
+export type RateLimitFailurePolicy = 'open' | 'closed';
+
+/** What {@link RateLimiter.check} reports about a store failure (for logs and metrics). */
+export interface RateLimitStoreFailure {
+  /** The rate-limit key: the workspace id. */
+  key: string;
+  /** The policy that decided in the store's place. */
+  policy: RateLimitFailurePolicy;
+}
+
+/** Options of a {@link RateLimiter}. */
+export interface RateLimiterOptions {
+  /** Overrides of the plan table (default: Free 100/h, Pro 1 000/h; Enterprise per key). */
+  plans?: Partial<PlanRules>;
+  /** Default `'open'`. */
+  failure?: RateLimitFailurePolicy;
+  /** How long to wait for the store before the policy decides, in ms. Default 250. */
+  timeoutMs?: number;
+  /** How long a `'closed'` refusal asks the client to wait, in ms. Default 1 000. */
+  closedRetryAfterMs?: number;
+  /**
+   * Called with the store's error (or a timeout `Error`) whenever the policy decided. Default:
+   * `console.warn`, so an outage is never silent. Errors it throws are ignored.
+   */
+  onStoreError?: (error: unknown, failure: RateLimitStoreFailure) => void;
+}
+
+/**
+ * A store decision with what the `RateLimit-Policy` header needs: the principal's `plan` and
+ * the rule's `periodMs`. `failure` is set when the store failed and that policy decided; the
+ * numbers are then the policy's: `'open'` reports a fresh workspace (`remaining` = `limit − 1`),
+ * `'closed'` a refusal with `retryAfterMs` = `resetMs` = `closedRetryAfterMs`.
+ */
+export interface RateLimitResult extends RateLimitDecision {
+  plan: Plan;
+  periodMs: number;
+  failure?: RateLimitFailurePolicy;
+}
+
+/**
+ * The plan rate limit of each workspace (spec §8, decisions §7): the quota is the workspace's,
+ * so every key of a workspace draws on one quota, keyed by the workspace id. Decisions are
+ * GCRA's (see `gcra.ts`), made atomically by the store.
+ */
+@injectable()
+export class RateLimiter {
+  private readonly plans: PlanRules;
+  private readonly failure: RateLimitFailurePolicy;
+  private readonly timeoutMs: number;
+  private readonly closedRetryAfterMs: number;
+  private readonly onStoreError: NonNullable<RateLimiterOptions['onStoreError']>;
+
+  constructor(
+    @inject(TOKENS.rateLimits) private readonly store: RateLimitStore,
+    @inject(TOKENS.clock) private readonly clock: Clock,
+    @inject(TOKENS.rateLimiterOptions) options: RateLimiterOptions = {},
+  ) {
+    this.plans = planRules(options.plans);
+    this.failure = options.failure ?? 'open';
+    if (this.failure !== 'open' && this.failure !== 'closed') throw new RangeError(`Unknown rate-limit failure policy '${String(this.failure)}'`);
+    this.timeoutMs = positive(options.timeoutMs ?? 250, 'timeoutMs');
+    this.closedRetryAfterMs = positive(options.closedRetryAfterMs ?? 1000, 'closedRetryAfterMs');
+    this.onStoreError =
+      options.onStoreError ??
+      ((error, { key, policy }) => console.warn(`[parley] rate-limit store failed for '${key}', failing ${policy}:`, error));
+  }
+
+  /**
+   * Counts one request of `principal`'s workspace now. Resolves within `timeoutMs` plus the
+   * store's own overhead, and never rejects because of the store; it throws only for a key whose
+   * plan has no rule (see `ruleFor`).
+   */
+  async check(principal: Principal): Promise<RateLimitResult> {
+    const rule = ruleFor(principal, this.plans);
+    const nowMs = this.clock.now();
+    const key = principal.workspaceId;
+    const about = { plan: principal.plan, periodMs: rule.periodMs };
+    try {
+      const decision = await withTimeout(this.store.hit(key, rule, nowMs), this.timeoutMs);
+      return { ...decision, ...about };
+    } catch (error) {
+      try {
+        this.onStoreError(error, { key, policy: this.failure });
+      } catch {
+        // A broken logger must not turn a degraded answer into a failed request.
+      }
+      if (this.failure === 'open') return { ...gcra(null, rule, nowMs).decision, ...about, failure: 'open' };
+      const wait = this.closedRetryAfterMs;
+      return { allowed: false, limit: rule.limit, remaining: 0, resetMs: wait, retryAfterMs: wait, ...about, failure: 'closed' };
+    }
+  }
+}
+
+/** `promise`, or a rejection with a timeout `Error` after `ms` milliseconds. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  // A store that answers after the deadline must not become an unhandled rejection.
+  promise.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Rate-limit store did not answer within ${ms} ms`)), ms);
+    // The deadline alone must not keep a process alive.
+    timer.unref?.();
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of ms, got ${value}`);
+  return value;
+}

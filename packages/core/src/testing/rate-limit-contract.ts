@@ -1,0 +1,154 @@
+/** @module The contract every RateLimitStore adapter runs against itself: GCRA's exact decisions, atomically. */
+import { randomUUID } from 'node:crypto';
+import type { RateLimitDecision, RateLimitRule, RateLimitStore } from '../ports/rate-limit.js';
+import { gcra } from '../rate-limit/gcra.js';
+
+/**
+ * The test functions the caller passes in (vitest's or a compatible runner's), so core has no
+ * runtime dependency on a test framework.
+ */
+export interface RateLimitContractApi {
+  describe(name: string, body: () => void): void;
+  it(name: string, body: () => Promise<void> | void): void;
+  expect(actual: unknown): { toEqual(expected: unknown): void; toBe(expected: unknown): void };
+  beforeEach?: (body: () => Promise<void> | void) => void;
+}
+
+const FREE: RateLimitRule = { limit: 100, periodMs: 3_600_000 }; // T = 36 000 ms
+const SMALL: RateLimitRule = { limit: 5, periodMs: 60_000 }; // T = 12 000 ms
+const ODD: RateLimitRule = { limit: 7, periodMs: 60_000 }; // T = ceil(8 571.4…) = 8 572 ms
+
+const allowed = (limit: number, remaining: number, resetMs: number): RateLimitDecision => ({
+  allowed: true,
+  limit,
+  remaining,
+  resetMs,
+  retryAfterMs: 0,
+});
+const refused = (limit: number, resetMs: number, retryAfterMs: number): RateLimitDecision => ({
+  allowed: false,
+  limit,
+  remaining: 0,
+  resetMs,
+  retryAfterMs,
+});
+
+/**
+ * Registers the rate-limit store contract: `factory` returns a fresh store for each test (it may
+ * share a backend: every test uses keys of its own). Times are near the real clock, so adapters
+ * that set TTLs, relative or absolute, behave as in production.
+ */
+export function runRateLimitStoreContract(
+  t: RateLimitContractApi,
+  factory: () => RateLimitStore | Promise<RateLimitStore>,
+): void {
+  const { describe, it, expect } = t;
+  const key = (name: string) => `contract-${name}-${randomUUID()}`;
+  const base = () => Date.now();
+
+  describe('RateLimitStore contract', () => {
+    it('admits exactly `limit` requests at one instant, then refuses', async () => {
+      const store = await factory();
+      const [k, now] = [key('burst'), base()];
+      const decisions: RateLimitDecision[] = [];
+      for (let i = 0; i < 7; i++) decisions.push(await store.hit(k, SMALL, now));
+      expect(decisions).toEqual([
+        allowed(5, 4, 12_000),
+        allowed(5, 3, 24_000),
+        allowed(5, 2, 36_000),
+        allowed(5, 1, 48_000),
+        allowed(5, 0, 60_000),
+        refused(5, 60_000, 12_000),
+        refused(5, 60_000, 12_000),
+      ]);
+    });
+
+    it('records nothing for a refused request', async () => {
+      const store = await factory();
+      const [hammered, quiet, now] = [key('hammered'), key('quiet'), base()];
+      for (let i = 0; i < 5; i++) {
+        await store.hit(hammered, SMALL, now);
+        await store.hit(quiet, SMALL, now);
+      }
+      for (let ms = 1; ms < 12_000; ms += 1_000) {
+        expect((await store.hit(hammered, SMALL, now + ms)).allowed).toBe(false);
+      }
+      // The refusals above changed nothing: both keys get quota back at the same instant.
+      expect(await store.hit(hammered, SMALL, now + 11_999)).toEqual(refused(5, 48_001, 1));
+      expect(await store.hit(quiet, SMALL, now + 11_999)).toEqual(refused(5, 48_001, 1));
+      expect(await store.hit(hammered, SMALL, now + 12_000)).toEqual(allowed(5, 0, 60_000));
+      expect(await store.hit(quiet, SMALL, now + 12_000)).toEqual(allowed(5, 0, 60_000));
+    });
+
+    it('gives quota back one emission interval at a time, to the millisecond', async () => {
+      const store = await factory();
+      const [k, now] = [key('refill'), base()];
+      for (let i = 0; i < 5; i++) await store.hit(k, SMALL, now);
+      expect(await store.hit(k, SMALL, now + 11_999)).toEqual(refused(5, 48_001, 1));
+      expect(await store.hit(k, SMALL, now + 12_000)).toEqual(allowed(5, 0, 60_000));
+      expect(await store.hit(k, SMALL, now + 23_999)).toEqual(refused(5, 48_001, 1));
+      // Two intervals with no request: two requests come back, not three.
+      expect(await store.hit(k, SMALL, now + 36_000)).toEqual(allowed(5, 1, 48_000));
+      expect(await store.hit(k, SMALL, now + 36_000)).toEqual(allowed(5, 0, 60_000));
+      expect(await store.hit(k, SMALL, now + 36_000)).toEqual(refused(5, 60_000, 12_000));
+      // 1 ms before the quota is full again (the TAT), then at it: as for a key never seen.
+      expect(await store.hit(k, SMALL, now + 95_999)).toEqual(allowed(5, 3, 12_001));
+      expect(await store.hit(k, SMALL, now + 108_000)).toEqual(allowed(5, 4, 12_000));
+    });
+
+    it('reports remaining, resetMs and retryAfterMs exactly at the boundaries of a Free plan', async () => {
+      const store = await factory();
+      const [k, now] = [key('free'), base()];
+      expect(await store.hit(k, FREE, now)).toEqual(allowed(100, 99, 36_000));
+      for (let i = 2; i < 100; i++) await store.hit(k, FREE, now);
+      expect(await store.hit(k, FREE, now)).toEqual(allowed(100, 0, 3_600_000));
+      expect(await store.hit(k, FREE, now)).toEqual(refused(100, 3_600_000, 36_000));
+      expect(await store.hit(k, FREE, now + 35_999)).toEqual(refused(100, 3_564_001, 1));
+      expect(await store.hit(k, FREE, now + 36_000)).toEqual(allowed(100, 0, 3_600_000));
+      expect(await store.hit(k, FREE, now + 36_001)).toEqual(refused(100, 3_599_999, 35_999));
+      // 10 intervals later: 10 back; the first of them leaves 9.
+      expect(await store.hit(k, FREE, now + 396_000)).toEqual(allowed(100, 9, 3_276_000));
+    });
+
+    it('keeps keys independent', async () => {
+      const store = await factory();
+      const [a, b, now] = [key('a'), key('b'), base()];
+      for (let i = 0; i < 5; i++) await store.hit(a, SMALL, now);
+      expect((await store.hit(a, SMALL, now)).allowed).toBe(false);
+      expect(await store.hit(b, SMALL, now)).toEqual(allowed(5, 4, 12_000));
+      expect((await store.hit(a, SMALL, now)).allowed).toBe(false);
+    });
+
+    it('decides exactly as gcra() for a scripted sequence, rule changes included', async () => {
+      const store = await factory();
+      const now = base();
+      const keys = [key('s0'), key('s1'), key('s2')];
+      const model = new Map<string, number | null>();
+      // A fixed pseudo-random walk (LCG) so every run and every adapter sees the same script.
+      let seed = 42;
+      const next = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) % n);
+      let offset = 0;
+      for (let step = 0; step < 300; step++) {
+        offset += [0, 1, 999, 8_571, 8_572, 12_000, 30_000][next(7)]!;
+        const k = keys[next(3)]!;
+        const rule = [SMALL, ODD, FREE][step < 150 ? keys.indexOf(k) : next(3)]!;
+        const expected = gcra(model.get(k) ?? null, rule, now + offset);
+        if (expected.tat !== null) model.set(k, expected.tat);
+        expect({ step, decision: await store.hit(k, rule, now + offset) }).toEqual({ step, decision: expected.decision });
+      }
+    });
+
+    it('admits exactly `limit` of 500 simultaneous requests', async () => {
+      const store = await factory();
+      const [k, now] = [key('concurrent'), base()];
+      const decisions = await Promise.all(Array.from({ length: 500 }, () => store.hit(k, FREE, now)));
+      const admitted = decisions.filter((decision) => decision.allowed);
+      expect(admitted.length).toBe(100);
+      // Atomic: no two callers saw the same state, so each `remaining` from 99 to 0 appears once.
+      expect(admitted.map((decision) => decision.remaining).sort((x, y) => y - x)).toEqual(
+        Array.from({ length: 100 }, (_, i) => 99 - i),
+      );
+      expect(decisions.filter((decision) => !decision.allowed).every((d) => d.retryAfterMs === 36_000)).toBe(true);
+    });
+  });
+}
