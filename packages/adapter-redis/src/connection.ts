@@ -12,6 +12,7 @@
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { storageUnavailable, toAdapterError } from './faults.js';
 import { DEFAULT_PREFIX, checkPrefix } from './keys.js';
+import { runScript, type LuaScript, type ScriptReply } from './scripts/script.js';
 
 /** A connected ioredis client: standalone `Redis` or `Cluster`. */
 export type RedisClient = Redis | Cluster;
@@ -73,6 +74,20 @@ export function connect(target: RedisTarget, timeoutMs = DEFAULT_TIMEOUT_MS): { 
   return { client, owned: true };
 }
 
+/**
+ * Closes a client this package created; leaves a caller's client alone. `quit` lets pending
+ * replies arrive; while disconnected it could wait for a reconnect, so it falls back to
+ * `disconnect`.
+ */
+export async function closeClient(client: RedisClient, owned: boolean): Promise<void> {
+  if (!owned || client.status === 'end') return;
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  await client.quit().catch(() => client.disconnect());
+}
+
 /** Runs commands against one client under a deadline, mapping faults to `service_unavailable`. */
 export class RedisRunner {
   readonly prefix: string;
@@ -103,6 +118,11 @@ export class RedisRunner {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Runs a Lua script (one round trip) under {@link run}'s deadline and fault mapping. */
+  script(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number> = []): Promise<ScriptReply> {
+    return this.run((client) => runScript(client, script, keys, args));
   }
 
   /** Shares one `ready` listener between all waiting calls, so a long outage cannot pile them up. */
