@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { runRedisContracts } from '../test/contract-suites.js';
+import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
 import { REDIS_URL, describeIfAvailable, probeRedis } from '../test/redis-available.js';
 
 const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());
@@ -16,4 +17,5 @@ describeRedis('Redis adapters on standalone Redis', () => {
     await client.quit();
   });
   runRedisContracts(() => client, 'standalone');
+  runRedisSpecificTests(() => client);
 });
