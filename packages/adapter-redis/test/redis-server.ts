@@ -64,6 +64,9 @@ export interface RedisProcess {
   url: string;
   /** SIGKILLs the process (no graceful shutdown: an outage) and waits for it to exit. */
   kill(): Promise<void>;
+  /** SIGSTOP / SIGCONT: the server keeps its connections open but stops answering (a hang). */
+  pause(): void;
+  resume(): void;
 }
 
 /** Starts `redis-server` on `port` (no persistence) with `extra` arguments; resolves once it answers PING. */
@@ -83,19 +86,15 @@ export async function startRedisServer(port: number, dir: string, extra: string[
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
   };
 }
 
-/** A private single server in its own temporary directory. */
-export async function startStandalone(): Promise<RedisProcess & { stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-redis-'));
-  try {
-    const server = await startRedisServer(await freePort(), dir);
-    return { ...server, stop: async () => { await server.kill(); rmSync(dir, { recursive: true, force: true }); } };
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
+/** A temporary directory for private servers, and what removes it. */
+export function tempDir(label: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), `parley-${label}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** A private Redis Cluster of three masters. */
@@ -109,11 +108,11 @@ export interface RedisClusterProcesses {
  * until every node reports `cluster_state:ok`. On any failure it tears down what it started.
  */
 export async function startCluster(): Promise<RedisClusterProcesses> {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-cluster-'));
+  const { dir, remove } = tempDir('cluster');
   const servers: RedisProcess[] = [];
   const stop = async () => {
     await Promise.all(servers.map((server) => server.kill()));
-    rmSync(dir, { recursive: true, force: true });
+    remove();
   };
   try {
     for (let i = 0; i < 3; i += 1) {
