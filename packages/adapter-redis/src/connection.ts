@@ -108,11 +108,20 @@ export class RedisRunner {
    */
   async run<T>(op: (client: RedisClient) => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
+    let expired = false;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      timer = setTimeout(() => {
+        expired = true;
+        reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+    });
+    // A call whose caller has already been told "unavailable" must not be sent once Redis is back.
+    const attempt = this.whenReady().then(() => {
+      if (expired) throw new Error('Deadline passed while waiting for the connection.');
+      return op(this.client);
     });
     try {
-      return await Promise.race([this.whenReady().then(() => op(this.client)), deadline]);
+      return await Promise.race([attempt, deadline]);
     } catch (error) {
       throw toAdapterError(error);
     } finally {

@@ -69,12 +69,18 @@ describeServer('Redis outage and recovery', () => {
     expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
 
     await server!.kill();
-    await expectUnavailable(() => storage.ping());
-    await expectUnavailable(() => storage.agents.get(WS, agent.id));
-    await expectUnavailable(() => storage.agents.insert(WS, records.agent()));
-    await expectUnavailable(() => storage.messages.page(WS, 'conv_x', { limit: 50 }));
-    await expectUnavailable(() => apiKeys.findByHash('0'.repeat(64)));
-    await expectUnavailable(() => rateLimits.hit('ws', RULE, Date.now()));
+    // Right after the kill (the client may not have noticed yet) and once it is reconnecting.
+    for (const moment of ['at once', 'while reconnecting']) {
+      if (moment === 'while reconnecting') await eventually(async () => expect(adapters.client.status).not.toBe('ready'));
+      await Promise.all([
+        expectUnavailable(() => storage.ping()),
+        expectUnavailable(() => storage.agents.get(WS, agent.id)),
+        expectUnavailable(() => storage.agents.insert(WS, records.agent())),
+        expectUnavailable(() => storage.messages.page(WS, 'conv_x', { limit: 50 })),
+        expectUnavailable(() => apiKeys.findByHash('0'.repeat(64))),
+        expectUnavailable(() => rateLimits.hit('ws', RULE, Date.now())),
+      ]);
+    }
 
     server = await startRedisServer(port, temp.dir);
     await eventually(() => storage.ping());
@@ -99,6 +105,19 @@ describeServer('Redis outage and recovery', () => {
     expect((await storage.agents.list(WS, { offset: 0, limit: 10 })).total).toBeGreaterThan(0);
   });
 
+  it('does not send a call later, once Redis is back, after its caller was told it failed', async () => {
+    const { storage, client } = adapters;
+    await eventually(() => storage.ping());
+    await server!.kill();
+    await eventually(async () => expect(client.status).not.toBe('ready'));
+    const late = records.agent();
+    await expectUnavailable(() => storage.agents.insert(WS, late));
+    server = await startRedisServer(port, temp.dir);
+    await eventually(() => storage.ping());
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await storage.agents.get(WS, late.id)).toBeNull();
+  });
+
   it('never hangs on a server that was never there, even with a client on default ioredis options', async () => {
     const nowhere = `redis://127.0.0.1:${await freePort()}`;
     const owned = createRedisAdapters({ url: nowhere });
@@ -107,10 +126,12 @@ describeServer('Redis outage and recovery', () => {
     client.on('error', () => {});
     const borrowed = new RedisStorage({ client });
     try {
-      await expectUnavailable(() => owned.storage.ping());
-      await expectUnavailable(() => owned.storage.agents.get(WS, 'agt_x'));
-      await expectUnavailable(() => borrowed.ping());
-      await expectUnavailable(() => borrowed.conversations.get(WS, 'conv_x'));
+      await Promise.all([
+        expectUnavailable(() => owned.storage.ping()),
+        expectUnavailable(() => owned.storage.agents.get(WS, 'agt_x')),
+        expectUnavailable(() => borrowed.ping()),
+        expectUnavailable(() => borrowed.conversations.get(WS, 'conv_x')),
+      ]);
     } finally {
       await owned.close();
       client.disconnect();
