@@ -14,13 +14,16 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** `null` when Redis at `url` answers PING within 2 s, else why not. */
 export async function probeRedis(url: string = REDIS_URL): Promise<string | null> {
   const client = new Redis(url, { lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => {});
+  let cause: unknown;
+  client.on('error', (error) => (cause ??= error));
   try {
     await client.connect();
     await client.ping();
     return null;
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    // The socket error (ECONNREFUSED …) says more than "Connection is closed.".
+    const reason = cause ?? error;
+    return reason instanceof Error ? reason.message : String(reason);
   } finally {
     client.disconnect();
   }
