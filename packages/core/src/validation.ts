@@ -13,6 +13,9 @@ function describe(issue: v.BaseIssue<unknown>): string {
   return issue.expected ? `Invalid ${issue.kind === 'schema' ? 'type' : 'value'}: expected ${issue.expected}.` : 'Invalid value.';
 }
 
+const OBJECT_SCHEMA_TYPES = new Set(['object', 'strict_object', 'loose_object', 'object_with_rest']);
+const NOT_AN_OBJECT = 'Invalid type: expected Object.';
+
 function toIssue(issue: v.BaseIssue<unknown>): ValidationIssue {
   return { path: issue.path?.map((item) => String(item.key)).join('.') ?? '', message: issue.message };
 }
@@ -24,6 +27,11 @@ function toIssue(issue: v.BaseIssue<unknown>): ValidationIssue {
  *   failed check, none of them containing the submitted value.
  */
 export function parse<const TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): v.InferOutput<TSchema> {
+  // valibot's object schemas accept arrays (`typeof [] === 'object'`), which let a JSON `[]` body
+  // through as an empty object (a 200 no-op PATCH). A body or query is never an array.
+  if (Array.isArray(input) && OBJECT_SCHEMA_TYPES.has(schema.type)) {
+    return failValidation([{ path: '', message: NOT_AN_OBJECT }], NOT_AN_OBJECT);
+  }
   const result = v.safeParse(schema, input, { message: describe });
   if (result.success) return result.output;
   const issues = result.issues.map(toIssue);

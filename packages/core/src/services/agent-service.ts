@@ -17,6 +17,7 @@ import { TOKENS } from '../tokens.js';
 import type { Agent } from '../types.js';
 import { parse } from '../validation.js';
 import { domainEvent } from './domain-events.js';
+import { givenFields } from './patch.js';
 
 /** A page of agents: `page` and `limit` echo the (defaulted) query, `total` counts all matches. */
 export interface AgentList {
@@ -82,7 +83,7 @@ export class AgentService {
    * @throws ParleyError `validation_failed`, `not_found`
    */
   async update(workspaceId: string, id: string, input: AgentUpdateInput): Promise<Agent> {
-    const changes = parse(AgentUpdateSchema, input);
+    const changes = givenFields(parse(AgentUpdateSchema, input));
     const current = await this.get(workspaceId, id);
     if (Object.keys(changes).length === 0) return current;
     const agent: Agent = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };

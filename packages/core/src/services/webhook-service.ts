@@ -16,6 +16,7 @@ import {
 import { TOKENS } from '../tokens.js';
 import type { WebhookEndpoint, WebhookEndpointRecord } from '../types.js';
 import { parse } from '../validation.js';
+import { givenFields } from './patch.js';
 
 /** The registration response: the endpoint, plus `secret` only when Parley generated it. */
 export type WebhookRegistration = WebhookEndpoint & { secret?: string };
@@ -81,7 +82,7 @@ export class WebhookService {
 
   /** Changes `url`, `events`, `secret` and/or `enabled`. @throws ParleyError `validation_failed`, `not_found` */
   async update(workspaceId: string, id: string, input: WebhookUpdateInput): Promise<WebhookEndpoint> {
-    const changes = parse(WebhookUpdateSchema, input);
+    const changes = givenFields(parse(WebhookUpdateSchema, input));
     const current = await this.record(workspaceId, id);
     if (Object.keys(changes).length === 0) return toEndpoint(current);
     const record: WebhookEndpointRecord = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };

@@ -61,6 +61,22 @@ export function cascadeTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(2);
     });
 
+    test('no conversation or message outlives an agent deleted concurrently with writes to it', async (storage) => {
+      const { records, doomed, doomedConversations } = await world(storage);
+      const target = doomedConversations[0]!.conversation;
+      const conversations = Array.from({ length: 10 }, () => records.conversation(doomed.id));
+      const messages = Array.from({ length: 10 }, () => records.message(target.id));
+      await Promise.all([
+        ...conversations.map((conversation) => storage.conversations.insert(WS, conversation)),
+        ...messages.slice(0, 5).map((message) => storage.messages.append(WS, message)),
+        storage.agents.delete(WS, doomed.id),
+        ...messages.slice(5).map((message) => storage.messages.append(WS, message)),
+      ]);
+      for (const conversation of conversations) expect(await storage.conversations.get(WS, conversation.id)).toBeNull();
+      expect(await storage.conversations.list(WS, { offset: 0, limit: 100, agentId: doomed.id })).toEqual({ items: [], total: 0 });
+      expect(await storage.messages.page(WS, target.id, { limit: 100 })).toEqual({ messages: [], hasMore: false });
+    });
+
     test('an agent without conversations is deleted alone', async (storage) => {
       const { records, kept, keptConversations } = await world(storage);
       const lonely = await records.insertAgent(storage, WS);

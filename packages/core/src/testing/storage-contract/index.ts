@@ -1,6 +1,6 @@
 /** @module `runStorageContract`: the storage port's contract, run by every storage adapter. */
 import type { Storage } from '../../ports/storage.js';
-import type { ContractTestApi, OpenedFixture } from '../contract.js';
+import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { agentTests } from './agents.js';
 import { cascadeTests } from './cascade.js';
 import { conversationTests } from './conversations.js';
@@ -29,13 +29,13 @@ export interface StorageContractOptions {
   /**
    * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
    * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`,
-   * `workspace isolation`, `agent delete cascade`.
+   * `workspace isolation`, `agent delete cascade`, `ping`.
    */
   skip?: readonly string[];
 }
 
-/** @internal Calls the factory and normalizes its result. */
-export async function openStorage(factory: StorageFactory): Promise<OpenedFixture<Storage>> {
+/** Calls the factory and normalizes its result. */
+async function openStorage(factory: StorageFactory): Promise<OpenedFixture<Storage>> {
   const made = await factory();
   if ('storage' in made) return { subject: made.storage, cleanup: async () => made.cleanup?.() };
   return { subject: made, cleanup: async () => {} };
@@ -51,6 +51,11 @@ export async function openStorage(factory: StorageFactory): Promise<OpenedFixtur
  * import { describe, expect, it } from 'vitest';
  * import { runStorageContract } from '@parley/core/testing';
  * runStorageContract({ describe, it, expect }, () => new MemoryStorage());
+ * // Over a shared server, give each test its own key prefix and remove it afterwards:
+ * runStorageContract({ describe, it, expect }, () => {
+ *   const prefix = `contract:${randomUUID()}:`;
+ *   return { storage: new RedisStorage({ client, prefix }), cleanup: () => deleteByPrefix(client, prefix) };
+ * });
  * ```
  */
 export function runStorageContract(t: ContractTestApi, factory: StorageFactory, options: StorageContractOptions = {}): void {
@@ -65,5 +70,10 @@ export function runStorageContract(t: ContractTestApi, factory: StorageFactory, 
     plantTests(t, open, skip);
     isolationTests(t, open, skip);
     cascadeTests(t, open, skip);
+    contractGroup(t, 'ping', open, skip, (test) => {
+      test('ping resolves while the backend answers', async (storage) => {
+        t.expect(await storage.ping()).toBe(undefined);
+      });
+    });
   });
 }
