@@ -1,3 +1,4 @@
+/** @module MemoryRateLimitStore against the rate-limit store contract, plus its sweeping. */
 import { runRateLimitStoreContract } from '@parley/core/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryRateLimitStore } from './memory-rate-limit.js';
