@@ -76,7 +76,15 @@ export async function startRedisServer(port: number, dir: string, extra: string[
     ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...extra],
     { stdio: 'ignore' },
   );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // If the test process dies without running its teardown, do not leave the server behind.
+  const orphanGuard = () => child.kill('SIGKILL');
+  process.once('exit', orphanGuard);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      process.removeListener('exit', orphanGuard);
+      resolve();
+    }),
+  );
   child.once('error', () => {});
   await waitFor(port, ['ping'], (output) => output.includes('PONG'));
   return {
