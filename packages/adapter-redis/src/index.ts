@@ -1,2 +1,14 @@
-/** @module @parley/adapter-redis: Parley's ports on Redis (standalone or Cluster). */
-export {};
+/** @module @parley/adapter-redis: Parley's ports on Redis (standalone or Cluster), via ioredis. */
+export { RedisStorage } from './redis-storage.js';
+export { RedisApiKeyStore } from './redis-api-keys.js';
+export { RedisRateLimitStore } from './redis-rate-limits.js';
+export { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
+export {
+  DEFAULT_TIMEOUT_MS,
+  resilientRedisOptions,
+  type RedisAdapterOptions,
+  type RedisClient,
+  type RedisTarget,
+} from './connection.js';
+export { DEFAULT_PREFIX } from './keys.js';
+export { isConnectionFault } from './faults.js';

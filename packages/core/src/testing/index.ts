@@ -1,6 +1,5 @@
 /** @module @parley/core/testing: contract suites adapters run against themselves, and test helpers. */
 export * from './clock.js';
-export * from './rate-limit-contract.js';
 export type { ContractAssertion, ContractTestApi } from './contract.js';
 export { runStorageContract, type StorageContractOptions, type StorageFactory, type StorageFixture } from './storage-contract/index.js';
 export {
@@ -9,3 +8,4 @@ export {
   type ApiKeyStoreFactory,
   type ApiKeyStoreFixture,
 } from './api-key-contract.js';
+export * from './rate-limit-contract.js';

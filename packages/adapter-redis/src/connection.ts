@@ -1,0 +1,151 @@
+/**
+ * @module Connecting to Redis (standalone or Cluster) and running commands that never hang.
+ *
+ * Fault policy, and why: a request handler must learn within about a second that Redis is gone,
+ * so it can answer 503 instead of holding a connection open. Every call therefore runs under a
+ * deadline (`timeoutMs`, default 1 000 ms) enforced here, whatever options the client has; and
+ * a call is only sent once the client is `ready`, so nothing sits in ioredis's offline queue to
+ * be replayed minutes later, after the caller was already told it failed. Clients this package
+ * creates also get {@link resilientRedisOptions}. ioredis reconnects on its own, so the adapters
+ * recover as soon as Redis answers again — no restart, no new adapter.
+ */
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { storageUnavailable, toAdapterError } from './faults.js';
+import { DEFAULT_PREFIX, checkPrefix } from './keys.js';
+import { runScript, type LuaScript, type ScriptReply } from './scripts/script.js';
+
+/** A connected ioredis client: standalone `Redis` or `Cluster`. */
+export type RedisClient = Redis | Cluster;
+
+/** Where the adapters find Redis: an existing client, a URL, or Cluster seed nodes. */
+export type RedisTarget =
+  | { client: RedisClient }
+  /** `redis://[user:password@]host:port[/db]` or `rediss://…`; `options` are merged over ours. */
+  | { url: string; options?: RedisOptions }
+  /** Seed nodes of a Redis Cluster; `options` are merged over ours. */
+  | { clusterNodes: ClusterNode[]; options?: ClusterOptions };
+
+/** Options every Redis adapter of this package accepts. */
+export type RedisAdapterOptions = RedisTarget & {
+  /** Prepended to every key; default `parley:`. May not contain `{` or `}`. */
+  prefix?: string;
+  /** Deadline for one port call, in ms (waiting for the connection included); default 1 000. */
+  timeoutMs?: number;
+};
+
+/** The default deadline of one port call, in milliseconds. */
+export const DEFAULT_TIMEOUT_MS = 1_000;
+
+/**
+ * The ioredis options this package uses for clients it creates (also a good start for clients
+ * you pass in): `enableOfflineQueue: false` (fail at once while disconnected instead of queueing),
+ * `autoResendUnfulfilledCommands: false` (a command the caller already saw fail is not replayed
+ * after reconnecting), `commandTimeout` (a half-open connection cannot stall a call),
+ * `connectTimeout`, and a retry strategy that keeps reconnecting every ≤ 500 ms forever.
+ */
+export function resilientRedisOptions(timeoutMs = DEFAULT_TIMEOUT_MS): RedisOptions {
+  return {
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout: timeoutMs,
+    connectTimeout: Math.max(timeoutMs, 2_000),
+    maxRetriesPerRequest: 1,
+    retryStrategy: (attempt) => Math.min(attempt * 50, 500),
+  };
+}
+
+/** A client for `target`, and whether the caller owns it (and must close it). */
+export function connect(target: RedisTarget, timeoutMs = DEFAULT_TIMEOUT_MS): { client: RedisClient; owned: boolean } {
+  if ('client' in target) return { client: target.client, owned: false };
+  let client: RedisClient;
+  if ('url' in target) {
+    client = new Redis(target.url, { ...resilientRedisOptions(timeoutMs), ...target.options });
+  } else {
+    const { retryStrategy, enableOfflineQueue: _queue, ...nodeOptions } = resilientRedisOptions(timeoutMs);
+    client = new Cluster(target.clusterNodes, {
+      enableOfflineQueue: false,
+      clusterRetryStrategy: retryStrategy as (attempt: number) => number,
+      ...target.options,
+      redisOptions: { ...nodeOptions, ...target.options?.redisOptions },
+    });
+  }
+  // Faults surface as rejected calls; without a listener ioredis would print every reconnect.
+  client.on('error', () => {});
+  return { client, owned: true };
+}
+
+/**
+ * Closes a client this package created; leaves a caller's client alone. `quit` lets pending
+ * replies arrive; while disconnected it could wait for a reconnect, so it falls back to
+ * `disconnect`.
+ */
+export async function closeClient(client: RedisClient, owned: boolean): Promise<void> {
+  if (!owned || client.status === 'end') return;
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  await client.quit().catch(() => client.disconnect());
+}
+
+/** Runs commands against one client under a deadline, mapping faults to `service_unavailable`. */
+export class RedisRunner {
+  readonly prefix: string;
+  private ready: Promise<void> | undefined;
+
+  constructor(
+    readonly client: RedisClient,
+    readonly timeoutMs: number = DEFAULT_TIMEOUT_MS,
+    prefix: string = DEFAULT_PREFIX,
+  ) {
+    this.prefix = checkPrefix(prefix);
+  }
+
+  /**
+   * Resolves with `op(client)` once the client is ready. Rejects with ParleyError
+   * `service_unavailable` when Redis cannot be reached or `op` does not finish within
+   * `timeoutMs`; other errors (bugs, script errors) pass through unchanged.
+   */
+  async run<T>(op: (client: RedisClient) => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    let expired = false;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        expired = true;
+        reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+    });
+    // A call whose caller has already been told "unavailable" must not be sent once Redis is back.
+    const attempt = this.whenReady().then(() => {
+      if (expired) throw new Error('Deadline passed while waiting for the connection.');
+      return op(this.client);
+    });
+    try {
+      return await Promise.race([attempt, deadline]);
+    } catch (error) {
+      throw toAdapterError(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Runs a Lua script (one round trip) under {@link run}'s deadline and fault mapping. */
+  script(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number> = []): Promise<ScriptReply> {
+    return this.run((client) => runScript(client, script, keys, args));
+  }
+
+  /** Shares one `ready` listener between all waiting calls, so a long outage cannot pile them up. */
+  private whenReady(): Promise<void> {
+    const { client } = this;
+    if (client.status === 'ready') return Promise.resolve();
+    if (client.status === 'end') return Promise.reject(storageUnavailable(new Error('The Redis client was closed.')));
+    if (client.status === 'wait') client.connect().catch(() => {});
+    this.ready ??= new Promise<void>((resolve) =>
+      client.once('ready', () => {
+        this.ready = undefined;
+        resolve();
+      }),
+    );
+    return this.ready;
+  }
+}

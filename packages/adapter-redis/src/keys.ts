@@ -1,0 +1,117 @@
+/**
+ * @module The Redis key layout: every key name the adapters use is built here and nowhere else.
+ *
+ * All keys of one workspace share the hash tag `{<workspace>}`, so every multi-key command and
+ * script of a workspace lands on one Redis Cluster slot (the trade-off: one workspace cannot be
+ * spread over several shards). API keys share the tag `{keys}`; each rate-limit key stands alone.
+ * Variable parts are `encodeURIComponent`-encoded, which maps every string injectively to one
+ * without `{`, `}` or `:` — so a workspace, agent or user id can neither break the hash tag nor
+ * make two different keys collide.
+ */
+import type { AgentStatus, ConversationStatus } from '@parley/core';
+
+/** The key prefix used when none is given. */
+export const DEFAULT_PREFIX = 'parley:';
+
+const part = (value: string) => encodeURIComponent(value);
+
+/**
+ * Checks a key prefix: it may not contain `{` or `}`, which would move the Cluster hash tag.
+ * @throws TypeError for a prefix with braces.
+ */
+export function checkPrefix(prefix: string): string {
+  if (/[{}]/.test(prefix)) throw new TypeError(`A Redis key prefix may not contain '{' or '}' (got '${prefix}').`);
+  return prefix;
+}
+
+/** Statuses an agent index exists for: a replace removes the member from all and adds it to one. */
+export const AGENT_STATUSES: readonly AgentStatus[] = ['active', 'inactive'];
+/** Statuses a conversation index exists for. */
+export const CONVERSATION_STATUSES: readonly ConversationStatus[] = ['active', 'completed'];
+
+/** The keys of one workspace (`<prefix>{<workspace>}:…`). */
+export interface WorkspaceKeys {
+  /** HASH agent id → agent JSON. */
+  agent: string;
+  /** ZSET (score 0, member agent id): every agent, lexicographic = creation order. */
+  agents: string;
+  agentsByStatus(status: AgentStatus): string;
+  /** SET of agent ids whose cascade delete has started but not finished. */
+  cascades: string;
+  /** HASH conversation id → conversation JSON. */
+  conv: string;
+  /** ZSET (score 0, member conversation id): every conversation. */
+  convs: string;
+  convsByStatus(status: ConversationStatus): string;
+  convsByAgent(agentId: string, status?: ConversationStatus): string;
+  convsByUser(userId: string, status?: ConversationStatus): string;
+  /** HASH message id → message JSON, one per conversation. */
+  msg(conversationId: string): string;
+  /** ZSET (score 0, member message id): the conversation's history in id order. */
+  msgs(conversationId: string): string;
+  /** HASH endpoint id → webhook endpoint JSON (with its secret). */
+  webhook: string;
+  /** ZSET (score 0, member endpoint id). */
+  webhooks: string;
+  /** HASH plant id → plant JSON. */
+  plant: string;
+  /** ZSET (score = plant id, member = plant id as text): ascending id order. */
+  plants: string;
+  /** STRING set once by the first seed of the workspace's plants. */
+  plantsSeeded: string;
+}
+
+/** The key names of `workspaceId` under `prefix`. */
+export function workspaceKeys(prefix: string, workspaceId: string): WorkspaceKeys {
+  const base = `${prefix}{${part(workspaceId)}}:`;
+  const withStatus = (key: string, status?: string) => (status === undefined ? key : `${key}:status:${status}`);
+  return {
+    agent: `${base}agent`,
+    agents: `${base}agents`,
+    agentsByStatus: (status) => `${base}agents:status:${status}`,
+    cascades: `${base}cascades`,
+    conv: `${base}conv`,
+    convs: `${base}convs`,
+    convsByStatus: (status) => `${base}convs:status:${status}`,
+    convsByAgent: (agentId, status) => withStatus(`${base}convs:agent:${part(agentId)}`, status),
+    convsByUser: (userId, status) => withStatus(`${base}convs:user:${part(userId)}`, status),
+    msg: (conversationId) => `${base}msg:${part(conversationId)}`,
+    msgs: (conversationId) => `${base}msgs:${part(conversationId)}`,
+    webhook: `${base}webhook`,
+    webhooks: `${base}webhooks`,
+    plant: `${base}plant`,
+    plants: `${base}plants`,
+    plantsSeeded: `${base}plants:seeded`,
+  };
+}
+
+/** The keys of the global API key store (`<prefix>{keys}:…`, one Cluster slot). */
+export interface ApiKeyKeys {
+  /** HASH SHA-256 hex → API key record JSON. */
+  byHash: string;
+  /** HASH key id → SHA-256 hex. */
+  byId: string;
+  /** ZSET (score = createdAt in ms, member = key id): every key. */
+  all: string;
+  /** ZSET like `all`, for one workspace. */
+  byWorkspace(workspaceId: string): string;
+}
+
+/** The API key store's key names under `prefix`. */
+export function apiKeyKeys(prefix: string): ApiKeyKeys {
+  const base = `${prefix}{keys}:`;
+  return {
+    byHash: `${base}byhash`,
+    byId: `${base}byid`,
+    all: `${base}all`,
+    byWorkspace: (workspaceId) => `${base}ws:${part(workspaceId)}`,
+  };
+}
+
+/**
+ * The STRING holding one rate-limit key's GCRA state (`<prefix>rl:<key>`). It has no hash tag:
+ * the script touches only this key, so rate-limit state spreads over the whole Cluster.
+ */
+export function rateLimitKey(prefix: string, key: string): string {
+  return `${prefix}rl:${part(key)}`;
+}

@@ -1,0 +1,49 @@
+/**
+ * @module The Redis adapters on a private 3-master Redis Cluster: the same contracts and
+ * Redis-specific tests as on standalone Redis, through an ioredis `Cluster` client.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
+import { runRedisContracts } from '../test/contract-suites.js';
+import { describeIfAvailable } from '../test/redis-available.js';
+import { probeRedisBinaries, startCluster, type RedisClusterProcesses } from '../test/redis-server.js';
+import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
+
+const describeCluster = describeIfAvailable('A private Redis Cluster (redis-server, redis-cli)', await probeRedisBinaries());
+
+describeCluster('Redis adapters on Redis Cluster', () => {
+  let cluster: RedisClusterProcesses | undefined;
+  let adapters: RedisAdapters | undefined;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    adapters = createRedisAdapters({ clusterNodes: cluster.nodes, prefix: 'parley-cluster:' });
+    await adapters.storage.ping();
+  }, 60_000);
+
+  // Registered before the suites' hooks, so it runs last: processes and temp dirs always go.
+  afterAll(async () => {
+    await adapters?.close();
+    await cluster?.stop();
+  }, 30_000);
+
+  const client = () => adapters!.client;
+
+  // The cluster is private and torn down afterwards, so this test does not clean up its keys.
+  it('spreads workspaces over several slots, each workspace whole on one', async () => {
+    const { storage } = adapters!;
+    const workspaces = ['ws_a', 'ws_b', 'ws_c', 'ws_d', 'ws_e', 'ws_f'];
+    const slots = new Set<number>();
+    for (const workspace of workspaces) {
+      await storage.plants.seed(workspace, [{ id: 1, name: 'Fern' }]);
+      slots.add(Number(await client().cluster('KEYSLOT', `parley-cluster:{${workspace}}:plant`)));
+    }
+    expect(slots.size).toBeGreaterThan(1);
+    for (const workspace of workspaces) {
+      expect(await storage.plants.list(workspace)).toEqual([{ id: 1, name: 'Fern' }]);
+    }
+  });
+
+  runRedisContracts(client, 'cluster');
+  runRedisSpecificTests(client);
+});

@@ -1,0 +1,47 @@
+/** @module Rate-limit state on Redis: one GCRA TAT per key, decided by one Lua script. */
+import { emissionIntervalMs, type RateLimitDecision, type RateLimitRule, type RateLimitStore } from '@parley/core';
+import { DEFAULT_TIMEOUT_MS, RedisRunner, closeClient, connect, type RedisAdapterOptions, type RedisClient } from './connection.js';
+import { rateLimitKey } from './keys.js';
+import { GCRA_HIT } from './scripts/gcra.js';
+
+/**
+ * {@link RateLimitStore} on Redis: `hit` is one Lua script — one round trip, atomic across every
+ * process sharing the server — giving exactly the decisions of core's `gcra()`. State is one
+ * STRING per key (`<prefix>rl:<key>`) that expires once its quota is full again, so memory is
+ * O(keys hit within the last period). Keys carry no hash tag and spread over a Cluster.
+ *
+ * Time is the caller's `nowMs`, never the Redis server clock, so every instance must keep its
+ * clock in sync (NTP) for their decisions to agree. Options as for `RedisStorage`.
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  /** The ioredis client in use. */
+  readonly client: RedisClient;
+  private readonly runner: RedisRunner;
+  private readonly owned: boolean;
+
+  constructor(options: RedisAdapterOptions) {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const { client, owned } = connect(options, timeoutMs);
+    this.client = client;
+    this.owned = owned;
+    this.runner = new RedisRunner(client, timeoutMs, options.prefix);
+  }
+
+  /**
+   * Counts one request at `nowMs` (integer ms since the epoch) against `rule` for `key`.
+   * @throws RangeError for an invalid rule or a non-integer `nowMs` (as `gcra()` does), before
+   *   touching Redis; ParleyError `service_unavailable` when Redis cannot be reached.
+   */
+  async hit(key: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
+    const interval = emissionIntervalMs(rule);
+    if (!Number.isSafeInteger(nowMs)) throw new RangeError(`nowMs must be an integer number of ms, got ${nowMs}`);
+    const reply = await this.runner.script(GCRA_HIT, [rateLimitKey(this.runner.prefix, key)], [nowMs, interval, rule.limit]);
+    const [allowed, remaining, resetMs, retryAfterMs] = (reply as number[]).map(Number) as [number, number, number, number];
+    return { allowed: allowed === 1, limit: rule.limit, remaining, resetMs, retryAfterMs };
+  }
+
+  /** Closes the client if this store created it; a client passed in stays open. */
+  close(): Promise<void> {
+    return closeClient(this.client, this.owned);
+  }
+}

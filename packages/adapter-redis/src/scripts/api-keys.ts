@@ -1,0 +1,58 @@
+/**
+ * @module Lua for API keys: records by SHA-256 hash, key id → hash, and createdAt-ordered
+ * indexes (all keys, per workspace). All keys carry the `{keys}` hash tag.
+ */
+import { LUA_FETCH, type LuaScript } from './script.js';
+
+/**
+ * Stores a key. KEYS: by-hash hash, by-id hash, all index, workspace index.
+ * ARGV: hash, keyId, json, createdAt in ms. Returns 1.
+ */
+export const KEY_INSERT: LuaScript = {
+  name: 'key_insert',
+  lua: `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[2])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[2])
+return 1
+`,
+};
+
+/**
+ * Every key of an index, ascending createdAt (then key id). KEYS: index, by-id hash, by-hash
+ * hash. Returns the JSON records.
+ */
+export const KEY_LIST: LuaScript = {
+  name: 'key_list',
+  lua: `${LUA_FETCH}
+return fetch(KEYS[3], fetch(KEYS[2], redis.call('ZRANGE', KEYS[1], 0, -1)))
+`,
+};
+
+/** The record of a key id. KEYS: by-id hash, by-hash hash. ARGV: keyId. Returns JSON or nil. */
+export const KEY_BY_ID: LuaScript = {
+  name: 'key_by_id',
+  lua: `
+local hash = redis.call('HGET', KEYS[1], ARGV[1])
+if not hash then return false end
+return redis.call('HGET', KEYS[2], hash)
+`,
+};
+
+/**
+ * Deletes a key if its id still maps to `hash` (so a revoke racing another revoke deletes once).
+ * KEYS: by-hash hash, by-id hash, all index, workspace index. ARGV: keyId, hash.
+ * Returns 1, or 0 when nothing was deleted.
+ */
+export const KEY_REVOKE: LuaScript = {
+  name: 'key_revoke',
+  lua: `
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return 1
+`,
+};

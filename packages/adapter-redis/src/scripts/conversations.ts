@@ -1,0 +1,86 @@
+/**
+ * @module Lua for conversations: insert only under an existing agent, replace with index moves,
+ * and lists filtered by two indexes at once.
+ *
+ * A conversation's "identity" is what decides its index keys besides its status: its agent and
+ * its user. Scripts compare it as the string `<agentId>\n<u<userId> | n>` (see
+ * `conversationIdentity` in conversation-store.ts), built the same way on both sides.
+ */
+import { LUA_FETCH, type LuaScript } from './script.js';
+
+/** Lua twin of `conversationIdentity()`; decodes the stored JSON (≤ 16 KiB of metadata). */
+export const LUA_IDENTITY = `
+local function identity(raw)
+  local record = cjson.decode(raw)
+  local user = record.userId
+  return tostring(record.agentId) .. '\\n' .. (type(user) == 'string' and ('u' .. user) or 'n')
+end
+`;
+
+/**
+ * Stores a conversation if its agent exists — in the same atomic step, so a concurrent agent
+ * delete either sees it (and removes it) or makes this insert fail.
+ * KEYS: agent hash, conversation hash, index…. ARGV: agentId, id, json.
+ * Returns 1, or 0 (nothing written) when the agent does not exist.
+ */
+export const CONVERSATION_INSERT: LuaScript = {
+  name: 'conversation_insert',
+  lua: `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+for i = 3, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[2]) end
+return 1
+`,
+};
+
+/**
+ * Replaces an existing conversation and moves it between status indexes.
+ * KEYS: conversation hash, then `leaveCount` indexes to leave (every status index of the
+ * expected identity), then indexes to join.
+ * ARGV: id, json, leaveCount, expected identity.
+ * Returns 1 (replaced), 0 (absent, nothing written), or the stored JSON when the stored identity
+ * differs from the expected one (nothing written: the caller retries with the right keys).
+ */
+export const CONVERSATION_REPLACE: LuaScript = {
+  name: 'conversation_replace',
+  lua: `${LUA_IDENTITY}
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return 0 end
+if identity(raw) ~= ARGV[4] then return raw end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local leave = tonumber(ARGV[3])
+for i = 2, 1 + leave do redis.call('ZREM', KEYS[i], ARGV[1]) end
+for i = 2 + leave, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+return 1
+`,
+};
+
+/**
+ * One page of the intersection of two indexes, newest first: walks the smaller index in rank
+ * order and keeps members also in the other (ZSCORE, O(1)). Cost O(min(|A|, |B|)) — the total
+ * needs every match counted. KEYS: index A, index B, hash. ARGV: offset, limit.
+ * Returns `{total, record…}`.
+ */
+export const INTERSECTION_PAGE: LuaScript = {
+  name: 'intersection_page',
+  lua: `${LUA_FETCH}
+local small, large = KEYS[1], KEYS[2]
+if redis.call('ZCARD', small) > redis.call('ZCARD', large) then small, large = large, small end
+local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local total, ids, start = 0, {}, 0
+while true do
+  local chunk = redis.call('ZRANGE', small, start, start + 999, 'REV')
+  if #chunk == 0 then break end
+  for _, id in ipairs(chunk) do
+    if redis.call('ZSCORE', large, id) then
+      if total >= offset and #ids < limit then ids[#ids + 1] = id end
+      total = total + 1
+    end
+  end
+  start = start + 1000
+end
+local rows = fetch(KEYS[3], ids)
+table.insert(rows, 1, total)
+return rows
+`,
+};

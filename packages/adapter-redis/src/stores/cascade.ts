@@ -1,0 +1,56 @@
+/** @module Finishing an agent's cascade delete: its conversations and messages, in bounded batches. */
+import type { Conversation } from '@parley/core';
+import type { RedisRunner } from '../connection.js';
+import { CONVERSATION_STATUSES, workspaceKeys } from '../keys.js';
+import { CASCADE_NEXT, CASCADE_PURGE } from '../scripts/cascade.js';
+import { strings } from '../scripts/script.js';
+import { conversationIdentity } from './conversation-store.js';
+
+/**
+ * Conversations removed per script. Bounds the work of one script (each conversation is a few
+ * ZREMs and one UNLINK, whose freeing happens off the main thread), so other clients wait at most
+ * about a millisecond between batches, whatever the agent's size.
+ */
+export const CASCADE_BATCH = 100;
+
+/** Rounds in a row without progress after which the cascade gives up (a bug, not a fault). */
+const MAX_STALLED_ROUNDS = 5;
+
+/**
+ * Deletes every conversation of `agentId` (whose agent record is already gone) with its
+ * messages: 2 round trips per {@link CASCADE_BATCH} conversations, plus one to finish.
+ * Idempotent, so concurrent or resumed runs for the same agent are safe.
+ * @throws ParleyError `service_unavailable` on a fault (the cascade stays pending and is resumed
+ *   by the next agent delete in the workspace).
+ */
+export async function finishCascade(runner: RedisRunner, workspaceId: string, agentId: string): Promise<void> {
+  const keys = workspaceKeys(runner.prefix, workspaceId);
+  const fixed = [
+    keys.conv,
+    keys.convs,
+    ...CONVERSATION_STATUSES.map((status) => keys.convsByStatus(status)),
+    keys.convsByAgent(agentId),
+    ...CONVERSATION_STATUSES.map((status) => keys.convsByAgent(agentId, status)),
+  ];
+  let stalled = 0;
+  for (;;) {
+    const rows = strings(await runner.script(CASCADE_NEXT, [keys.convsByAgent(agentId), keys.conv, keys.cascades], [agentId, CASCADE_BATCH]));
+    if (rows.length === 0) return;
+    const batchKeys: string[] = [];
+    const args: string[] = [];
+    for (let i = 0; i < rows.length; i += 2) {
+      const id = rows[i]!;
+      // A missing record (index without data) still gets its index entries and messages removed.
+      const stored = rows[i + 1] ? (JSON.parse(rows[i + 1]!) as Conversation) : null;
+      const userId = stored?.userId ?? null;
+      batchKeys.push(keys.msg(id), keys.msgs(id));
+      if (userId !== null) {
+        batchKeys.push(keys.convsByUser(userId), ...CONVERSATION_STATUSES.map((status) => keys.convsByUser(userId, status)));
+      }
+      args.push(id, stored ? conversationIdentity(stored) : '', userId === null ? '0' : '1');
+    }
+    const removed = await runner.script(CASCADE_PURGE, [...fixed, ...batchKeys], args);
+    stalled = removed === 0 ? stalled + 1 : 0;
+    if (stalled >= MAX_STALLED_ROUNDS) throw new Error(`Cascade delete of agent '${agentId}' makes no progress.`);
+  }
+}

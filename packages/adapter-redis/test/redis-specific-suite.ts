@@ -1,0 +1,125 @@
+/**
+ * @module Test support: behaviour the contracts cannot see — the key layout and hash tags,
+ * multi-batch cascades, interrupted cascades, identity changes, awkward ids — run over any client.
+ */
+import { Cluster } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import type { RedisClient } from '../src/connection.js';
+import { workspaceKeys } from '../src/keys.js';
+import { RedisStorage } from '../src/redis-storage.js';
+import { AGENT_DELETE } from '../src/scripts/cascade.js';
+import { runScript } from '../src/scripts/script.js';
+import { CASCADE_BATCH } from '../src/stores/cascade.js';
+import { Records, WS } from './records.js';
+import { countPrefix, deletePrefix, uniquePrefix } from './redis-available.js';
+
+/** Runs `body` with a storage under a fresh prefix, deleting the prefix afterwards. */
+function withStorage(client: () => RedisClient, body: (storage: RedisStorage, prefix: string) => Promise<void>) {
+  return async () => {
+    const prefix = uniquePrefix('specific');
+    try {
+      await body(new RedisStorage({ client: client(), prefix }), prefix);
+    } finally {
+      await deletePrefix(client(), prefix);
+    }
+  };
+}
+
+/** Registers the Redis-specific tests. */
+export function runRedisSpecificTests(client: () => RedisClient): void {
+  describe('Redis-specific behaviour', () => {
+    it('keeps every key of a workspace under its hash tag', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u:{1}' });
+      await records.appendMessages(storage, WS, conversation.id, 2);
+      await storage.webhookEndpoints.insert(WS, records.endpoint());
+      await storage.plants.seed(WS, [{ id: 1, name: 'Fern' }]);
+      const keys: string[] = [];
+      const current = client();
+      for (const node of current instanceof Cluster ? current.nodes('master') : [current]) keys.push(...(await node.keys(`${prefix}*`)));
+      expect(keys.length).toBeGreaterThan(10);
+      for (const key of keys) expect(key.startsWith(`${prefix}{${WS}}:`)).toBe(true);
+      // The user id's braces and colon are encoded, so they cannot move the tag or fake a suffix.
+      expect(keys).toContain(workspaceKeys(prefix, WS).convsByUser('u:{1}'));
+      expect(keys.some((key) => key.includes('u:{1}'))).toBe(false);
+    }));
+
+    it(`deletes an agent with more than ${CASCADE_BATCH} conversations, leaving no key behind`, withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const kept = await records.insertAgent(storage, WS);
+      const keptConversation = await records.insertConversation(storage, WS, kept.id, { userId: 'u1' });
+      await records.appendMessages(storage, WS, keptConversation.id, 3);
+      const before = await countPrefix(client(), prefix);
+      const doomed = await records.insertAgent(storage, WS, { status: 'inactive' });
+      const count = CASCADE_BATCH * 2 + 7;
+      for (let i = 0; i < count; i += 1) {
+        const conversation = await records.insertConversation(storage, WS, doomed.id, { userId: i % 3 === 0 ? null : `user-${i % 5}` });
+        if (i % 10 === 0) await records.appendMessages(storage, WS, conversation.id, 2);
+      }
+      expect((await storage.conversations.list(WS, { offset: 0, limit: 1, agentId: doomed.id })).total).toBe(count);
+      expect(await storage.agents.delete(WS, doomed.id)).toEqual(doomed);
+      expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(1);
+      expect((await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'user-1' })).total).toBe(0);
+      // Exactly the keys that existed before the doomed agent: no index, hash or history left.
+      expect(await countPrefix(client(), prefix)).toBe(before);
+    }));
+
+    it('finishes a cascade an interrupted delete left pending at the next agent delete', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const doomed = await records.insertAgent(storage, WS);
+      const orphan = await records.insertConversation(storage, WS, doomed.id);
+      await records.appendMessages(storage, WS, orphan.id, 2);
+      // Step 1 only, as if the process died right after it.
+      const keys = workspaceKeys(prefix, WS);
+      await runScript(client(), AGENT_DELETE, [keys.agent, keys.agents, keys.agentsByStatus('active'), keys.agentsByStatus('inactive'), keys.cascades], [doomed.id]);
+      expect(await storage.agents.get(WS, doomed.id)).toBeNull();
+      expect(await storage.conversations.get(WS, orphan.id)).not.toBeNull();
+      const other = await records.insertAgent(storage, WS);
+      await storage.agents.delete(WS, other.id);
+      expect(await storage.conversations.get(WS, orphan.id)).toBeNull();
+      expect(await storage.messages.page(WS, orphan.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
+      expect(await countPrefix(client(), prefix)).toBe(0);
+    }));
+
+    it('never leaves a conversation behind when inserts race an agent delete', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const racing = Array.from({ length: 60 }, () => records.conversation(agent.id));
+      const results = await Promise.all([
+        ...racing.slice(0, 30).map((conversation) => storage.conversations.insert(WS, conversation)),
+        storage.agents.delete(WS, agent.id),
+        ...racing.slice(30).map((conversation) => storage.conversations.insert(WS, conversation)),
+      ]);
+      expect(results.filter((result) => result === true).length).toBeGreaterThan(0);
+      for (const conversation of racing) expect(await storage.conversations.get(WS, conversation.id)).toBeNull();
+      expect(await countPrefix(client(), prefix)).toBe(0);
+    }));
+
+    it('moves a conversation between user indexes when a replace changes its user', withStorage(client, async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'alice' });
+      const moved = { ...conversation, userId: 'bob', status: 'completed' as const };
+      expect(await storage.conversations.replace(WS, moved)).toBe(true);
+      const list = (filter: object) => storage.conversations.list(WS, { offset: 0, limit: 10, ...filter });
+      expect(await list({ userId: 'alice' })).toEqual({ items: [], total: 0 });
+      expect(await list({ userId: 'alice', status: 'active' })).toEqual({ items: [], total: 0 });
+      expect(await list({ userId: 'bob', status: 'completed' })).toEqual({ items: [moved], total: 1 });
+      expect(await list({ agentId: agent.id, userId: 'bob' })).toEqual({ items: [moved], total: 1 });
+    }));
+
+    it('keeps user ids that look like key suffixes apart', withStorage(client, async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const plain = await records.insertConversation(storage, WS, agent.id, { userId: 'a' });
+      const tricky = await records.insertConversation(storage, WS, agent.id, { userId: 'a:status:active' });
+      expect(await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'a', status: 'active' })).toEqual({ items: [plain], total: 1 });
+      expect(await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'a:status:active' })).toEqual({ items: [tricky], total: 1 });
+    }));
+
+    it('refuses a key prefix with braces', () => {
+      expect(() => new RedisStorage({ client: client(), prefix: 'bad{prefix}:' })).toThrow(TypeError);
+    });
+  });
+}
