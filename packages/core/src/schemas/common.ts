@@ -30,25 +30,23 @@ function inspect(value: unknown, depth: number): number {
   return deepest;
 }
 
-/** No forbidden key and at most {@link MAX_JSON_OBJECT_DEPTH} levels deep. */
-function hasAllowedShape(value: unknown): boolean {
-  const depth = inspect(value, 1);
-  return depth !== -1 && depth <= MAX_JSON_OBJECT_DEPTH;
-}
-
 /**
  * A JSON object (not an array) of at most 16 KiB serialized (UTF-8), nested at most 8 levels,
- * without `__proto__`, `constructor` or `prototype` keys at any level.
+ * without `__proto__`, `constructor` or `prototype` keys at any level. One walk decides the
+ * shape; the size is measured only once the shape passed (serializing a too-deep value could
+ * overflow the stack).
  */
 export const JsonObjectSchema = v.pipe(
   v.custom<JsonObject>(isPlainObject, 'Invalid type: expected a JSON object.'),
-  v.check((value) => inspect(value, 1) !== -1, 'Keys __proto__, constructor and prototype are not allowed.'),
-  v.check((value) => inspect(value, 1) <= MAX_JSON_OBJECT_DEPTH, `Nested deeper than ${MAX_JSON_OBJECT_DEPTH} levels.`),
-  // Measured only once the shape passed: serializing a too-deep value could overflow the stack.
-  v.check(
-    (value) => !hasAllowedShape(value) || Buffer.byteLength(JSON.stringify(value)) <= MAX_JSON_OBJECT_BYTES,
-    `Larger than ${MAX_JSON_OBJECT_BYTES} bytes serialized.`,
-  ),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const depth = inspect(dataset.value, 1);
+    if (depth === -1) addIssue({ message: 'Keys __proto__, constructor and prototype are not allowed.' });
+    else if (depth > MAX_JSON_OBJECT_DEPTH) addIssue({ message: `Nested deeper than ${MAX_JSON_OBJECT_DEPTH} levels.` });
+    else if (Buffer.byteLength(JSON.stringify(dataset.value)) > MAX_JSON_OBJECT_BYTES) {
+      addIssue({ message: `Larger than ${MAX_JSON_OBJECT_BYTES} bytes serialized.` });
+    }
+  }),
 );
 
 /**
