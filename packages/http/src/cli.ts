@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 /**
- * @module The `parley` command: `parley serve` starts the server; `parley --help` explains.
+ * @module The `parley` command: `parley serve` starts the server, `parley keys` manages API keys
+ * in Redis; `parley --help` explains.
  */
 import { createRequire } from 'node:module';
 import { loadConfig } from './config.js';
+import { keysCommand } from './keys-command.js';
 import { startServer, type RunningServer } from './start.js';
 
 const HELP = `Usage: parley <command>
 
 Commands:
   serve          Start the HTTP API (agents, conversations, messages, webhooks; plants sandbox)
+  keys           Create, list and revoke API keys in Redis (parley keys --help)
 
 Options:
   -h, --help     Show this help
@@ -78,6 +81,8 @@ if (command === '-h' || command === '--help' || command === 'help') {
   process.stdout.write(`${version()}\n`);
 } else if (command === 'serve' && rest.length === 0) {
   await serveCommand();
+} else if (command === 'keys') {
+  process.exitCode = await keysCommand(rest);
 } else {
   process.stderr.write(`${command === undefined ? '' : `parley: unknown command or arguments: ${process.argv.slice(2).join(' ')}\n\n`}${HELP}`);
   process.exit(2);
