@@ -2,7 +2,7 @@
  * @module Starts the ready-made server from a {@link Config}: storage (memory or Redis), API
  * keys, app, listener — and stops it: drain first, then close Redis.
  */
-import { createCore, type Core } from '@parley/core';
+import { createCore, type Core, type CoreOptions } from '@parley/core';
 import { setUpMemoryKeys, setUpRedisKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
 import { openBackend } from './backend.js';
@@ -55,6 +55,19 @@ function banner(url: string, storage: string, keys: ApiKeySetup): string {
 }
 
 /**
+ * The server's core over `adapters`: the rate limiter decides by `config.rateLimitFailure` when
+ * its store fails or takes over 250 ms (decisions §7), and each such failure is logged (pino,
+ * `warn`, with the workspace and the policy).
+ */
+export function createServerCore(adapters: CoreOptions, config: Pick<Config, 'rateLimitFailure'>, logger: Logger): Core {
+  return createCore({
+    ...adapters,
+    rateLimitFailure: config.rateLimitFailure,
+    onRateLimitStoreError: (error, failure) => logger.warn({ err: error, ...failure }, 'rate-limit store failed'),
+  });
+}
+
+/**
  * Builds the core on memory storage, or on Redis when `config.redis` is set (storage, rate limits
  * and API keys; events stay in memory), sets up the API keys (see `api-key-setup.ts`) and starts
  * listening. Prints where it listens, on what, and how to get a key.
@@ -67,11 +80,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const backend = openBackend(config.redis, { logger });
   try {
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
-    const core = createCore({
-      ...backend.adapters,
-      rateLimitFailure: config.rateLimitFailure,
-      onRateLimitStoreError: (error, failure) => logger.warn({ err: error, ...failure }, 'rate-limit store failed'),
-    });
+    const core = createServerCore(backend.adapters, config, logger);
     const keys = backend.redisKeys ? await setUpRedisKeys(core, backend.redisKeys, config.apiKeys) : await setUpMemoryKeys(core, config.apiKeys);
     const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger });
     const handle = await serve(app, { port: config.port, hostname: config.host });
