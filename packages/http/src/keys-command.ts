@@ -2,8 +2,7 @@
  * @module `parley keys create|list|revoke`: API keys in Redis, managed from the command line.
  * Memory storage has no such command: its keys die with the server process (use `API_KEYS`).
  */
-import { isParleyError, type ApiKeyGrant, type ApiKeyRecord, type Core } from '@parley/core';
-import { createCore } from '@parley/core';
+import { createCore, isParleyError, type ApiKeyGrant, type ApiKeyRecord, type Core } from '@parley/core';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { keyPlanProblems } from './api-key-setup.js';
