@@ -5,8 +5,17 @@
 import type { ApiKeyRecord, ApiKeyStore } from '@parley/core';
 import { DEFAULT_TIMEOUT_MS, RedisRunner, closeClient, connect, type RedisAdapterOptions, type RedisClient } from './connection.js';
 import { apiKeyKeys } from './keys.js';
-import { KEY_BY_ID, KEY_INSERT, KEY_LIST, KEY_REVOKE } from './scripts/api-keys.js';
+import { KEY_BY_ID, KEY_INSERT, KEY_INSERT_NEW, KEY_LIST, KEY_REPLACE, KEY_REVOKE } from './scripts/api-keys.js';
 import { records, strings } from './scripts/script.js';
+
+/** What {@link RedisApiKeyStore.upsert} did, and the record now stored under the key's hash. */
+export interface ApiKeyUpsert {
+  outcome: 'created' | 'updated' | 'unchanged';
+  record: ApiKeyRecord;
+}
+
+/** How often an upsert retries when another writer changed the same key in between. */
+const UPSERT_ATTEMPTS = 5;
 
 /**
  * {@link ApiKeyStore} on Redis. `findByHash` (every authenticated request) is one HGET, O(1);
@@ -40,12 +49,44 @@ export class RedisApiKeyStore implements ApiKeyStore {
 
   async insert(record: ApiKeyRecord): Promise<void> {
     const keys = this.keys;
-    const createdAt = Date.parse(record.createdAt);
     await this.runner.script(
       KEY_INSERT,
       [keys.byHash, keys.byId, keys.all, keys.byWorkspace(record.workspaceId)],
-      [record.hash, record.keyId, JSON.stringify(record), Number.isFinite(createdAt) ? createdAt : 0],
+      [record.hash, record.keyId, JSON.stringify(record), scoreOf(record.createdAt)],
     );
+  }
+
+  /**
+   * Stores `record` unless a key with its hash exists (`created`). An existing key keeps its
+   * `keyId` and `createdAt`; when its workspace, plan, scopes or `limitPerHour` differ from
+   * `record`'s, they are replaced (`updated`), else nothing is written (`unchanged`). Meant for
+   * keys provisioned from configuration at start-up: several instances upserting the same raw
+   * key at once store it exactly once (insert-if-absent and compare-and-set scripts; a writer
+   * that loses a race re-reads and retries).
+   * @throws ParleyError `service_unavailable` when Redis cannot be reached; `Error` when the key
+   * kept changing under {@link UPSERT_ATTEMPTS} attempts.
+   */
+  async upsert(record: ApiKeyRecord): Promise<ApiKeyUpsert> {
+    const keys = this.keys;
+    for (let attempt = 0; attempt < UPSERT_ATTEMPTS; attempt += 1) {
+      const createdAt = scoreOf(record.createdAt);
+      const stored = await this.runner.script(
+        KEY_INSERT_NEW,
+        [keys.byHash, keys.byId, keys.all, keys.byWorkspace(record.workspaceId)],
+        [record.hash, record.keyId, JSON.stringify(record), createdAt],
+      );
+      if (typeof stored !== 'string') return { outcome: 'created', record };
+      const existing = JSON.parse(stored) as ApiKeyRecord;
+      const wanted = withGrant(existing, record);
+      if (sameGrant(existing, wanted)) return { outcome: 'unchanged', record: existing };
+      const replaced = await this.runner.script(
+        KEY_REPLACE,
+        [keys.byHash, keys.byWorkspace(existing.workspaceId), keys.byWorkspace(wanted.workspaceId)],
+        [record.hash, stored, JSON.stringify(wanted), wanted.keyId, scoreOf(wanted.createdAt)],
+      );
+      if (replaced === 1) return { outcome: 'updated', record: wanted };
+    }
+    throw new Error(`API key ${record.keyId} kept changing during ${UPSERT_ATTEMPTS} upsert attempts.`);
   }
 
   /** Ordered by `createdAt` (then key id); O(keys listed). */
@@ -72,4 +113,33 @@ export class RedisApiKeyStore implements ApiKeyStore {
   close(): Promise<void> {
     return closeClient(this.client, this.owned);
   }
+}
+
+/** An ISO timestamp as an index score (ms); 0 for an unparseable one. */
+function scoreOf(createdAt: string): number {
+  const ms = Date.parse(createdAt);
+  return Number.isFinite(ms) ? ms : 0;
+}
+
+/** `existing`'s identity (key id, hash, creation time) with `grant`'s workspace, plan, scopes and limit. */
+function withGrant(existing: ApiKeyRecord, grant: ApiKeyRecord): ApiKeyRecord {
+  return {
+    keyId: existing.keyId,
+    workspaceId: grant.workspaceId,
+    plan: grant.plan,
+    scopes: [...grant.scopes],
+    ...(grant.limitPerHour === undefined ? {} : { limitPerHour: grant.limitPerHour }),
+    hash: existing.hash,
+    createdAt: existing.createdAt,
+  };
+}
+
+function sameGrant(a: ApiKeyRecord, b: ApiKeyRecord): boolean {
+  return (
+    a.workspaceId === b.workspaceId &&
+    a.plan === b.plan &&
+    a.limitPerHour === b.limitPerHour &&
+    a.scopes.length === b.scopes.length &&
+    a.scopes.every((scope, index) => scope === b.scopes[index])
+  );
 }

@@ -1,6 +1,7 @@
 /**
  * @module Test support: behaviour the contracts cannot see — the key layout and hash tags,
- * multi-batch cascades, interrupted cascades, identity changes, awkward ids — run over any client.
+ * multi-batch cascades, interrupted cascades, identity changes, awkward ids, API key upserts —
+ * run over any client.
  */
 import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { RedisStorage } from '../src/redis-storage.js';
 import { AGENT_DELETE } from '../src/scripts/cascade.js';
 import { runScript } from '../src/scripts/script.js';
 import { CASCADE_BATCH } from '../src/stores/cascade.js';
+import { runApiKeyUpsertTests } from './api-key-upsert-suite.js';
 import { Records, WS } from './records.js';
 import { countPrefix, deletePrefix, uniquePrefix } from './redis-available.js';
 
@@ -122,4 +124,5 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       expect(() => new RedisStorage({ client: client(), prefix: 'bad{prefix}:' })).toThrow(TypeError);
     });
   });
+  runApiKeyUpsertTests(client);
 }

@@ -1,13 +1,18 @@
 #!/usr/bin/env node
-/** @module The `parley` command: `parley serve` starts the server; `parley --help` explains. */
+/**
+ * @module The `parley` command: `parley serve` starts the server, `parley keys` manages API keys
+ * in Redis; `parley --help` explains.
+ */
 import { createRequire } from 'node:module';
 import { loadConfig } from './config.js';
+import { keysCommand } from './keys-command.js';
 import { startServer, type RunningServer } from './start.js';
 
 const HELP = `Usage: parley <command>
 
 Commands:
   serve          Start the HTTP API (agents, conversations, messages, webhooks; plants sandbox)
+  keys           Create, list and revoke API keys in Redis (parley keys --help)
 
 Options:
   -h, --help     Show this help
@@ -16,9 +21,14 @@ Options:
 Environment (all optional):
   PORT                        listening port (default 3000)
   HOST                        listening address (default 127.0.0.1; 0.0.0.0 in containers)
-  REDIS_URL                   Redis storage (not available yet; unset means memory storage)
+  REDIS_URL                   redis://[user:password@]host:port[/db]: storage, rate limits and
+                              API keys in Redis (unset, with REDIS_CLUSTER_NODES unset: memory)
+  REDIS_CLUSTER_NODES         host:port,host:port,... seed nodes of a Redis Cluster instead
+  REDIS_PREFIX                prefix of every Redis key (default parley:)
   API_KEYS                    JSON array of {key, workspace, plan, scopes?, limitPerHour?};
-                              unset: one development key is created and printed
+                              unset: one development key on memory storage, none on Redis
+  RATE_LIMIT_FAILURE          open or closed: admit or refuse (503) requests when the rate-limit
+                              store does not answer within 250 ms (default open)
   BODY_LIMIT_BYTES            larger request bodies get 413 (default 1048576)
   WEBHOOK_ALLOW_PRIVATE_URLS  true allows loopback/private webhook targets (default false)
   WEBHOOK_RETRY_DELAYS        seconds between delivery attempts (default 5,300,1800,7200,18000,36000,36000)
@@ -29,7 +39,7 @@ function version(): string {
   return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 }
 
-/** SIGTERM/SIGINT drain in-flight requests, then exit; a second signal exits at once. */
+/** SIGTERM/SIGINT drain in-flight requests, close Redis, then exit; a second signal exits at once. */
 function exitOnSignals(running: RunningServer): void {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -39,7 +49,7 @@ function exitOnSignals(running: RunningServer): void {
     }
     stopping = true;
     running.logger.info({ signal }, 'draining in-flight requests before exit');
-    running.handle.close().then(
+    running.close().then(
       () => {
         running.logger.info('stopped');
         process.exit(0);
@@ -71,6 +81,8 @@ if (command === '-h' || command === '--help' || command === 'help') {
   process.stdout.write(`${version()}\n`);
 } else if (command === 'serve' && rest.length === 0) {
   await serveCommand();
+} else if (command === 'keys') {
+  process.exitCode = await keysCommand(rest);
 } else {
   process.stderr.write(`${command === undefined ? '' : `parley: unknown command or arguments: ${process.argv.slice(2).join(' ')}\n\n`}${HELP}`);
   process.exit(2);

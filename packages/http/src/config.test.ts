@@ -1,6 +1,7 @@
 /** @module Tests of environment configuration: defaults, per-variable and cross-entry rules. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, loadRedisConfig } from './config.js';
+import { describeRedis } from './redis-config.js';
 
 const key = (extra: Record<string, unknown> = {}) => ({ key: 'k'.repeat(20), workspace: 'acme', plan: 'pro', ...extra });
 
@@ -19,8 +20,9 @@ describe('loadConfig', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,
       host: '127.0.0.1',
-      redisUrl: undefined,
+      redis: undefined,
       apiKeys: undefined,
+      rateLimitFailure: 'open',
       bodyLimitBytes: 1_048_576,
       webhookAllowPrivateUrls: false,
       webhookRetryDelaysSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
@@ -39,7 +41,7 @@ describe('loadConfig', () => {
       WEBHOOK_RETRY_DELAYS: '1,2,3',
       LOG_LEVEL: '',
     });
-    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', redisUrl: 'redis://localhost:6379/0', bodyLimitBytes: 2048, webhookAllowPrivateUrls: true, webhookRetryDelaysSeconds: [1, 2, 3], logLevel: 'info' });
+    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', redis: { url: 'redis://localhost:6379/0', prefix: 'parley:' }, bodyLimitBytes: 2048, webhookAllowPrivateUrls: true, webhookRetryDelaysSeconds: [1, 2, 3], logLevel: 'info' });
     expect(config.apiKeys).toEqual([key({ scopes: ['agents:read'] }), { key: 'e'.repeat(16), workspace: 'big', plan: 'enterprise', limitPerHour: 50_000 }]);
   });
 
@@ -96,5 +98,66 @@ describe('loadConfig', () => {
 
   it('the error message lists the problems one per line', () => {
     expect(() => loadConfig({ PORT: 'abc' })).toThrow('Invalid configuration:\n  - PORT: Expected an integer from 0 to 65535.');
+  });
+});
+
+describe('loadConfig: Redis and rate-limit failure variables', () => {
+  it('REDIS_URL with REDIS_PREFIX', () => {
+    expect(loadConfig({ REDIS_URL: 'rediss://user:pw@redis.internal:6380/2', REDIS_PREFIX: 'acme-prod:' }).redis).toEqual({
+      url: 'rediss://user:pw@redis.internal:6380/2',
+      prefix: 'acme-prod:',
+    });
+  });
+
+  it('REDIS_CLUSTER_NODES: host:port pairs, IPv6 in brackets, spaces around commas allowed', () => {
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-2.internal:7001,[::1]:7002' }).redis).toEqual({
+      clusterNodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: 'redis-2.internal', port: 7001 },
+        { host: '::1', port: 7002 },
+      ],
+      prefix: 'parley:',
+    });
+  });
+
+  it.each(['10.0.0.1', '10.0.0.1:0', '10.0.0.1:65536', '10.0.0.1:7000,', 'redis://10.0.0.1:7000', 'a b:7000', '::1:7000'])(
+    'rejects REDIS_CLUSTER_NODES=%j',
+    (nodes) => {
+      expect(problems({ REDIS_CLUSTER_NODES: nodes })).toEqual([
+        'REDIS_CLUSTER_NODES: Expected comma-separated host:port pairs, e.g. 10.0.0.1:6379,10.0.0.2:6379.',
+      ]);
+    },
+  );
+
+  it('refuses REDIS_URL and REDIS_CLUSTER_NODES together, naming both', () => {
+    expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_CLUSTER_NODES: 'b:7000' })).toEqual([
+      expect.stringMatching(/^REDIS_URL, REDIS_CLUSTER_NODES: Set one of them, not both/),
+    ]);
+  });
+
+  it.each(['bad{prefix}:', 'has space:', 'x'.repeat(65)])('rejects REDIS_PREFIX=%j', (prefix) => {
+    expect(problems({ REDIS_URL: 'redis://a:6379', REDIS_PREFIX: prefix })).toEqual(['REDIS_PREFIX: Expected 1–64 characters without spaces, { or }.']);
+  });
+
+  it('refuses REDIS_PREFIX without Redis rather than ignoring it', () => {
+    expect(problems({ REDIS_PREFIX: 'acme:' })).toEqual(['REDIS_PREFIX: Only used with REDIS_URL or REDIS_CLUSTER_NODES, and neither is set.']);
+  });
+
+  it('never quotes a Redis URL, which may hold a password', () => {
+    expect(problems({ REDIS_URL: 'http://user:hunter2@x' }).join()).not.toContain('hunter2');
+    expect(describeRedis({ url: 'redis://user:hunter2@x:6379/1', prefix: 'p:' })).toBe('Redis redis://user:***@x:6379/1');
+    expect(describeRedis({ clusterNodes: [{ host: 'a', port: 1 }, { host: '::1', port: 2 }], prefix: 'p:' })).toBe('Redis Cluster a:1,[::1]:2');
+  });
+
+  it('RATE_LIMIT_FAILURE is open or closed', () => {
+    expect(loadConfig({ RATE_LIMIT_FAILURE: 'closed' }).rateLimitFailure).toBe('closed');
+    expect(loadConfig({ RATE_LIMIT_FAILURE: '' }).rateLimitFailure).toBe('open');
+    expect(problems({ RATE_LIMIT_FAILURE: 'sometimes' })).toEqual(['RATE_LIMIT_FAILURE: Expected open or closed.']);
+  });
+
+  it('loadRedisConfig reads only the Redis variables (parley keys ignores the rest)', () => {
+    expect(loadRedisConfig({ REDIS_URL: 'redis://a:6379', PORT: 'not a port', API_KEYS: '[' })).toEqual({ url: 'redis://a:6379', prefix: 'parley:' });
+    expect(loadRedisConfig({})).toBeUndefined();
+    expect(() => loadRedisConfig({ REDIS_CLUSTER_NODES: 'nope' })).toThrow(ConfigError);
   });
 });

@@ -1,8 +1,11 @@
 /** @module Server configuration from environment variables (decisions §1), validated at start-up. */
-import { PLANS, SCOPES, planEntryIssues, type Plan, type Scope } from '@parley/core';
+import { PLANS, SCOPES, planEntryIssues, type Plan, type RateLimitFailurePolicy, type Scope } from '@parley/core';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
+import { readRedisConfig, type RedisConfig } from './redis-config.js';
+
+export type { RedisConfig } from './redis-config.js';
 
 /** One entry of `API_KEYS`. `scopes` absent means `*`; `[]` grants nothing (decisions §6). */
 export interface ApiKeyEntry {
@@ -20,10 +23,15 @@ export interface Config {
   port: number;
   /** `HOST`, default `127.0.0.1`. */
   host: string;
-  /** `REDIS_URL`; unset means memory storage. */
-  redisUrl: string | undefined;
-  /** `API_KEYS`; unset means one development key is created on memory storage. */
+  /**
+   * `REDIS_URL` or `REDIS_CLUSTER_NODES`, with `REDIS_PREFIX` (default `parley:`): storage, rate
+   * limits and API keys on Redis. `undefined` (neither set) means memory storage.
+   */
+  redis: RedisConfig | undefined;
+  /** `API_KEYS`; unset means one development key on memory storage, none on Redis. */
   apiKeys: ApiKeyEntry[] | undefined;
+  /** `RATE_LIMIT_FAILURE`: what the rate limiter decides when its store fails; default `open`. */
+  rateLimitFailure: RateLimitFailurePolicy;
   /** `BODY_LIMIT_BYTES`, default 1 MiB. */
   bodyLimitBytes: number;
   /** `WEBHOOK_ALLOW_PRIVATE_URLS`, default false. */
@@ -52,10 +60,6 @@ function integer(min: number, max: number) {
 const EnvSchemas = {
   PORT: integer(0, 65_535),
   HOST: v.pipe(v.string(), v.regex(/^[^\s/]+$/, 'Expected a host name or IP address.')),
-  REDIS_URL: v.pipe(
-    v.string(),
-    v.check((value) => URL.canParse(value) && /^rediss?:$/.test(new URL(value).protocol), 'Expected a redis:// or rediss:// URL.'),
-  ),
   BODY_LIMIT_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
   WEBHOOK_ALLOW_PRIVATE_URLS: v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((value) => value === 'true')),
   WEBHOOK_RETRY_DELAYS: v.pipe(
@@ -64,6 +68,7 @@ const EnvSchemas = {
     v.transform((value) => (value === '' ? [] : value.split(',').map(Number))),
   ),
   LOG_LEVEL: v.picklist(LOG_LEVELS, `Expected one of ${LOG_LEVELS.join(', ')}.`),
+  RATE_LIMIT_FAILURE: v.picklist(['open', 'closed'], 'Expected open or closed.'),
 };
 
 /** A key that can travel in `Authorization: Bearer` (RFC 6750 b64token) and is not trivially guessable. */
@@ -74,13 +79,15 @@ const KeySchema = v.pipe(
   v.regex(/^[A-Za-z0-9\-._~+/]+=*$/, 'Expected only letters, digits and - . _ ~ + / (RFC 6750).'),
 );
 
-const ApiKeyEntrySchema = v.strictObject({
-  key: KeySchema,
+/** The rules of what a key grants, shared by `API_KEYS` entries and `parley keys create`. */
+export const KeyGrantSchemas = {
   workspace: v.pipe(v.string('Expected a string.'), v.regex(/^[A-Za-z0-9_.-]{1,128}$/, 'Expected 1–128 letters, digits, _ . or -.')),
   plan: v.picklist(PLANS, `Expected one of ${PLANS.join(', ')}.`),
   scopes: v.optional(v.array(v.picklist([...SCOPES, '*'], `Expected one of ${[...SCOPES, '*'].join(', ')}.`), 'Expected an array.')),
   limitPerHour: v.optional(v.pipe(v.number('Expected a number.'), v.safeInteger('Expected an integer.'), v.minValue(1, 'Expected at least 1.'))),
-});
+};
+
+const ApiKeyEntrySchema = v.strictObject({ key: KeySchema, ...KeyGrantSchemas });
 
 const ApiKeysSchema = v.pipe(
   v.array(ApiKeyEntrySchema, 'Expected a JSON array of key entries.'),
@@ -151,8 +158,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config = {
     port: read('PORT', '3000'),
     host: read('HOST', '127.0.0.1'),
-    redisUrl: read('REDIS_URL'),
+    redis: readRedisConfig(env, problems),
     apiKeys: env.API_KEYS ? parseApiKeys(env.API_KEYS, problems) : undefined,
+    rateLimitFailure: read('RATE_LIMIT_FAILURE', 'open'),
     bodyLimitBytes: read('BODY_LIMIT_BYTES', String(DEFAULT_BODY_LIMIT_BYTES)),
     webhookAllowPrivateUrls: read('WEBHOOK_ALLOW_PRIVATE_URLS', 'false'),
     webhookRetryDelaysSeconds: read('WEBHOOK_RETRY_DELAYS', DEFAULT_RETRY_DELAYS),
@@ -160,4 +168,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config as Config;
+}
+
+/**
+ * Reads only the Redis variables (for `parley keys`, which needs nothing else).
+ * @throws ConfigError listing every invalid Redis variable
+ */
+export function loadRedisConfig(env: Record<string, string | undefined> = process.env): RedisConfig | undefined {
+  const problems: string[] = [];
+  const redis = readRedisConfig(env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return redis;
 }

@@ -1,4 +1,4 @@
-/** @module Tests of server start-up: development key, configured keys, REDIS_URL refusal. */
+/** @module Tests of server start-up on memory storage: development key, configured keys. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { startServer, type RunningServer } from './start.js';
@@ -9,7 +9,7 @@ async function started(env: Record<string, string>, run: (server: RunningServer,
   try {
     await run(server, printed);
   } finally {
-    await server.handle.close();
+    await server.close();
   }
 }
 
@@ -43,11 +43,5 @@ describe('startServer', () => {
       expect((await call('reader-key-0123456789', 'POST')).status).toBe(403);
       expect(await server.core.apiKeys.authenticate('big-key-0123456789abc')).toMatchObject({ workspaceId: 'bigco', plan: 'enterprise', limitPerHour: 50000 });
     });
-  });
-
-  it('refuses REDIS_URL with a clear message until Redis storage is wired in', async () => {
-    await expect(startServer(loadConfig({ REDIS_URL: 'redis://localhost:6379' }), { print: () => {} })).rejects.toThrow(
-      'Redis storage is not available yet',
-    );
   });
 });

@@ -1,7 +1,11 @@
-/** @module Starts the ready-made server from a {@link Config}: storage, API keys, app, listener. */
-import { memoryAdapters } from '@parley/adapter-memory';
-import { createCore, type Core } from '@parley/core';
+/**
+ * @module Starts the ready-made server from a {@link Config}: storage (memory or Redis), API
+ * keys, app, listener — and stops it: drain first, then close Redis.
+ */
+import { createCore, type Core, type CoreOptions } from '@parley/core';
+import { setUpMemoryKeys, setUpRedisKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
+import { openBackend } from './backend.js';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { serve, type ServerHandle } from './serve.js';
@@ -11,13 +15,21 @@ export interface RunningServer {
   handle: ServerHandle;
   core: Core;
   logger: Logger;
-  /** The development key, when one was created (no `API_KEYS`). */
+  /** The development key, when one was created (memory storage without `API_KEYS`). */
   devKey?: string;
+  /**
+   * Stops accepting connections, lets in-flight requests finish, then closes the Redis client.
+   * Safe to call more than once.
+   */
+  close(): Promise<void>;
 }
 
-/** Where start-up prints its banner; default stdout. */
+/** Options of {@link startServer}. */
 export interface StartOptions {
+  /** Where start-up prints its banner; default stdout. */
   print?: (text: string) => void;
+  /** How long start-up waits for Redis to answer before failing, in ms; default 10 000. */
+  redisWaitMs?: number;
 }
 
 /** A URL a person can paste: wildcard listening addresses are reached through loopback. */
@@ -25,53 +37,61 @@ function reachableUrl(handle: ServerHandle): string {
   return ['0.0.0.0', '::'].includes(handle.hostname) ? `http://127.0.0.1:${handle.port}` : handle.url;
 }
 
-function banner(url: string, config: Config, devKey: string | undefined): string {
-  const lines = [`Parley is listening on ${url} (memory storage: data is lost when the server stops).`];
-  if (devKey === undefined) {
-    lines.push(`API keys: ${config.apiKeys?.length ?? 0} from API_KEYS.`);
-  } else {
+function banner(url: string, storage: string, keys: ApiKeySetup): string {
+  const lines = [`Parley is listening on ${url} (${storage}).`, ...keys.lines];
+  if (keys.devKey !== undefined) {
     lines.push(
       '',
       'Development API key (workspace "default", plan "pro", all scopes). It is shown only this once:',
       '',
-      `  KEY=${devKey}`,
+      `  KEY=${keys.devKey}`,
       '',
       'Try it:',
       '',
-      `  curl -H "Authorization: Bearer ${devKey}" ${url}/api/agents`,
+      `  curl -H "Authorization: Bearer ${keys.devKey}" ${url}/api/agents`,
     );
   }
   return `${lines.join('\n')}\n\n`;
 }
 
 /**
- * Builds the core on memory storage, issues the configured keys (only their SHA-256 hashes are
- * kept) or one development key, and starts listening. Prints where it listens and, for a
- * development key, the key and a ready curl line.
- * @throws Error when `REDIS_URL` is set: Redis storage is not wired into the server yet
+ * The server's core over `adapters`: the rate limiter decides by `config.rateLimitFailure` when
+ * its store fails or takes over 250 ms (decisions §7), and each such failure is logged (pino,
+ * `warn`, with the workspace and the policy).
+ */
+export function createServerCore(adapters: CoreOptions, config: Pick<Config, 'rateLimitFailure'>, logger: Logger): Core {
+  return createCore({
+    ...adapters,
+    rateLimitFailure: config.rateLimitFailure,
+    onRateLimitStoreError: (error, failure) => logger.warn({ err: error, ...failure }, 'rate-limit store failed'),
+  });
+}
+
+/**
+ * Builds the core on memory storage, or on Redis when `config.redis` is set (storage, rate limits
+ * and API keys; events stay in memory), sets up the API keys (see `api-key-setup.ts`) and starts
+ * listening. Prints where it listens, on what, and how to get a key.
+ * @throws Error when Redis does not answer within `redisWaitMs`, or stored keys disagree on a
+ * workspace's plan; nothing is left open then.
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const print = options.print ?? ((text: string) => process.stdout.write(text));
-  if (config.redisUrl !== undefined) {
-    throw new Error('Redis storage is not available yet: unset REDIS_URL to run Parley on memory storage.');
-  }
   const logger = createLogger(config.logLevel);
-  const core = createCore({
-    ...memoryAdapters(),
-    onRateLimitStoreError: (error, failure) => logger.warn({ err: error, ...failure }, 'rate-limit store failed'),
-  });
-  let devKey: string | undefined;
-  if (config.apiKeys) {
-    for (const entry of config.apiKeys) {
-      const grant = { workspaceId: entry.workspace, plan: entry.plan, scopes: entry.scopes, limitPerHour: entry.limitPerHour };
-      await core.apiKeys.issue(grant, entry.key);
-    }
-  } else {
-    devKey = (await core.apiKeys.issue({ workspaceId: 'default', plan: 'pro', scopes: ['*'] })).key;
+  const backend = openBackend(config.redis, { logger });
+  try {
+    await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
+    const core = createServerCore(backend.adapters, config, logger);
+    const keys = backend.redisKeys ? await setUpRedisKeys(core, backend.redisKeys, config.apiKeys) : await setUpMemoryKeys(core, config.apiKeys);
+    const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger });
+    const handle = await serve(app, { port: config.port, hostname: config.host });
+    print(banner(reachableUrl(handle), backend.description, keys));
+    logger.info({ url: handle.url, storage: backend.description }, 'listening');
+    let closing: Promise<void> | undefined;
+    // Drain before closing Redis: in-flight requests still need it to finish.
+    const close = () => (closing ??= handle.close().finally(() => backend.close()));
+    return { handle, core, logger, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
+  } catch (error) {
+    await backend.close();
+    throw error;
   }
-  const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger });
-  const handle = await serve(app, { port: config.port, hostname: config.host });
-  print(banner(reachableUrl(handle), config, devKey));
-  logger.info({ url: handle.url }, 'listening');
-  return { handle, core, logger, ...(devKey === undefined ? {} : { devKey }) };
 }

@@ -56,3 +56,39 @@ redis.call('ZREM', KEYS[4], ARGV[1])
 return 1
 `,
 };
+
+/**
+ * Stores a key unless its hash is taken. KEYS and ARGV as {@link KEY_INSERT}. Returns nil when
+ * it stored the key, else the JSON record already stored under that hash (nothing is written):
+ * so concurrent upserts of one raw key store it once.
+ */
+export const KEY_INSERT_NEW: LuaScript = {
+  name: 'key_insert_new',
+  lua: `
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if existing then return existing end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[2])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[2])
+return false
+`,
+};
+
+/**
+ * Replaces a stored key's record if it is still exactly `expected` (compare-and-set), keeping
+ * its key id and position in the indexes but moving it to the new workspace index.
+ * KEYS: by-hash hash, old workspace index, new workspace index.
+ * ARGV: hash, expected JSON, new JSON, keyId, createdAt in ms. Returns 1, or 0 when the record
+ * changed or vanished in between.
+ */
+export const KEY_REPLACE: LuaScript = {
+  name: 'key_replace',
+  lua: `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('ZREM', KEYS[2], ARGV[4])
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
+return 1
+`,
+};

@@ -21,6 +21,9 @@ export interface BearerAuthOptions {
  * challenge (RFC 6750 §3; a malformed header would be 400 there, but decisions §3 answers every
  * credential failure with 401, and `error=` only appears when credentials were sent).
  *
+ * A key store that cannot answer (Redis down) rejects with `service_unavailable`, which passes
+ * through to the error handler as 503: an outage must never look like a bad key (401).
+ *
  * Written here rather than with `hono/bearer-auth`, which answers malformed headers with 400 and
  * renders its own bodies instead of throwing Parley's error family.
  */

@@ -1,14 +1,30 @@
-/** @module Test helpers: an app over fresh memory adapters with keys of every kind. Not built. */
+/**
+ * @module Test helpers: an app over fresh adapters (memory, or whatever {@link useAdapters}
+ * installed, e.g. Redis) with keys of every kind. Not built.
+ */
 import { memoryAdapters } from '@parley/adapter-memory';
-import { createCore, type Core, type Scope } from '@parley/core';
+import { createCore, type Core, type CoreOptions, type RateLimitStore, type Scope } from '@parley/core';
 import type { Hono } from 'hono';
 import { createApp, type AppOptions } from '../app.js';
 import type { ParleyEnv } from '../env.js';
 
+/** What a harness runs on: the core's adapters, rate limits included. */
+export type HarnessAdapters = CoreOptions & { rateLimits: RateLimitStore };
+
+let makeAdapters: () => HarnessAdapters | Promise<HarnessAdapters> = memoryAdapters;
+
+/**
+ * Makes every later `harness()` call without explicit adapters use `factory` (one fresh set per
+ * harness). Module state, so it lasts for the calling test file only (vitest isolates files).
+ */
+export function useAdapters(factory: () => HarnessAdapters | Promise<HarnessAdapters>): void {
+  makeAdapters = factory;
+}
+
 export interface Harness {
   core: Core;
   app: Hono<ParleyEnv>;
-  adapters: ReturnType<typeof memoryAdapters>;
+  adapters: HarnessAdapters;
   /** All scopes, workspace `ws1`. */
   key: string;
   /** All scopes, workspace `ws2`. */
@@ -29,7 +45,8 @@ export interface CallInit {
   headers?: Record<string, string>;
 }
 
-export async function harness(options: AppOptions = {}, adapters = memoryAdapters()): Promise<Harness> {
+export async function harness(options: AppOptions = {}, given?: HarnessAdapters): Promise<Harness> {
+  const adapters = given ?? (await makeAdapters());
   const core = createCore(adapters);
   const app = createApp(core, { logLevel: 'silent', ...options });
   const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, 'test-key-ws1-all-scopes');

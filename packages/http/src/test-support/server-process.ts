@@ -1,5 +1,5 @@
 /** @module Test helper: the built `parley serve` as a child process on a free port. Not built. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -27,18 +27,27 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** This process's environment without the server's own variables, so tests set them explicitly. */
+function inheritedEnv(): Record<string, string | undefined> {
+  const { API_KEYS: _keys, REDIS_URL: _url, REDIS_CLUSTER_NODES: _nodes, REDIS_PREFIX: _prefix, RATE_LIMIT_FAILURE: _failure, ...rest } = process.env;
+  return rest;
+}
+
+function assertBuilt(): void {
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm test\`, which builds before testing.`);
+}
+
 /**
  * Spawns `node packages/http/dist/cli.js serve` (built by `npm test` before vitest runs) with
- * `env` on top of this process's environment minus `API_KEYS` and `REDIS_URL`, and resolves once
- * it prints that it is listening.
+ * `env` on top of this process's environment minus the server's variables (`API_KEYS`,
+ * `REDIS_*`, `RATE_LIMIT_FAILURE`), and resolves once it prints that it is listening.
  */
 export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm test\`, which builds before testing.`);
+  assertBuilt();
   const port = await freePort();
-  const { API_KEYS: _keys, REDIS_URL: _redis, ...inherited } = process.env;
   const child = spawn(process.execPath, [cli, 'serve'], {
     cwd: root,
-    env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: { ...inheritedEnv(), PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -63,4 +72,22 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
       child.kill(signal);
     });
   return { child, base: `http://127.0.0.1:${port}`, output: () => stdout, stderr: () => stderr, stop };
+}
+
+/** What a finished `parley` command printed, and its exit code. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `parley <args…>` with `env` (as for {@link startServerProcess}) to completion. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  assertBuilt();
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], { cwd: root, env: { ...inheritedEnv(), ...env }, timeout: 20_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      resolve({ code, stdout, stderr });
+    });
+  });
 }

@@ -1,0 +1,110 @@
+/**
+ * @module The adapters the ready-made server runs on: memory, or Redis (standalone or Cluster)
+ * for storage, rate limits and API keys. Events stay in memory until webhook delivery lands.
+ */
+import { MemoryApiKeyStore, MemoryEventPublisher, MemoryRateLimitStore, MemoryStorage } from '@parley/adapter-memory';
+import { createRedisAdapters, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
+import type { ApiKeyStore, CoreOptions, RateLimitStore, Storage } from '@parley/core';
+import type { Logger } from './logger.js';
+import { describeRedis, type RedisConfig } from './redis-config.js';
+
+/**
+ * Deadline of one Redis call made by the server, in ms. Below the adapters' 1 000 ms default so
+ * that a request whose Redis call hangs still answers 503 within a second, HTTP overhead included.
+ */
+export const SERVER_REDIS_TIMEOUT_MS = 750;
+
+/** The adapters of a running server, and what they need at start-up and shutdown. */
+export interface Backend {
+  adapters: Pick<CoreOptions, 'events'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
+  /** The Redis key store (for upserting `API_KEYS`); `undefined` on memory storage. */
+  redisKeys: RedisApiKeyStore | undefined;
+  /** For the banner and logs, e.g. `memory storage: data is lost when the server stops`. */
+  description: string;
+  /**
+   * Resolves once storage answers; rejects with a clear `Error` after `waitMs`. Lets a server
+   * start alongside its Redis (containers starting together) yet fail rather than wait forever.
+   */
+  waitUntilReachable(waitMs: number): Promise<void>;
+  /** Closes the Redis client (after the server drained); a no-op on memory. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openBackend}. */
+export interface BackendOptions {
+  /** Where Redis connection changes are logged. */
+  logger?: Logger;
+  /** Deadline of one Redis call in ms; default {@link SERVER_REDIS_TIMEOUT_MS}. */
+  timeoutMs?: number;
+}
+
+/** Memory adapters when `redis` is `undefined`, else Redis adapters over one new client. */
+export function openBackend(redis: RedisConfig | undefined, options: BackendOptions = {}): Backend {
+  if (redis === undefined) {
+    return {
+      adapters: { storage: new MemoryStorage(), apiKeys: new MemoryApiKeyStore(), rateLimits: new MemoryRateLimitStore(), events: new MemoryEventPublisher() },
+      redisKeys: undefined,
+      description: 'memory storage: data is lost when the server stops',
+      waitUntilReachable: async () => {},
+      close: async () => {},
+    };
+  }
+  const adapters = openRedisAdapters(redis, options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS);
+  let lastError: string | undefined;
+  adapters.client.on('error', (error: Error) => (lastError = error.message));
+  if (options.logger) logConnectionChanges(adapters, describeRedis(redis), options.logger);
+  return {
+    // Webhook delivery is not built yet; events stay per instance until it moves them to Redis.
+    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, events: new MemoryEventPublisher() },
+    redisKeys: adapters.apiKeys,
+    description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
+    waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),
+    close: () => adapters.close(),
+  };
+}
+
+/** Redis adapters for `redis` over a client they own. */
+export function openRedisAdapters(redis: RedisConfig, timeoutMs: number): RedisAdapters {
+  const target = 'url' in redis ? { url: redis.url } : { clusterNodes: redis.clusterNodes };
+  return createRedisAdapters({ ...target, prefix: redis.prefix, timeoutMs });
+}
+
+/**
+ * Logs losing and regaining the connection once each, rather than every failed request or
+ * reconnect attempt: the adapters already fail calls fast and ioredis keeps reconnecting.
+ */
+function logConnectionChanges(adapters: RedisAdapters, name: string, logger: Logger): void {
+  let state: 'connecting' | 'up' | 'down' = 'connecting';
+  adapters.client.on('ready', () => {
+    if (state === 'down') logger.info({ redis: name }, 'redis connection restored');
+    else logger.debug({ redis: name }, 'redis connected');
+    state = 'up';
+  });
+  adapters.client.on('close', () => {
+    if (state === 'up') logger.warn({ redis: name }, 'redis connection lost: requests answer 503 until it is back');
+    if (state !== 'connecting') state = 'down';
+  });
+}
+
+/** How often {@link Backend.waitUntilReachable} pings while waiting. */
+const WAIT_INTERVAL_MS = 200;
+
+/**
+ * Resolves once `storage.ping()` succeeds; after `waitMs` rejects with an `Error` naming `what`
+ * and the last connection error (`lastError()`), e.g. `connect ECONNREFUSED 127.0.0.1:6379`.
+ */
+async function waitForStorage(storage: Pick<Storage, 'ping'>, what: string, waitMs: number, lastError: () => string | undefined): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      await storage.ping();
+      return;
+    } catch (error) {
+      if (Date.now() + WAIT_INTERVAL_MS > deadline) {
+        const why = lastError() ?? (error instanceof Error ? error.message : String(error));
+        throw new Error(`${what} did not answer within ${Math.round(waitMs / 1000)} s (${why}).`, { cause: error });
+      }
+      await new Promise((resolve) => setTimeout(resolve, WAIT_INTERVAL_MS));
+    }
+  }
+}
