@@ -2,7 +2,7 @@
  * @module The adapters the ready-made server runs on: memory, or Redis (standalone or Cluster)
  * for storage, rate limits and API keys. Events stay in memory until webhook delivery lands.
  */
-import { MemoryApiKeyStore, MemoryEventPublisher, MemoryRateLimitStore, MemoryStorage } from '@parley/adapter-memory';
+import { MemoryEventPublisher, memoryAdapters } from '@parley/adapter-memory';
 import { createRedisAdapters, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
 import type { ApiKeyStore, CoreOptions, RateLimitStore, Storage } from '@parley/core';
 import type { Logger } from './logger.js';
@@ -42,7 +42,7 @@ export interface BackendOptions {
 export function openBackend(redis: RedisConfig | undefined, options: BackendOptions = {}): Backend {
   if (redis === undefined) {
     return {
-      adapters: { storage: new MemoryStorage(), apiKeys: new MemoryApiKeyStore(), rateLimits: new MemoryRateLimitStore(), events: new MemoryEventPublisher() },
+      adapters: memoryAdapters(),
       redisKeys: undefined,
       description: 'memory storage: data is lost when the server stops',
       waitUntilReachable: async () => {},
