@@ -149,3 +149,27 @@ export class RedisRunner {
     return this.ready;
   }
 }
+
+/**
+ * What every adapter class of this package shares: the client (created from `options` or
+ * passed in), a {@link RedisRunner} with the call deadline and key prefix, and `close()`.
+ */
+export abstract class RedisAdapter {
+  /** The ioredis client in use. */
+  readonly client: RedisClient;
+  protected readonly runner: RedisRunner;
+  private readonly owned: boolean;
+
+  constructor(options: RedisAdapterOptions) {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const { client, owned } = connect(options, timeoutMs);
+    this.client = client;
+    this.owned = owned;
+    this.runner = new RedisRunner(client, timeoutMs, options.prefix);
+  }
+
+  /** Closes the client if this adapter created it; a client passed in stays open. */
+  close(): Promise<void> {
+    return closeClient(this.client, this.owned);
+  }
+}

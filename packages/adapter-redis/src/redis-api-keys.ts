@@ -3,7 +3,7 @@
  * script's keys share one Cluster slot.
  */
 import type { ApiKeyRecord, ApiKeyStore } from '@parley/core';
-import { DEFAULT_TIMEOUT_MS, RedisRunner, closeClient, connect, type RedisAdapterOptions, type RedisClient } from './connection.js';
+import { RedisAdapter } from './connection.js';
 import { apiKeyKeys } from './keys.js';
 import { KEY_BY_ID, KEY_INSERT, KEY_INSERT_NEW, KEY_LIST, KEY_REPLACE, KEY_REVOKE } from './scripts/api-keys.js';
 import { records, strings } from './scripts/script.js';
@@ -24,20 +24,7 @@ const UPSERT_ATTEMPTS = 5;
  * key depends on the stored record. Options as for `RedisStorage`.
  * @throws ParleyError `service_unavailable` from every method when Redis cannot be reached.
  */
-export class RedisApiKeyStore implements ApiKeyStore {
-  /** The ioredis client in use. */
-  readonly client: RedisClient;
-  private readonly runner: RedisRunner;
-  private readonly owned: boolean;
-
-  constructor(options: RedisAdapterOptions) {
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const { client, owned } = connect(options, timeoutMs);
-    this.client = client;
-    this.owned = owned;
-    this.runner = new RedisRunner(client, timeoutMs, options.prefix);
-  }
-
+export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
   private get keys() {
     return apiKeyKeys(this.runner.prefix);
   }
@@ -109,10 +96,6 @@ export class RedisApiKeyStore implements ApiKeyStore {
     return reply === 1;
   }
 
-  /** Closes the client if this store created it; a client passed in stays open. */
-  close(): Promise<void> {
-    return closeClient(this.client, this.owned);
-  }
 }
 
 /** An ISO timestamp as an index score (ms); 0 for an unparseable one. */

@@ -1,6 +1,6 @@
 /** @module Rate-limit state on Redis: one GCRA TAT per key, decided by one Lua script. */
 import { emissionIntervalMs, type RateLimitDecision, type RateLimitRule, type RateLimitStore } from '@parley/core';
-import { DEFAULT_TIMEOUT_MS, RedisRunner, closeClient, connect, type RedisAdapterOptions, type RedisClient } from './connection.js';
+import { RedisAdapter } from './connection.js';
 import { rateLimitKey } from './keys.js';
 import { GCRA_HIT } from './scripts/gcra.js';
 
@@ -13,20 +13,7 @@ import { GCRA_HIT } from './scripts/gcra.js';
  * Time is the caller's `nowMs`, never the Redis server clock, so every instance must keep its
  * clock in sync (NTP) for their decisions to agree. Options as for `RedisStorage`.
  */
-export class RedisRateLimitStore implements RateLimitStore {
-  /** The ioredis client in use. */
-  readonly client: RedisClient;
-  private readonly runner: RedisRunner;
-  private readonly owned: boolean;
-
-  constructor(options: RedisAdapterOptions) {
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const { client, owned } = connect(options, timeoutMs);
-    this.client = client;
-    this.owned = owned;
-    this.runner = new RedisRunner(client, timeoutMs, options.prefix);
-  }
-
+export class RedisRateLimitStore extends RedisAdapter implements RateLimitStore {
   /**
    * Counts one request at `nowMs` (integer ms since the epoch) against `rule` for `key`.
    * @throws RangeError for an invalid rule or a non-integer `nowMs` (as `gcra()` does), before
@@ -40,8 +27,4 @@ export class RedisRateLimitStore implements RateLimitStore {
     return { allowed: allowed === 1, limit: rule.limit, remaining, resetMs, retryAfterMs };
   }
 
-  /** Closes the client if this store created it; a client passed in stays open. */
-  close(): Promise<void> {
-    return closeClient(this.client, this.owned);
-  }
 }

@@ -10,7 +10,7 @@
  * settings (RDB/AOF); this adapter acknowledges a write once Redis has applied it in memory.
  */
 import type { AgentStore, ConversationStore, MessageStore, PlantStore, Storage, WebhookEndpointStore } from '@parley/core';
-import { DEFAULT_TIMEOUT_MS, RedisRunner, closeClient, connect, type RedisAdapterOptions, type RedisClient } from './connection.js';
+import { RedisAdapter, type RedisAdapterOptions } from './connection.js';
 import { RedisAgentStore } from './stores/agent-store.js';
 import { RedisConversationStore } from './stores/conversation-store.js';
 import { RedisMessageStore } from './stores/message-store.js';
@@ -28,23 +28,15 @@ import { RedisWebhookEndpointStore } from './stores/webhook-endpoint-store.js';
  * ```
  * @throws TypeError from the constructor for a prefix containing `{` or `}`.
  */
-export class RedisStorage implements Storage {
+export class RedisStorage extends RedisAdapter implements Storage {
   readonly agents: AgentStore;
   readonly conversations: ConversationStore;
   readonly messages: MessageStore;
   readonly webhookEndpoints: WebhookEndpointStore;
   readonly plants: PlantStore;
-  /** The ioredis client in use. */
-  readonly client: RedisClient;
-  private readonly runner: RedisRunner;
-  private readonly owned: boolean;
 
   constructor(options: RedisAdapterOptions) {
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const { client, owned } = connect(options, timeoutMs);
-    this.client = client;
-    this.owned = owned;
-    this.runner = new RedisRunner(client, timeoutMs, options.prefix);
+    super(options);
     this.agents = new RedisAgentStore(this.runner);
     this.conversations = new RedisConversationStore(this.runner);
     this.messages = new RedisMessageStore(this.runner);
@@ -58,10 +50,5 @@ export class RedisStorage implements Storage {
    */
   async ping(): Promise<void> {
     await this.runner.run((client) => client.ping());
-  }
-
-  /** Closes the client if this adapter created it; a client passed in stays open. */
-  close(): Promise<void> {
-    return closeClient(this.client, this.owned);
   }
 }
