@@ -108,6 +108,10 @@ describe('GET /openapi.json', () => {
     const agentCreate = document.components?.schemas?.AgentCreate as OpenAPIV3_1.SchemaObject;
     expect(agentCreate.required).toEqual(['name', 'description', 'model']);
     expect(agentCreate.additionalProperties).toBe(false);
+    // Nullable fields as type arrays, the OpenAPI 3.1 form renderers and generators expect.
+    const agent = document.components?.schemas?.Agent as OpenAPIV3_1.SchemaObject;
+    expect(agent.properties?.systemPrompt).toEqual({ type: ['string', 'null'] });
+    expect(agent.properties?.maxTokens).toEqual({ type: ['integer', 'null'] });
   });
 
   it('names the prefix a host mounts the app under in `servers`', async () => {

@@ -27,7 +27,7 @@ import {
   WebhookEndpointSchema,
   WebhookUpdateSchema,
 } from '@parley/core';
-import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema';
+import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type * as v from 'valibot';
 
@@ -78,16 +78,29 @@ function isNumberOrDigits(schema: AnySchema): boolean {
   return options.some((option) => option.type === 'number') && options.every((option) => option.type === 'number' || digits(option));
 }
 
+/**
+ * `{"anyOf": [{"type": "string"}, {"type": "null"}]}` as `{"type": ["string", "null"]}`: the
+ * same in JSON Schema, and the form OpenAPI 3.1 tools (Scalar among them) expect. Left as it
+ * is when the inner schema is not a plain typed one.
+ */
+function typeOrNull(jsonSchema: JsonSchema): JsonSchema | undefined {
+  const [inner, nullType, ...rest] = (jsonSchema.anyOf ?? []) as JsonSchema[];
+  if (!inner || rest.length || nullType?.type !== 'null' || typeof inner.type !== 'string' || inner.enum || inner.$ref) return undefined;
+  const { anyOf: _anyOf, ...outer } = jsonSchema;
+  return { ...inner, ...outer, type: [inner.type, 'null'] };
+}
+
 const CONFIG: ConversionConfig = {
   target: 'draft-2020-12',
   // Requests are documented as the caller sends them, before core's transforms.
   typeMode: 'input',
   // `check` actions are refinements JSON Schema cannot express; their schemas say them in words.
   ignoreActions: ['check'],
-  overrideSchema({ valibotSchema }) {
+  overrideSchema({ valibotSchema, jsonSchema }) {
     // A `custom` schema describes itself with a `metadata` action later in its pipe.
     if (valibotSchema.type === 'custom') return {};
     if (isNumberOrDigits(valibotSchema)) return { type: 'number' };
+    if (valibotSchema.type === 'nullable') return typeOrNull(jsonSchema);
     return undefined;
   },
   overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,

@@ -73,6 +73,8 @@ export function referenceRoutes<E extends Env>(app: Hono<E>): Hono<ParleyEnv> {
         url: 'openapi.json',
         cdn: REFERENCE_SCRIPT_PATH.slice(1),
         pageTitle: 'Parley API reference',
+        // Every tag open: the whole API reads top to bottom, and browser search finds everything.
+        defaultOpenAllTags: true,
         // Nothing leaves the server: no web fonts, no telemetry, no hosted AI agent.
         withDefaultFonts: false,
         telemetry: false,
