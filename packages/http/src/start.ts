@@ -26,7 +26,10 @@ function reachableUrl(handle: ServerHandle): string {
 }
 
 function banner(url: string, config: Config, devKey: string | undefined): string {
-  const lines = [`Parley is listening on ${url} (memory storage: data is lost when the server stops).`];
+  const lines = [
+    `Parley is listening on ${url} (memory storage: data is lost when the server stops).`,
+    `API reference: ${url}/docs (OpenAPI 3.1: ${url}/openapi.json)`,
+  ];
   if (devKey === undefined) {
     lines.push(`API keys: ${config.apiKeys?.length ?? 0} from API_KEYS.`);
   } else {
