@@ -1,10 +1,13 @@
 /**
  * @module Renders `src/generated/openapi.ts`: openapi-typescript over the OpenAPI document that
- * Parley's code serves, built here from a fresh app on memory storage.
+ * Parley's code serves, built here from a fresh app on memory storage. Run as a script
+ * (`npm run generate:client` at the root), it rewrites the file.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore } from '@parley/core';
 import { createApp } from '@parley/http';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 
 /** The generated file, committed so the package builds without a running server. */
@@ -32,4 +35,9 @@ export async function renderTypes(document?: OpenAPI3): Promise<string> {
     silent: true,
   });
   return `${BANNER}\n\n${astToString(ast)}`;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  writeFileSync(TYPES_FILE, await renderTypes());
+  console.log(`Wrote ${fileURLToPath(TYPES_FILE)}`);
 }
