@@ -13,6 +13,7 @@ export default defineConfig({
       { find: /^@parley\/adapter-memory$/, replacement: src('adapter-memory/src/index.ts') },
       { find: /^@parley\/adapter-redis$/, replacement: src('adapter-redis/src/index.ts') },
       { find: /^@parley\/http$/, replacement: src('http/src/index.ts') },
+      { find: /^@parley\/client$/, replacement: src('client/src/index.ts') },
     ],
   },
   test: {

@@ -11,6 +11,7 @@ import { rateLimit } from './middleware/rate-limit.js';
 import { requestLogger } from './middleware/request-logger.js';
 import { apiRoutes } from './routes/api.js';
 import { healthRoutes } from './routes/health.js';
+import { referenceRoutes } from './routes/reference.js';
 import { createSandboxApp } from './sandbox/sandbox-app.js';
 
 /** Options of {@link createApp}. */
@@ -21,6 +22,8 @@ export interface AppOptions {
   logLevel?: LogLevel;
   /** A pino logger to write request lines and errors to; default a new one on stdout. */
   logger?: Logger;
+  /** Serve `GET /openapi.json` and the reference page `GET /docs`, without authentication; default true. */
+  docs?: boolean;
 }
 
 /**
@@ -28,7 +31,9 @@ export interface AppOptions {
  * - `/api/...`: agents, conversations, messages and webhook endpoints (spec §4, decisions §4),
  *   bearer-authenticated, errors as `{"error": {"code", "message", "details"?}}`;
  * - `/sandbox/plants`: the plants sample (plants-openapi.json), errors flat;
- * - `/healthz` and `/readyz` without authentication.
+ * - `/healthz` and `/readyz` without authentication;
+ * - `/openapi.json` (OpenAPI 3.1 of all of the above) and `/docs` (a reference page for it), also
+ *   without authentication, unless `docs: false`.
  * Every response carries `X-Request-Id` (a sane incoming one is kept) and every request is logged
  * as one JSON line. Mount it in a host with `host.route('/', createApp(core))`; note that its
  * request-id and logging middleware then also cover the host's routes under that path.
@@ -54,6 +59,7 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
   app.route('/', healthRoutes(core));
   app.route('/api', apiRoutes(core, { guard, body: jsonBody({ maxBytes: bodyLimitBytes }) }));
   app.route('/sandbox', createSandboxApp(core, { guard, bodyLimitBytes, logger }));
+  if (options.docs ?? true) app.route('/', referenceRoutes(app));
   app.notFound(notFoundHandler('api'));
   app.onError(errorHandler({ logger, shape: 'api' }));
   return app;

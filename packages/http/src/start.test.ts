@@ -17,6 +17,7 @@ describe('startServer', () => {
   it('without API_KEYS creates one development key and prints it once with a curl line that works', async () => {
     await started({}, async (server, printed) => {
       expect(printed).toContain(`Parley is listening on ${server.handle.url}`);
+      expect(printed).toContain(`API reference: ${server.handle.url}/docs`);
       const key = /^ {2}KEY=(\S+)$/m.exec(printed)?.[1];
       expect(key).toBe(server.devKey);
       expect(printed.split(key!).length - 1).toBe(2);

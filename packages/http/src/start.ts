@@ -38,7 +38,11 @@ function reachableUrl(handle: ServerHandle): string {
 }
 
 function banner(url: string, storage: string, keys: ApiKeySetup): string {
-  const lines = [`Parley is listening on ${url} (${storage}).`, ...keys.lines];
+  const lines = [
+    `Parley is listening on ${url} (${storage}).`,
+    `API reference: ${url}/docs (OpenAPI 3.1: ${url}/openapi.json)`,
+    ...keys.lines,
+  ];
   if (keys.devKey !== undefined) {
     lines.push(
       '',

@@ -47,6 +47,11 @@ export const JsonObjectSchema = v.pipe(
       addIssue({ message: `Larger than ${MAX_JSON_OBJECT_BYTES} bytes serialized.` });
     }
   }),
+  // JSON Schema cannot express the checks above: the OpenAPI document states them in words.
+  v.metadata({
+    type: 'object',
+    description: `A JSON object of at most ${MAX_JSON_OBJECT_BYTES} bytes serialized, nested at most ${MAX_JSON_OBJECT_DEPTH} levels, without \`__proto__\`, \`constructor\` or \`prototype\` keys.`,
+  }),
 );
 
 /**

@@ -46,6 +46,6 @@ export const HISTORY_LIMIT = { default: 50, max: 100 } as const;
 /** Query of `GET /api/conversations/:id/messages`: `limit` 1–100 (default 50), cursor `before`. */
 export const MessageHistoryQuerySchema = v.strictObject({
   limit: v.optional(integerParam(1, HISTORY_LIMIT.max), HISTORY_LIMIT.default),
-  before: v.optional(text(512)),
+  before: v.optional(v.pipe(text(512), v.description('Cursor: the nextCursor of the previous page.'))),
 });
 export type MessageHistoryQuery = v.InferInput<typeof MessageHistoryQuerySchema>;

@@ -1,6 +1,7 @@
-/** @module Every request schema, the single source of truth for validation and OpenAPI. */
+/** @module Every request and response schema: the single source of truth for validation and OpenAPI. */
 export * from './common.js';
 export * from './agent.js';
 export * from './conversation.js';
 export * from './webhook.js';
 export * from './plant.js';
+export * from './responses.js';

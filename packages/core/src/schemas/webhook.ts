@@ -12,6 +12,7 @@ const UrlSchema = v.pipe(
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
   }, 'Expected an absolute http(s) URL without credentials.'),
+  v.metadata({ format: 'uri', description: 'An absolute http(s) URL without credentials; private and loopback targets are refused.' }),
 );
 
 /** A non-empty list of distinct event names of spec §6. */
@@ -19,6 +20,7 @@ const EventsSchema = v.pipe(
   v.array(v.picklist(EVENT_TYPES)),
   v.minLength(1, 'Expected at least one event.'),
   v.check((events) => new Set(events).size === events.length, 'Expected distinct events.'),
+  v.metadata({ uniqueItems: true }),
 );
 
 /**
@@ -34,6 +36,7 @@ const SecretSchema = v.pipe(
     const bytes = Buffer.from(encoded, 'base64').length;
     return bytes >= 24 && bytes <= 64;
   }, 'Expected whsec_ followed by base64 of 24 to 64 bytes, or 16 to 512 characters.'),
+  v.description('Signing secret: whsec_ + base64 of 24 to 64 bytes (Standard Webhooks), or 16 to 512 characters used as raw UTF-8.'),
 );
 
 /** Body of `POST /api/webhooks`. Without `secret`, Parley generates one and returns it once. */

@@ -1,9 +1,24 @@
 /** @module `/agents`: create, list, read, update and delete agents (spec §4.1, decisions §4). */
-import type { AgentCreateInput, AgentListQuery, AgentUpdateInput, Core } from '@parley/core';
+import {
+  AgentCreateSchema,
+  AgentListQuerySchema,
+  AgentListSchema,
+  AgentSchema,
+  AgentUpdateSchema,
+  DeleteResultSchema,
+  type AgentCreateInput,
+  type AgentListQuery,
+  type AgentUpdateInput,
+  type Core,
+} from '@parley/core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
 import { requireScope } from '../middleware/require-scope.js';
+import { describeOperation, idPath } from '../openapi/operation.js';
+
+const byId = idPath('agent', 'agt_');
+const notFound = 'No agent with this id in the key\'s workspace.';
 
 /**
  * Agent routes, to be mounted at `/api/agents` behind authentication. Bodies and queries go to
@@ -14,22 +29,92 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
   const read = requireScope('agents:read');
   const write = requireScope('agents:write');
   return new Hono<ParleyEnv>()
-    .post('/', write, body, async (c) => {
-      const agent = await core.agents.create(c.var.principal.workspaceId, c.req.valid('json') as AgentCreateInput);
-      return c.json(agent, 201);
-    })
-    .get('/', read, async (c) => {
-      return c.json(await core.agents.list(c.var.principal.workspaceId, c.req.query() as AgentListQuery));
-    })
-    .get('/:id', read, async (c) => {
-      return c.json(await core.agents.get(c.var.principal.workspaceId, c.req.param('id')));
-    })
-    .patch('/:id', write, body, async (c) => {
-      const agent = await core.agents.update(c.var.principal.workspaceId, c.req.param('id'), c.req.valid('json') as AgentUpdateInput);
-      return c.json(agent);
-    })
-    .delete('/:id', write, async (c) => {
-      const agent = await core.agents.delete(c.var.principal.workspaceId, c.req.param('id'));
-      return c.json({ success: true, message: `Agent ${agent.id} and its conversations were deleted.` });
-    });
+    .post(
+      '/',
+      describeOperation({
+        operationId: 'createAgent',
+        summary: 'Create an agent',
+        description: 'A new agent is `active`. Emits `agent.created`.',
+        tag: 'Agents',
+        scope: 'agents:write',
+        body: AgentCreateSchema,
+        success: { status: 201, description: 'The created agent, every field present.', schema: AgentSchema },
+      }),
+      write,
+      body,
+      async (c) => {
+        const agent = await core.agents.create(c.var.principal.workspaceId, c.req.valid('json') as AgentCreateInput);
+        return c.json(agent, 201);
+      },
+    )
+    .get(
+      '/',
+      describeOperation({
+        operationId: 'listAgents',
+        summary: 'List agents',
+        description: 'Page-numbered, newest first.',
+        tag: 'Agents',
+        scope: 'agents:read',
+        query: AgentListQuerySchema,
+        success: { status: 200, description: 'A page of agents with the total count.', schema: AgentListSchema },
+      }),
+      read,
+      async (c) => {
+        return c.json(await core.agents.list(c.var.principal.workspaceId, c.req.query() as AgentListQuery));
+      },
+    )
+    .get(
+      '/:id',
+      describeOperation({
+        operationId: 'getAgent',
+        summary: 'Get an agent',
+        tag: 'Agents',
+        scope: 'agents:read',
+        path: byId,
+        success: { status: 200, description: 'The agent.', schema: AgentSchema },
+        errors: { 404: notFound },
+      }),
+      read,
+      async (c) => {
+        return c.json(await core.agents.get(c.var.principal.workspaceId, c.req.param('id')));
+      },
+    )
+    .patch(
+      '/:id',
+      describeOperation({
+        operationId: 'updateAgent',
+        summary: 'Update an agent',
+        description: 'Every field is optional; `null` clears `systemPrompt`, `temperature` and `maxTokens`; `configuration` is replaced as a whole. Emits `agent.updated`.',
+        tag: 'Agents',
+        scope: 'agents:write',
+        path: byId,
+        body: AgentUpdateSchema,
+        success: { status: 200, description: 'The whole updated agent.', schema: AgentSchema },
+        errors: { 404: notFound },
+      }),
+      write,
+      body,
+      async (c) => {
+        const agent = await core.agents.update(c.var.principal.workspaceId, c.req.param('id'), c.req.valid('json') as AgentUpdateInput);
+        return c.json(agent);
+      },
+    )
+    .delete(
+      '/:id',
+      describeOperation({
+        operationId: 'deleteAgent',
+        summary: 'Delete an agent',
+        description: 'Also deletes its conversations and their messages. Emits only `agent.deleted`.',
+        tag: 'Agents',
+        scope: 'agents:write',
+        path: byId,
+        success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
+        errors: { 404: notFound },
+      }),
+      write,
+      async (c) => {
+        const agent = await core.agents.delete(c.var.principal.workspaceId, c.req.param('id'));
+        return c.json({ success: true, message: `Agent ${agent.id} and its conversations were deleted.` });
+      },
+    );
 }

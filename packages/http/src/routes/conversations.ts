@@ -2,18 +2,31 @@
  * @module `/conversations`: start, list, read and complete conversations, send their messages
  * and page through their history (spec §4.2, decisions §4–§5).
  */
-import type {
-  ConversationCreateInput,
-  ConversationListQuery,
-  ConversationUpdateInput,
-  Core,
-  MessageCreateInput,
-  MessageHistoryQuery,
+import {
+  ConversationCreateSchema,
+  ConversationListQuerySchema,
+  ConversationListSchema,
+  ConversationSchema,
+  ConversationUpdateSchema,
+  MessageCreateSchema,
+  MessageHistoryQuerySchema,
+  MessageHistorySchema,
+  MessageSchema,
+  type ConversationCreateInput,
+  type ConversationListQuery,
+  type ConversationUpdateInput,
+  type Core,
+  type MessageCreateInput,
+  type MessageHistoryQuery,
 } from '@parley/core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
 import { requireScope } from '../middleware/require-scope.js';
+import { describeOperation, idPath } from '../openapi/operation.js';
+
+const byId = idPath('conversation', 'conv_');
+const notFound = 'No conversation with this id in the key\'s workspace.';
 
 /**
  * Conversation and message routes, to be mounted at `/api/conversations` behind
@@ -25,26 +38,119 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
   const read = requireScope('conversations:read');
   const write = requireScope('conversations:write');
   return new Hono<ParleyEnv>()
-    .post('/', write, body, async (c) => {
-      const input = c.req.valid('json') as ConversationCreateInput;
-      return c.json(await core.conversations.create(c.var.principal.workspaceId, input), 201);
-    })
-    .get('/', read, async (c) => {
-      return c.json(await core.conversations.list(c.var.principal.workspaceId, c.req.query() as ConversationListQuery));
-    })
-    .get('/:id', read, async (c) => {
-      return c.json(await core.conversations.get(c.var.principal.workspaceId, c.req.param('id')));
-    })
-    .patch('/:id', write, body, async (c) => {
-      const input = c.req.valid('json') as ConversationUpdateInput;
-      return c.json(await core.conversations.update(c.var.principal.workspaceId, c.req.param('id'), input));
-    })
-    .post('/:id/messages', write, body, async (c) => {
-      const input = c.req.valid('json') as MessageCreateInput;
-      return c.json(await core.conversations.sendMessage(c.var.principal.workspaceId, c.req.param('id'), input), 201);
-    })
-    .get('/:id/messages', read, async (c) => {
-      const query = c.req.query() as MessageHistoryQuery;
-      return c.json(await core.conversations.history(c.var.principal.workspaceId, c.req.param('id'), query));
-    });
+    .post(
+      '/',
+      describeOperation({
+        operationId: 'createConversation',
+        summary: 'Start a conversation',
+        description: 'A new conversation is `active`. Emits `conversation.started`.',
+        tag: 'Conversations',
+        scope: 'conversations:write',
+        body: ConversationCreateSchema,
+        success: { status: 201, description: 'The started conversation.', schema: ConversationSchema },
+        errors: { 404: 'No agent with this `agentId` in the key\'s workspace.', 409: '`conflict`: the agent is inactive.' },
+      }),
+      write,
+      body,
+      async (c) => {
+        const input = c.req.valid('json') as ConversationCreateInput;
+        return c.json(await core.conversations.create(c.var.principal.workspaceId, input), 201);
+      },
+    )
+    .get(
+      '/',
+      describeOperation({
+        operationId: 'listConversations',
+        summary: 'List conversations',
+        description: 'Page-numbered, newest first, filtered by `agentId`, `userId` and `status` when given.',
+        tag: 'Conversations',
+        scope: 'conversations:read',
+        query: ConversationListQuerySchema,
+        success: { status: 200, description: 'A page of conversations with the total count.', schema: ConversationListSchema },
+      }),
+      read,
+      async (c) => {
+        return c.json(await core.conversations.list(c.var.principal.workspaceId, c.req.query() as ConversationListQuery));
+      },
+    )
+    .get(
+      '/:id',
+      describeOperation({
+        operationId: 'getConversation',
+        summary: 'Get a conversation',
+        tag: 'Conversations',
+        scope: 'conversations:read',
+        path: byId,
+        success: { status: 200, description: 'The conversation.', schema: ConversationSchema },
+        errors: { 404: notFound },
+      }),
+      read,
+      async (c) => {
+        return c.json(await core.conversations.get(c.var.principal.workspaceId, c.req.param('id')));
+      },
+    )
+    .patch(
+      '/:id',
+      describeOperation({
+        operationId: 'updateConversation',
+        summary: 'Update or complete a conversation',
+        description:
+          '`status: "completed"` completes it (emits `conversation.completed`; again is a no-op); `metadata` replaces the stored object.',
+        tag: 'Conversations',
+        scope: 'conversations:write',
+        path: byId,
+        body: ConversationUpdateSchema,
+        success: { status: 200, description: 'The whole conversation.', schema: ConversationSchema },
+        errors: { 404: notFound, 409: '`conflict`: `status: "active"` on a completed conversation.' },
+      }),
+      write,
+      body,
+      async (c) => {
+        const input = c.req.valid('json') as ConversationUpdateInput;
+        return c.json(await core.conversations.update(c.var.principal.workspaceId, c.req.param('id'), input));
+      },
+    )
+    .post(
+      '/:id/messages',
+      describeOperation({
+        operationId: 'sendMessage',
+        summary: 'Send a message',
+        description: 'Emits `message.sent` for `user` and `system` messages, `message.received` for `assistant` ones.',
+        tag: 'Messages',
+        scope: 'conversations:write',
+        path: byId,
+        body: MessageCreateSchema,
+        success: { status: 201, description: 'The stored message.', schema: MessageSchema },
+        errors: { 404: notFound, 409: '`conflict`: the conversation is completed.' },
+      }),
+      write,
+      body,
+      async (c) => {
+        const input = c.req.valid('json') as MessageCreateInput;
+        return c.json(await core.conversations.sendMessage(c.var.principal.workspaceId, c.req.param('id'), input), 201);
+      },
+    )
+    .get(
+      '/:id/messages',
+      describeOperation({
+        operationId: 'getMessageHistory',
+        summary: 'Get the message history',
+        description:
+          'A page holds the `limit` newest messages before the `before` cursor (the newest overall without it), oldest first. `nextCursor`, present exactly when `hasMore` is true, fetches the next older page.',
+        tag: 'Messages',
+        scope: 'conversations:read',
+        path: byId,
+        query: MessageHistoryQuerySchema,
+        success: { status: 200, description: 'A page of history.', schema: MessageHistorySchema },
+        errors: {
+          400: '`validation_failed` (a bad `limit`) or `invalid_request` (an unparseable, forged or foreign cursor).',
+          404: notFound,
+        },
+      }),
+      read,
+      async (c) => {
+        const query = c.req.query() as MessageHistoryQuery;
+        return c.json(await core.conversations.history(c.var.principal.workspaceId, c.req.param('id'), query));
+      },
+    );
 }

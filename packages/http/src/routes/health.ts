@@ -1,7 +1,8 @@
 /** @module `/healthz` and `/readyz`: probes for orchestrators, without authentication (decisions §10). */
-import { ErrorCode, ParleyError, type Core } from '@parley/core';
+import { ErrorCode, HealthSchema, ParleyError, type Core } from '@parley/core';
 import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';
+import { describeOperation } from '../openapi/operation.js';
 
 /** How long `/readyz` waits for `storage.ping()`: probes must answer before their own timeout. */
 export const READINESS_TIMEOUT_MS = 2_000;
@@ -21,13 +22,33 @@ function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
  */
 export function healthRoutes(core: Pick<Core, 'storage'>): Hono<ParleyEnv> {
   return new Hono<ParleyEnv>()
-    .get('/healthz', (c) => c.json({ status: 'ok' }))
-    .get('/readyz', async (c) => {
-      try {
-        await withTimeout(core.storage.ping(), READINESS_TIMEOUT_MS);
-      } catch (cause) {
-        throw new ParleyError(ErrorCode.serviceUnavailable, 'Storage is unreachable.', undefined, { cause });
-      }
-      return c.json({ status: 'ok' });
-    });
+    .get(
+      '/healthz',
+      describeOperation({
+        operationId: 'getHealth',
+        summary: 'Liveness probe',
+        tag: 'Operations',
+        success: { status: 200, description: 'The process serves requests.', schema: HealthSchema },
+      }),
+      (c) => c.json({ status: 'ok' }),
+    )
+    .get(
+      '/readyz',
+      describeOperation({
+        operationId: 'getReadiness',
+        summary: 'Readiness probe',
+        description: `Storage answered a ping within ${READINESS_TIMEOUT_MS} ms.`,
+        tag: 'Operations',
+        success: { status: 200, description: 'Storage is reachable.', schema: HealthSchema },
+        errors: { 503: '`service_unavailable`: storage did not answer in time (the cause is logged).' },
+      }),
+      async (c) => {
+        try {
+          await withTimeout(core.storage.ping(), READINESS_TIMEOUT_MS);
+        } catch (cause) {
+          throw new ParleyError(ErrorCode.serviceUnavailable, 'Storage is unreachable.', undefined, { cause });
+        }
+        return c.json({ status: 'ok' });
+      },
+    );
 }

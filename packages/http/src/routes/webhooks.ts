@@ -1,9 +1,25 @@
 /** @module `/webhooks`: register, list, read, update and remove webhook endpoints (spec §4.3, decisions §4). */
-import type { Core, WebhookCreateInput, WebhookListQuery, WebhookUpdateInput } from '@parley/core';
+import {
+  DeleteResultSchema,
+  WebhookCreateSchema,
+  WebhookEndpointCreatedSchema,
+  WebhookEndpointListSchema,
+  WebhookEndpointSchema,
+  WebhookListQuerySchema,
+  WebhookUpdateSchema,
+  type Core,
+  type WebhookCreateInput,
+  type WebhookListQuery,
+  type WebhookUpdateInput,
+} from '@parley/core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
 import { requireScope } from '../middleware/require-scope.js';
+import { describeOperation, idPath } from '../openapi/operation.js';
+
+const byId = idPath('webhook endpoint', 'wh_');
+const notFound = 'No webhook endpoint with this id in the key\'s workspace.';
 
 /**
  * Webhook endpoint routes, to be mounted at `/api/webhooks` behind authentication. Responses
@@ -14,23 +30,91 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
   const read = requireScope('webhooks:read');
   const write = requireScope('webhooks:write');
   return new Hono<ParleyEnv>()
-    .post('/', write, body, async (c) => {
-      const input = c.req.valid('json') as WebhookCreateInput;
-      return c.json(await core.webhooks.create(c.var.principal.workspaceId, input), 201);
-    })
-    .get('/', read, async (c) => {
-      return c.json(await core.webhooks.list(c.var.principal.workspaceId, c.req.query() as WebhookListQuery));
-    })
-    .get('/:id', read, async (c) => {
-      return c.json(await core.webhooks.get(c.var.principal.workspaceId, c.req.param('id')));
-    })
-    .patch('/:id', write, body, async (c) => {
-      const input = c.req.valid('json') as WebhookUpdateInput;
-      return c.json(await core.webhooks.update(c.var.principal.workspaceId, c.req.param('id'), input));
-    })
-    .delete('/:id', write, async (c) => {
-      const id = c.req.param('id');
-      await core.webhooks.delete(c.var.principal.workspaceId, id);
-      return c.json({ success: true, message: `Webhook endpoint ${id} was deleted.` });
-    });
+    .post(
+      '/',
+      describeOperation({
+        operationId: 'createWebhook',
+        summary: 'Register a webhook endpoint',
+        description: 'Without a `secret`, Parley generates a `whsec_` one and returns it in this response only.',
+        tag: 'Webhooks',
+        scope: 'webhooks:write',
+        body: WebhookCreateSchema,
+        success: { status: 201, description: 'The enabled endpoint (with `secret` only when generated).', schema: WebhookEndpointCreatedSchema },
+      }),
+      write,
+      body,
+      async (c) => {
+        const input = c.req.valid('json') as WebhookCreateInput;
+        return c.json(await core.webhooks.create(c.var.principal.workspaceId, input), 201);
+      },
+    )
+    .get(
+      '/',
+      describeOperation({
+        operationId: 'listWebhooks',
+        summary: 'List webhook endpoints',
+        description: 'Page-numbered, newest first.',
+        tag: 'Webhooks',
+        scope: 'webhooks:read',
+        query: WebhookListQuerySchema,
+        success: { status: 200, description: 'A page of endpoints with the total count.', schema: WebhookEndpointListSchema },
+      }),
+      read,
+      async (c) => {
+        return c.json(await core.webhooks.list(c.var.principal.workspaceId, c.req.query() as WebhookListQuery));
+      },
+    )
+    .get(
+      '/:id',
+      describeOperation({
+        operationId: 'getWebhook',
+        summary: 'Get a webhook endpoint',
+        tag: 'Webhooks',
+        scope: 'webhooks:read',
+        path: byId,
+        success: { status: 200, description: 'The endpoint, without its secret.', schema: WebhookEndpointSchema },
+        errors: { 404: notFound },
+      }),
+      read,
+      async (c) => {
+        return c.json(await core.webhooks.get(c.var.principal.workspaceId, c.req.param('id')));
+      },
+    )
+    .patch(
+      '/:id',
+      describeOperation({
+        operationId: 'updateWebhook',
+        summary: 'Update a webhook endpoint',
+        tag: 'Webhooks',
+        scope: 'webhooks:write',
+        path: byId,
+        body: WebhookUpdateSchema,
+        success: { status: 200, description: 'The whole updated endpoint.', schema: WebhookEndpointSchema },
+        errors: { 404: notFound },
+      }),
+      write,
+      body,
+      async (c) => {
+        const input = c.req.valid('json') as WebhookUpdateInput;
+        return c.json(await core.webhooks.update(c.var.principal.workspaceId, c.req.param('id'), input));
+      },
+    )
+    .delete(
+      '/:id',
+      describeOperation({
+        operationId: 'deleteWebhook',
+        summary: 'Delete a webhook endpoint',
+        tag: 'Webhooks',
+        scope: 'webhooks:write',
+        path: byId,
+        success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
+        errors: { 404: notFound },
+      }),
+      write,
+      async (c) => {
+        const id = c.req.param('id');
+        await core.webhooks.delete(c.var.principal.workspaceId, id);
+        return c.json({ success: true, message: `Webhook endpoint ${id} was deleted.` });
+      },
+    );
 }

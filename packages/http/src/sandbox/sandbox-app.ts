@@ -1,6 +1,15 @@
 /** @module The plants sandbox (plants-openapi.json, decisions §9) as a Hono app of its own. */
-import type { Core, PlantCreateInput, PlantListQuery } from '@parley/core';
+import {
+  PlantCreateSchema,
+  PlantIdSchema,
+  PlantListQuerySchema,
+  PlantSchema,
+  type Core,
+  type PlantCreateInput,
+  type PlantListQuery,
+} from '@parley/core';
 import { Hono, type MiddlewareHandler } from 'hono';
+import * as v from 'valibot';
 import type { ParleyEnv } from '../env.js';
 import { createLogger, type Logger } from '../logger.js';
 import { bearerAuth } from '../middleware/bearer-auth.js';
@@ -8,7 +17,11 @@ import { errorHandler } from '../middleware/error-handler.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { requireScope } from '../middleware/require-scope.js';
+import { describeOperation } from '../openapi/operation.js';
 import { answerUnmatched } from '../routes/fallback.js';
+
+const PLANTS = v.array(PlantSchema);
+const PLANT_PATH = v.object({ id: PlantIdSchema });
 
 /** Options of {@link createSandboxApp}. */
 export interface SandboxOptions {
@@ -40,17 +53,63 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
   const sandbox = new Hono<ParleyEnv>();
   sandbox.use('*', ...(options.guard ?? [bearerAuth({ apiKeys: core.apiKeys }), rateLimit(core)]));
   sandbox
-    .get('/plants', read, async (c) => {
-      return c.json(await core.plants.list(c.var.principal.workspaceId, c.req.query() as PlantListQuery));
-    })
-    .post('/plants', write, body, async (c) => {
-      // plants-openapi.json answers a created plant with 200, not 201.
-      return c.json(await core.plants.create(c.var.principal.workspaceId, c.req.valid('json') as PlantCreateInput));
-    })
-    .delete('/plants/:id', write, async (c) => {
-      await core.plants.delete(c.var.principal.workspaceId, c.req.param('id'));
-      return c.body(null, 204);
-    });
+    .get(
+      '/plants',
+      describeOperation({
+        operationId: 'listPlants',
+        summary: 'List plants',
+        description: 'Returns all plants from the system that the user has access to',
+        tag: 'Plants sandbox',
+        scope: 'plants:read',
+        shape: 'sandbox',
+        query: PlantListQuerySchema,
+        success: { status: 200, description: 'Plant response', schema: PLANTS },
+      }),
+      read,
+      async (c) => {
+        return c.json(await core.plants.list(c.var.principal.workspaceId, c.req.query() as PlantListQuery));
+      },
+    )
+    .post(
+      '/plants',
+      describeOperation({
+        operationId: 'createPlant',
+        summary: 'Add a plant',
+        description: 'Creates a new plant in the store',
+        tag: 'Plants sandbox',
+        scope: 'plants:write',
+        shape: 'sandbox',
+        body: PlantCreateSchema,
+        success: { status: 200, description: 'plant response', schema: PlantSchema },
+        errors: { 409: 'A plant with this id exists.' },
+      }),
+      write,
+      body,
+      async (c) => {
+        // plants-openapi.json answers a created plant with 200, not 201.
+        return c.json(await core.plants.create(c.var.principal.workspaceId, c.req.valid('json') as PlantCreateInput));
+      },
+    )
+    .delete(
+      '/plants/:id',
+      describeOperation({
+        operationId: 'deletePlant',
+        summary: 'Delete a plant',
+        description: 'Deletes a single plant based on the ID supplied',
+        tag: 'Plants sandbox',
+        scope: 'plants:write',
+        shape: 'sandbox',
+        path: PLANT_PATH,
+        success: { status: 204, description: 'Plant deleted' },
+        // plants-openapi.json's 400: here an id that is not a positive integer.
+        errors: { 400: undefined, 404: 'No plant with this id.' },
+      }),
+      write,
+      async (c) => {
+        await core.plants.delete(c.var.principal.workspaceId, c.req.param('id'));
+        return c.body(null, 204);
+      },
+    );
   answerUnmatched(sandbox);
   sandbox.onError(errorHandler({ logger, shape: 'sandbox' }));
   return sandbox;

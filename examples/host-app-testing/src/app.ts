@@ -1,0 +1,27 @@
+/**
+ * @module Example (e): a host app built on whatever adapters it is given, so production passes
+ * Redis ones (`server.ts`) and tests pass memory ones (`app.test.ts`).
+ */
+import { createCore, type CoreOptions } from '@parley/core';
+import { createApp } from '@parley/http';
+import { Hono } from 'hono';
+
+/** The workspace this product keeps its support conversations in. */
+export const WORKSPACE = 'support';
+
+/**
+ * A support desk: `POST /tickets {agentId, customer, question}` opens a conversation with the
+ * question as its first message; Parley's API is mounted under `/parley` for the agents' side.
+ */
+export function createSupportDesk(adapters: CoreOptions) {
+  const core = createCore(adapters);
+  const app = new Hono();
+  app.post('/tickets', async (c) => {
+    const { agentId, customer, question } = await c.req.json<{ agentId: string; customer: string; question: string }>();
+    const conversation = await core.conversations.create(WORKSPACE, { agentId, userId: customer });
+    await core.conversations.sendMessage(WORKSPACE, conversation.id, { role: 'user', content: question });
+    return c.json({ ticket: conversation.id }, 201);
+  });
+  app.route('/parley', createApp(core, { logLevel: 'warn' }));
+  return { app, core };
+}

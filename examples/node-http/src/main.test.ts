@@ -1,0 +1,29 @@
+/** @module Example (c): a node:http server answers its own route and passes Parley's through, bodies and errors included. */
+import { memoryAdapters } from '@parley/adapter-memory';
+import { createCore } from '@parley/core';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { expect, it } from 'vitest';
+import { createHostServer } from './main.js';
+
+it('serves its own route and Parley behind getRequestListener', async () => {
+  const core = createCore(memoryAdapters());
+  const { key } = await core.apiKeys.issue({ workspaceId: 'demo', plan: 'pro' });
+  const server = createHostServer(core).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    expect(await (await fetch(url)).text()).toBe('My product');
+    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    const created = await fetch(`${url}/api/agents`, { method: 'POST', headers, body: JSON.stringify({ name: 'Ada', description: '', model: 'modelA-4' }) });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('RateLimit-Policy')).toBe('"pro";q=1000;w=3600');
+    const unauthorized = await fetch(`${url}/api/agents`);
+    expect(unauthorized.status).toBe(401);
+    expect(await unauthorized.json()).toMatchObject({ error: { code: 'unauthorized' } });
+    expect((await fetch(`${url}/openapi.json`)).status).toBe(200);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});

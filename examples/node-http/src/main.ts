@@ -1,0 +1,33 @@
+/**
+ * @module Example (c): Parley served by a plain `node:http` server, next to the host's own
+ * routes, through @hono/node-server's `getRequestListener` (Express: `app.use(listener)` works
+ * the same way).
+ * Run it: `npm run build && npm start -w @parley-examples/node-http`.
+ */
+import { getRequestListener } from '@hono/node-server';
+import { memoryAdapters } from '@parley/adapter-memory';
+import { createCore, type Core } from '@parley/core';
+import { createApp } from '@parley/http';
+import { createServer, type Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
+
+/** A Node server answering `/` itself and handing every other request to Parley. */
+export function createHostServer(core: Core): Server {
+  const parley = getRequestListener(createApp(core, { logLevel: 'warn' }).fetch);
+  return createServer((request, response) => {
+    if (request.url === '/') {
+      response.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('My product');
+      return;
+    }
+    void parley(request, response);
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const core = createCore(memoryAdapters());
+  const { key } = await core.apiKeys.issue({ workspaceId: 'demo', plan: 'pro' });
+  const port = Number(process.env.PORT ?? 3000);
+  createHostServer(core).listen(port, '127.0.0.1', () => {
+    console.log(`curl -H "Authorization: Bearer ${key}" http://127.0.0.1:${port}/api/agents`);
+  });
+}

@@ -1,0 +1,141 @@
+/** @module The client against a real listening Parley server: every operation, errors and history paging. */
+import { memoryAdapters } from '@parley/adapter-memory';
+import { createCore, type Core } from '@parley/core';
+import { createApp, serve, type ServerHandle } from '@parley/http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createParleyClient, isParleyApiError, ParleyApiError, type ParleyClient } from './index.js';
+
+let server: ServerHandle;
+let core: Core;
+let parley: ParleyClient;
+/** `METHOD /path` of every request the client sent, to prove every operation was exercised. */
+const sent: string[] = [];
+
+async function rejection(promise: Promise<unknown>): Promise<ParleyApiError> {
+  const outcome = await promise.then(
+    () => new Error('Expected the call to fail.'),
+    (error: unknown) => error,
+  );
+  if (outcome instanceof ParleyApiError) return outcome;
+  throw outcome;
+}
+
+function clientWith(apiKey: string, headers?: Record<string, string>): ParleyClient {
+  return createParleyClient({
+    baseUrl: `${server.url}/`,
+    apiKey,
+    ...(headers ? { headers } : {}),
+    fetch: (request) => {
+      sent.push(`${request.method} ${new URL(request.url).pathname}`);
+      return fetch(request);
+    },
+  });
+}
+
+beforeAll(async () => {
+  core = createCore(memoryAdapters());
+  server = await serve(createApp(core, { logLevel: 'silent' }), { port: 0 });
+  parley = clientWith((await core.apiKeys.issue({ workspaceId: 'acme', plan: 'pro' })).key);
+});
+afterAll(() => server.close());
+
+describe('@parley/client against a running server', () => {
+  it('creates, reads, lists, updates and deletes agents', async () => {
+    const agent = await parley.agents.create({ name: 'Ada', description: 'Billing', model: 'modelA-4', configuration: { tone: 'warm' } });
+    expect(agent).toMatchObject({ id: expect.stringMatching(/^agt_/), status: 'active', systemPrompt: null, configuration: { tone: 'warm' } });
+    expect(await parley.agents.get(agent.id)).toEqual(agent);
+    await parley.agents.create({ name: 'Grace', description: '', model: 'modelB-3' });
+    expect(await parley.agents.list({ limit: 1 })).toMatchObject({ total: 2, page: 1, limit: 1, agents: [{ name: 'Grace' }] });
+    expect(await parley.agents.update(agent.id, { temperature: 0.5, status: 'inactive' })).toMatchObject({ temperature: 0.5, status: 'inactive' });
+    expect(await parley.agents.delete(agent.id)).toEqual({ success: true, message: expect.any(String) });
+    const missing = await rejection(parley.agents.get(agent.id));
+    expect(missing).toMatchObject({ status: 404, code: 'not_found', requestId: expect.any(String) });
+    expect(isParleyApiError(missing, 'not_found')).toBe(true);
+  });
+
+  it('starts, lists, reads and completes conversations; sends messages; pages through the whole history', async () => {
+    const agent = await parley.agents.create({ name: 'Ada', description: 'Billing', model: 'modelA-4' });
+    const conversation = await parley.conversations.create({ agentId: agent.id, userId: 'u1', metadata: { plan: 'gold' } });
+    expect(conversation).toMatchObject({ agentId: agent.id, userId: 'u1', status: 'active' });
+    expect(await parley.conversations.get(conversation.id)).toEqual(conversation);
+    expect((await parley.conversations.list({ agentId: agent.id, userId: 'u1' })).conversations).toEqual([conversation]);
+
+    const sentMessages = [];
+    for (let n = 1; n <= 7; n++) sentMessages.push(await parley.messages.send(conversation.id, { role: n % 2 ? 'user' : 'assistant', content: `#${n}` }));
+    const first = await parley.messages.history(conversation.id, { limit: 3 });
+    expect(first.messages.map((m) => m.content)).toEqual(['#5', '#6', '#7']);
+    expect(first).toMatchObject({ hasMore: true, nextCursor: expect.any(String) });
+
+    const requestsBefore = sent.length;
+    const all = [];
+    for await (const message of parley.messages.iterate(conversation.id, { pageSize: 3 })) all.push(message);
+    expect(all).toEqual([...sentMessages].reverse());
+    // 7 messages in pages of 3: three requests, the last without nextCursor.
+    expect(sent.length - requestsBefore).toBe(3);
+
+    // The iterator fetches only as far as the loop reads.
+    const early = sent.length;
+    for await (const message of parley.messages.iterate(conversation.id, { pageSize: 3 })) if (message.content === '#6') break;
+    expect(sent.length - early).toBe(1);
+
+    expect(await parley.conversations.update(conversation.id, { status: 'completed' })).toMatchObject({ status: 'completed' });
+    const closed = await rejection(parley.messages.send(conversation.id, { role: 'user', content: 'late' }));
+    expect(closed).toMatchObject({ status: 409, code: 'conflict' });
+  });
+
+  it('registers, lists, reads, updates and deletes webhook endpoints', async () => {
+    const endpoint = await parley.webhooks.create({ url: 'https://example.com/hooks', events: ['message.sent'] });
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    const { secret: _secret, ...stored } = endpoint;
+    expect(await parley.webhooks.get(endpoint.id)).toEqual(stored);
+    expect((await parley.webhooks.list()).webhooks).toEqual([stored]);
+    expect(await parley.webhooks.update(endpoint.id, { enabled: false })).toMatchObject({ enabled: false });
+    expect(await parley.webhooks.delete(endpoint.id)).toMatchObject({ success: true });
+  });
+
+  it('lists, adds and deletes sandbox plants, whose flat errors become http_error', async () => {
+    expect(await parley.plants.list({ limit: 2 })).toHaveLength(2);
+    expect(await parley.plants.create({ id: 100, name: 'Fern', tag: 'fern' })).toMatchObject({ id: 100, name: 'Fern' });
+    await expect(parley.plants.delete(100)).resolves.toBeUndefined();
+    const gone = await rejection(parley.plants.delete(100));
+    expect(gone).toMatchObject({ status: 404, code: 'http_error', message: expect.stringContaining('100'), body: { error: 404 } });
+  });
+
+  it('reads the probes and the OpenAPI document', async () => {
+    expect(await parley.health()).toEqual({ status: 'ok' });
+    expect(await parley.ready()).toEqual({ status: 'ok' });
+    expect(await parley.openApiDocument()).toMatchObject({ openapi: '3.1.0' });
+  });
+
+  it('reports 400 validation details, 401, 403 with the scope, and 429 with Retry-After', async () => {
+    const invalid = await rejection(parley.agents.create({ name: '', description: 'x', model: 'modelA-4' }));
+    expect(invalid).toMatchObject({ status: 400, code: 'validation_failed' });
+    expect(invalid.details?.issues).toEqual([{ path: 'name', message: expect.any(String) }]);
+    expect(await rejection(parley.agents.list({ limit: 500 }))).toMatchObject({ status: 400, code: 'validation_failed' });
+
+    const stranger = clientWith('not-a-key-of-this-server', { 'X-Request-Id': 'req-from-the-client' });
+    expect(await rejection(stranger.agents.list())).toMatchObject({ status: 401, code: 'unauthorized', requestId: 'req-from-the-client' });
+
+    const reader = clientWith((await core.apiKeys.issue({ workspaceId: 'acme', plan: 'pro', scopes: ['agents:read'] })).key);
+    const forbidden = await rejection(reader.webhooks.list());
+    expect(forbidden).toMatchObject({ status: 403, code: 'forbidden', details: { requiredScope: 'webhooks:read' } });
+
+    const tiny = clientWith((await core.apiKeys.issue({ workspaceId: 'tiny', plan: 'enterprise', limitPerHour: 1 })).key);
+    await tiny.agents.list();
+    const limited = await rejection(tiny.agents.list());
+    expect(limited).toMatchObject({ status: 429, code: 'rate_limit_exceeded', retryAfterSeconds: expect.any(Number) });
+  });
+
+  it('exercised every operation of the document', async () => {
+    const document = (await parley.openApiDocument()) as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => [method.toUpperCase(), path] as const));
+    // The reference page and its script are for browsers; the client has no methods for them.
+    const missing = operations
+      .filter(([, path]) => !path.startsWith('/docs'))
+      .filter(([method, path]) => {
+        const pattern = new RegExp(`^${method} ${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+        return !sent.some((request) => pattern.test(request));
+      });
+    expect(missing).toEqual([]);
+  });
+});

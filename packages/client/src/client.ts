@@ -1,0 +1,127 @@
+/** @module `createParleyClient`: one typed method per operation of Parley's API, over openapi-fetch. */
+import createClient, { type Client } from 'openapi-fetch';
+import { ParleyApiError } from './errors.js';
+import type { paths } from './generated/openapi.js';
+import type * as T from './index.js';
+
+/** Options of {@link createParleyClient}. */
+export interface ParleyClientOptions {
+  /**
+   * Where Parley is served, with the prefix a host mounted it under: `http://127.0.0.1:3000`,
+   * `https://example.com/agents-api`.
+   */
+  baseUrl: string;
+  /** The bearer API key sent as `Authorization: Bearer <apiKey>`. */
+  apiKey: string;
+  /** A `fetch` to send requests with (tests, proxies, retries); default `globalThis.fetch`. */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Headers sent with every request, e.g. `X-Request-Id`. */
+  headers?: Record<string, string>;
+}
+
+/** Options of {@link ParleyClient.messages.iterate}. */
+export interface IterateOptions {
+  /** Messages fetched per request, 1–100; default 100. */
+  pageSize?: number;
+}
+
+/** What openapi-fetch resolves to: `data` on 2xx, the parsed `error` body otherwise. */
+interface FetchResult<D> {
+  data?: D;
+  error?: unknown;
+  response: Response;
+}
+
+/** The data of a 2xx answer; a {@link ParleyApiError} for anything else. */
+async function unwrap<D>(request: Promise<FetchResult<D>>): Promise<Exclude<D, undefined>> {
+  const { data, error, response } = await request;
+  if (!response.ok) throw new ParleyApiError(response, error);
+  return data as Exclude<D, undefined>;
+}
+
+/**
+ * A client for Parley's HTTP API. Every method resolves to the response body and rejects with a
+ * {@link ParleyApiError} for any answer that is not 2xx. `raw` is the underlying openapi-fetch
+ * client, typed by the same document, for anything the methods do not cover (response headers,
+ * abort signals, middleware).
+ *
+ * @example
+ * const parley = createParleyClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: process.env.PARLEY_KEY! });
+ * const agent = await parley.agents.create({ name: 'Ada', description: 'Billing', model: 'modelA-4' });
+ */
+export function createParleyClient(options: ParleyClientOptions) {
+  const raw: Client<paths> = createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}` },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const byId = (id: string) => ({ params: { path: { id } } });
+
+  const history = (conversationId: string, query: T.MessageHistoryQuery = {}): Promise<T.MessageHistory> =>
+    unwrap(raw.GET('/api/conversations/{id}/messages', { params: { path: { id: conversationId }, query } }));
+
+  return {
+    raw,
+    agents: {
+      create: (body: T.AgentCreate): Promise<T.Agent> => unwrap(raw.POST('/api/agents', { body })),
+      list: (query: T.AgentListQuery = {}): Promise<T.AgentList> => unwrap(raw.GET('/api/agents', { params: { query } })),
+      get: (id: string): Promise<T.Agent> => unwrap(raw.GET('/api/agents/{id}', byId(id))),
+      update: (id: string, body: T.AgentUpdate): Promise<T.Agent> => unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body })),
+      /** Also deletes the agent's conversations and their messages. */
+      delete: (id: string): Promise<T.DeleteResult> => unwrap(raw.DELETE('/api/agents/{id}', byId(id))),
+    },
+    conversations: {
+      create: (body: T.ConversationCreate): Promise<T.Conversation> => unwrap(raw.POST('/api/conversations', { body })),
+      list: (query: T.ConversationListQuery = {}): Promise<T.ConversationList> =>
+        unwrap(raw.GET('/api/conversations', { params: { query } })),
+      get: (id: string): Promise<T.Conversation> => unwrap(raw.GET('/api/conversations/{id}', byId(id))),
+      /** `{status: "completed"}` completes it; `metadata` replaces the stored object. */
+      update: (id: string, body: T.ConversationUpdate): Promise<T.Conversation> =>
+        unwrap(raw.PATCH('/api/conversations/{id}', { ...byId(id), body })),
+    },
+    messages: {
+      send: (conversationId: string, body: T.MessageCreate): Promise<T.Message> =>
+        unwrap(raw.POST('/api/conversations/{id}/messages', { ...byId(conversationId), body })),
+      /** One page: the `limit` newest messages before the `before` cursor, oldest first. */
+      history,
+      /**
+       * Every message of the conversation, newest first, fetching page after page by following
+       * `nextCursor` only as far as the loop reads. For oldest-first order, collect and reverse.
+       */
+      async *iterate(conversationId: string, iterateOptions: IterateOptions = {}): AsyncGenerator<T.Message, void, undefined> {
+        let before: string | undefined;
+        do {
+          const page = await history(conversationId, { limit: iterateOptions.pageSize ?? 100, ...(before ? { before } : {}) });
+          for (let index = page.messages.length - 1; index >= 0; index--) yield page.messages[index]!;
+          before = page.hasMore ? page.nextCursor : undefined;
+        } while (before);
+      },
+    },
+    webhooks: {
+      /** Without `secret`, the answer carries a generated one: store it, it is never shown again. */
+      create: (body: T.WebhookCreate): Promise<T.WebhookEndpointCreated> => unwrap(raw.POST('/api/webhooks', { body })),
+      list: (query: T.WebhookListQuery = {}): Promise<T.WebhookEndpointList> => unwrap(raw.GET('/api/webhooks', { params: { query } })),
+      get: (id: string): Promise<T.WebhookEndpoint> => unwrap(raw.GET('/api/webhooks/{id}', byId(id))),
+      update: (id: string, body: T.WebhookUpdate): Promise<T.WebhookEndpoint> =>
+        unwrap(raw.PATCH('/api/webhooks/{id}', { ...byId(id), body })),
+      delete: (id: string): Promise<T.DeleteResult> => unwrap(raw.DELETE('/api/webhooks/{id}', byId(id))),
+    },
+    /** The plants sample (plants-openapi.json); its errors are flat, so their `code` is `http_error`. */
+    plants: {
+      list: (query: T.PlantListQuery = {}): Promise<T.Plant[]> => unwrap(raw.GET('/sandbox/plants', { params: { query } })),
+      create: (body: T.NewPlant): Promise<T.Plant> => unwrap(raw.POST('/sandbox/plants', { body })),
+      delete: async (id: number): Promise<void> => {
+        await unwrap(raw.DELETE('/sandbox/plants/{id}', { params: { path: { id } } }));
+      },
+    },
+    /** `GET /healthz`: the process serves requests. */
+    health: (): Promise<T.Health> => unwrap(raw.GET('/healthz')),
+    /** `GET /readyz`: storage answers; rejects with `service_unavailable` (503) when it does not. */
+    ready: (): Promise<T.Health> => unwrap(raw.GET('/readyz')),
+    /** `GET /openapi.json`: the OpenAPI 3.1 document this client was generated from (a newer one, maybe). */
+    openApiDocument: (): Promise<Record<string, unknown>> => unwrap(raw.GET('/openapi.json')),
+  };
+}
+
+/** The client {@link createParleyClient} returns. */
+export type ParleyClient = ReturnType<typeof createParleyClient>;

@@ -1,0 +1,46 @@
+/**
+ * @module @parley/client: a typed client for Parley's HTTP API. Its types are generated from the
+ * OpenAPI document the server publishes (`GET /openapi.json`) by openapi-typescript; requests go
+ * through openapi-fetch.
+ */
+import type { components, operations } from './generated/openapi.js';
+
+export { createParleyClient, type IterateOptions, type ParleyClient, type ParleyClientOptions } from './client.js';
+export { isParleyApiError, ParleyApiError, type ApiErrorBody, type ErrorCode, type ErrorDetails } from './errors.js';
+/** The generated OpenAPI types, for `raw` calls and your own helpers. */
+export type { components, operations, paths } from './generated/openapi.js';
+
+type Schemas = components['schemas'];
+type QueryOf<K extends keyof operations> = NonNullable<operations[K]['parameters']['query']>;
+
+export type Agent = Schemas['Agent'];
+export type AgentList = Schemas['AgentList'];
+export type AgentCreate = Schemas['AgentCreate'];
+export type AgentUpdate = Schemas['AgentUpdate'];
+export type AgentListQuery = QueryOf<'listAgents'>;
+
+export type Conversation = Schemas['Conversation'];
+export type ConversationList = Schemas['ConversationList'];
+export type ConversationCreate = Schemas['ConversationCreate'];
+export type ConversationUpdate = Schemas['ConversationUpdate'];
+export type ConversationListQuery = QueryOf<'listConversations'>;
+
+export type Message = Schemas['Message'];
+export type MessageCreate = Schemas['MessageCreate'];
+export type MessageHistory = Schemas['MessageHistory'];
+export type MessageHistoryQuery = QueryOf<'getMessageHistory'>;
+
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
+export type WebhookEndpointList = Schemas['WebhookEndpointList'];
+export type WebhookCreate = Schemas['WebhookCreate'];
+export type WebhookUpdate = Schemas['WebhookUpdate'];
+export type WebhookListQuery = QueryOf<'listWebhooks'>;
+
+/** A plant of the sandbox as plants-openapi.json names it; answers also carry its `id`. */
+export type Plant = Schemas['Plant'];
+export type NewPlant = Schemas['NewPlant'];
+export type PlantListQuery = QueryOf<'listPlants'>;
+
+export type DeleteResult = Schemas['DeleteResult'];
+export type Health = Schemas['Health'];

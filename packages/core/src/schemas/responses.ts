@@ -1,0 +1,137 @@
+/**
+ * @module Response schemas: what the API returns (spec §2, decisions §2–§5). Documentation only:
+ * nothing validates responses at run time; the OpenAPI document is generated from these, and
+ * tests check that real responses satisfy them.
+ */
+import * as v from 'valibot';
+import { ErrorCode } from '../errors.js';
+import { EVENT_TYPES, MESSAGE_ROLES } from '../types.js';
+import { JsonObjectSchema } from './common.js';
+
+/** An ISO 8601 UTC timestamp with milliseconds (decisions §2). */
+const timestamp = v.pipe(v.string(), v.isoTimestamp(), v.description('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.'));
+
+/** An opaque id with its type prefix (`agt_`, `conv_`, …), sortable by creation time. */
+function id(prefix: string) {
+  return v.pipe(v.string(), v.startsWith(`${prefix}_`), v.description(`Opaque id starting with ${prefix}_, sortable by creation time.`));
+}
+
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/** An agent (spec §2.1): every field is always present; optional settings never set are `null`. */
+export const AgentSchema = v.object({
+  id: id('agt'),
+  name: v.string(),
+  description: v.string(),
+  // Spec §2.1: "Returned as a string": an agent keeps a model even after it leaves the create list.
+  model: v.pipe(v.string(), v.description('One of the models accepted on creation when the agent was created.')),
+  systemPrompt: v.nullable(v.string()),
+  temperature: v.nullable(v.number()),
+  maxTokens: v.nullable(v.pipe(v.number(), v.integer())),
+  configuration: JsonObjectSchema,
+  status: v.picklist(['active', 'inactive']),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+/** A conversation (spec §2.2); `userId` is `null` when none was given. */
+export const ConversationSchema = v.object({
+  id: id('conv'),
+  agentId: id('agt'),
+  userId: v.nullable(v.string()),
+  metadata: JsonObjectSchema,
+  status: v.picklist(['active', 'completed']),
+  createdAt: timestamp,
+});
+
+/** A message of a conversation (spec §2.3). */
+export const MessageSchema = v.object({
+  id: id('msg'),
+  conversationId: id('conv'),
+  content: v.string(),
+  role: v.picklist(MESSAGE_ROLES),
+  metadata: JsonObjectSchema,
+  createdAt: timestamp,
+});
+
+/** A webhook endpoint as the API returns it: never with its secret (decisions §4). */
+export const WebhookEndpointSchema = v.object({
+  id: id('wh'),
+  url: v.string(),
+  events: v.array(v.picklist(EVENT_TYPES)),
+  enabled: v.pipe(v.boolean(), v.description('False after the target answered 410 Gone, or when disabled by PATCH.')),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+/** The registration's answer: the endpoint, plus `secret` only when Parley generated it. */
+export const WebhookEndpointCreatedSchema = v.object({
+  ...WebhookEndpointSchema.entries,
+  secret: v.optional(
+    v.pipe(v.string(), v.description('The generated whsec_ signing secret. Present only when none was given; shown only in this response.')),
+  ),
+});
+
+/** Fields of a page-numbered list: `page` and `limit` echo the (defaulted) query. */
+const pageFields = {
+  total: v.pipe(count, v.description('Number of matching items in all pages.')),
+  page: v.pipe(count, v.minValue(1)),
+  limit: v.pipe(count, v.minValue(1)),
+};
+
+/** `GET /api/agents`: newest first. */
+export const AgentListSchema = v.object({ agents: v.array(AgentSchema), ...pageFields });
+/** `GET /api/conversations`: newest first. */
+export const ConversationListSchema = v.object({ conversations: v.array(ConversationSchema), ...pageFields });
+/** `GET /api/webhooks`: newest first. */
+export const WebhookEndpointListSchema = v.object({ webhooks: v.array(WebhookEndpointSchema), ...pageFields });
+
+/** A page of history, oldest first; `nextCursor` is present exactly when `hasMore` is true. */
+export const MessageHistorySchema = v.object({
+  messages: v.array(MessageSchema),
+  hasMore: v.boolean(),
+  nextCursor: v.optional(v.pipe(v.string(), v.description('Pass as `before` to fetch the next older page.'))),
+});
+
+/** Every `/api` delete answers 200 with this (decisions §2). */
+export const DeleteResultSchema = v.object({
+  success: v.boolean(),
+  message: v.string(),
+});
+
+/** One failed check of a validation (`details.issues`); never echoes the submitted value. */
+export const ValidationIssueSchema = v.object({
+  path: v.pipe(v.string(), v.description('Dotted path of the field (metadata.tags.0); empty for the body or query itself.')),
+  message: v.string(),
+});
+
+/** Every `/api` error (decisions §3): `{"error": {"code", "message", "details"?}}`. */
+export const ApiErrorSchema = v.object({
+  error: v.object({
+    code: v.picklist(Object.values(ErrorCode)),
+    message: v.pipe(v.string(), v.description('Safe to show; never contains internals.')),
+    details: v.optional(
+      v.looseObject({
+        issues: v.optional(v.array(ValidationIssueSchema)),
+        requiredScope: v.optional(v.string()),
+        limitBytes: v.optional(v.number()),
+        retryAfterSeconds: v.optional(v.number()),
+      }),
+    ),
+  }),
+});
+
+/** `Plant` of plants-openapi.json. Answers carry the plant's `id` as well. */
+export const PlantSchema = v.object({
+  name: v.pipe(v.string(), v.description('The name of the plant')),
+  tag: v.optional(v.pipe(v.string(), v.description('Tag to specify the type'))),
+});
+
+/** `Error` of plants-openapi.json: the sandbox's flat error, `error` being the HTTP status. */
+export const PlantErrorSchema = v.object({
+  error: v.pipe(v.number(), v.integer(), v.metadata({ format: 'int32' })),
+  message: v.string(),
+});
+
+/** `GET /healthz` and `GET /readyz` when healthy. */
+export const HealthSchema = v.object({ status: v.literal('ok') });

@@ -1,0 +1,151 @@
+/**
+ * @module Core's valibot schemas as JSON Schema 2020-12, the dialect of OpenAPI 3.1: named
+ * components, `$ref`s to them, and query parameters.
+ */
+import {
+  AgentCreateSchema,
+  AgentListSchema,
+  AgentSchema,
+  AgentUpdateSchema,
+  ApiErrorSchema,
+  ConversationCreateSchema,
+  ConversationListSchema,
+  ConversationSchema,
+  ConversationUpdateSchema,
+  DeleteResultSchema,
+  HealthSchema,
+  MessageCreateSchema,
+  MessageHistorySchema,
+  MessageSchema,
+  PlantCreateSchema,
+  PlantErrorSchema,
+  PlantSchema,
+  ValidationIssueSchema,
+  WebhookCreateSchema,
+  WebhookEndpointCreatedSchema,
+  WebhookEndpointListSchema,
+  WebhookEndpointSchema,
+  WebhookUpdateSchema,
+} from '@parley/core';
+import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import type * as v from 'valibot';
+
+/**
+ * Schemas the document names in `components.schemas`. `Plant`, `NewPlant` and `Error` keep the
+ * names of plants-openapi.json, so the Parley error is `ApiError`.
+ */
+export const NAMED_SCHEMAS = {
+  Agent: AgentSchema,
+  AgentList: AgentListSchema,
+  AgentCreate: AgentCreateSchema,
+  AgentUpdate: AgentUpdateSchema,
+  Conversation: ConversationSchema,
+  ConversationList: ConversationListSchema,
+  ConversationCreate: ConversationCreateSchema,
+  ConversationUpdate: ConversationUpdateSchema,
+  Message: MessageSchema,
+  MessageHistory: MessageHistorySchema,
+  MessageCreate: MessageCreateSchema,
+  WebhookEndpoint: WebhookEndpointSchema,
+  WebhookEndpointCreated: WebhookEndpointCreatedSchema,
+  WebhookEndpointList: WebhookEndpointListSchema,
+  WebhookCreate: WebhookCreateSchema,
+  WebhookUpdate: WebhookUpdateSchema,
+  DeleteResult: DeleteResultSchema,
+  ValidationIssue: ValidationIssueSchema,
+  ApiError: ApiErrorSchema,
+  Health: HealthSchema,
+  Plant: PlantSchema,
+  NewPlant: PlantCreateSchema,
+  Error: PlantErrorSchema,
+} satisfies Record<string, v.GenericSchema>;
+
+type AnySchema = v.BaseSchema<unknown, unknown, v.BaseIssue<unknown>>;
+type SchemaObject = OpenAPIV3_1.SchemaObject;
+
+/**
+ * A URL query or path value arrives as text, so core accepts a number or its decimal digits
+ * (`union([number, pipe(string, regex, transform(Number))])`). To a caller that is a number.
+ */
+function isNumberOrDigits(schema: AnySchema): boolean {
+  if (schema.type !== 'union') return false;
+  const options = (schema as unknown as { options: AnySchema[] }).options;
+  const digits = (option: AnySchema) => {
+    const pipe = (option as { pipe?: Array<{ type: string }> }).pipe;
+    return pipe?.[0]?.type === 'string' && pipe.some((item) => item.type === 'transform');
+  };
+  return options.some((option) => option.type === 'number') && options.every((option) => option.type === 'number' || digits(option));
+}
+
+/**
+ * `{"anyOf": [{"type": "string"}, {"type": "null"}]}` as `{"type": ["string", "null"]}`: the
+ * same in JSON Schema, and the form OpenAPI 3.1 tools (Scalar among them) expect. Left as it
+ * is when the inner schema is not a plain typed one.
+ */
+function typeOrNull(jsonSchema: JsonSchema): JsonSchema | undefined {
+  const [inner, nullType, ...rest] = (jsonSchema.anyOf ?? []) as JsonSchema[];
+  if (!inner || rest.length || nullType?.type !== 'null' || typeof inner.type !== 'string' || inner.enum || inner.$ref) return undefined;
+  const { anyOf: _anyOf, ...outer } = jsonSchema;
+  return { ...inner, ...outer, type: [inner.type, 'null'] };
+}
+
+const CONFIG: ConversionConfig = {
+  target: 'draft-2020-12',
+  // Requests are documented as the caller sends them, before core's transforms.
+  typeMode: 'input',
+  // `check` and `raw_check` actions are refinements JSON Schema cannot express; their schemas say them in words.
+  ignoreActions: ['check', 'raw_check'],
+  overrideSchema({ valibotSchema, jsonSchema }) {
+    // A `custom` schema describes itself with a `metadata` action later in its pipe.
+    if (valibotSchema.type === 'custom') return {};
+    if (isNumberOrDigits(valibotSchema)) return { type: 'number' };
+    if (valibotSchema.type === 'nullable') return typeOrNull(jsonSchema);
+    return undefined;
+  },
+  overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+};
+
+/** `components.schemas`: every schema of {@link NAMED_SCHEMAS}, referring to each other by `$ref`. */
+export function componentSchemas(): Record<string, SchemaObject> {
+  return toJsonSchemaDefs(NAMED_SCHEMAS, CONFIG) as Record<string, SchemaObject>;
+}
+
+const NAME_BY_SCHEMA = new Map<unknown, string>(Object.entries(NAMED_SCHEMAS).map(([name, schema]) => [schema, name]));
+
+/**
+ * Conversions by schema. Every `createApp` documents its routes, and schemas are module-level
+ * constants, so each is converted once per process. Results are shared: never mutate them.
+ */
+const converted = new WeakMap<object, SchemaObject | OpenAPIV3_1.ReferenceObject>();
+
+/** A `$ref` to a named schema, or the schema converted in place (its named parts by `$ref`). */
+export function schemaObject(schema: v.GenericSchema): SchemaObject | OpenAPIV3_1.ReferenceObject {
+  const name = NAME_BY_SCHEMA.get(schema);
+  if (name) return { $ref: `#/components/schemas/${name}` };
+  let result = converted.get(schema);
+  if (!result) {
+    const { $schema: _dialect, $defs: _named, ...inline } = toJsonSchema(schema, { ...CONFIG, definitions: NAMED_SCHEMAS }) as SchemaObject & {
+      $schema?: string;
+      $defs?: unknown;
+    };
+    result = inline;
+    converted.set(schema, result);
+  }
+  return result;
+}
+
+/**
+ * One parameter per field of an object schema (a query or the path). A field's `description` moves
+ * from its schema to the parameter, where documentation renderers show it.
+ */
+export function parametersOf(schema: v.GenericSchema, location: 'query' | 'path'): OpenAPIV3_1.ParameterObject[] {
+  const object = schemaObject(schema) as SchemaObject;
+  if (object.type !== 'object' || !object.properties) throw new TypeError(`A ${location} schema must be an object of fields.`);
+  return Object.entries(object.properties).map(([name, property]) => {
+    const { description, ...fieldSchema } = property as SchemaObject;
+    const required = location === 'path' || (object.required ?? []).includes(name);
+    // openapi-types types a 3.1 parameter's schema with 3.0's SchemaObject; the value is 3.1's.
+    return { name, in: location, required, ...(description ? { description } : {}), schema: fieldSchema as OpenAPIV3_1.ParameterObject['schema'] };
+  });
+}
