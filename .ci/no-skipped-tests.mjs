@@ -14,6 +14,9 @@ const notPassed = report.testResults.flatMap((file) =>
 if (report.numTotalTests === 0 || notPassed.length > 0) {
   console.error(`CI: ${notPassed.length} of ${report.numTotalTests} tests did not pass (skipped tests count as failures here):`);
   console.error(notPassed.join('\n'));
+  console.log(`${report.numPassedTests} passed, ${report.numTotalTests - report.numPassedTests} failed`);
   process.exit(1);
 }
 console.log(`CI: all ${report.numTotalTests} tests ran and passed; none skipped.`);
+// The plain closing line CI reads to know tests ran.
+console.log(`${report.numTotalTests} passed, 0 failed`);
