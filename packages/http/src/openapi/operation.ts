@@ -12,10 +12,10 @@ import { parametersOf, schemaObject } from './json-schema.js';
 
 /** Tags group operations on the reference page, in this order. */
 export const TAGS = [
-  { name: 'Agents', description: 'AI agents of the workspace (spec §4.1).' },
-  { name: 'Conversations', description: 'Conversations with an agent (spec §4.2).' },
-  { name: 'Messages', description: 'Messages of a conversation and its history, cursor-paged (spec §4.2).' },
-  { name: 'Webhooks', description: 'Webhook endpoints that receive events (spec §4.3, §6).' },
+  { name: 'Agents', description: 'AI agents of the workspace.' },
+  { name: 'Conversations', description: 'Conversations with an agent.' },
+  { name: 'Messages', description: 'Messages of a conversation and its history, cursor-paged.' },
+  { name: 'Webhooks', description: 'Webhook endpoints that receive events.' },
   { name: 'Plants sandbox', description: 'The plants sample of plants-openapi.json, with its own flat errors.' },
   { name: 'Operations', description: 'Probes, this document and the reference page; no API key needed.' },
 ] as const;
