@@ -1,6 +1,7 @@
 /** @module The client against a real listening Parley server: every operation, errors and history paging. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore, type Core } from '@parley/core';
+import { StaticHostResolver } from '@parley/core/testing';
 import { createApp, serve, type ServerHandle } from '@parley/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createParleyClient, isParleyApiError, ParleyApiError, type ParleyClient } from './index.js';
@@ -33,7 +34,8 @@ function clientWith(apiKey: string, headers?: Record<string, string>): ParleyCli
 }
 
 beforeAll(async () => {
-  core = createCore(memoryAdapters());
+  // No network in tests: webhook host names do not resolve (and are accepted).
+  core = createCore({ ...memoryAdapters(), hostResolver: new StaticHostResolver() });
   server = await serve(createApp(core, { logLevel: 'silent' }), { port: 0 });
   parley = clientWith((await core.apiKeys.issue({ workspaceId: 'acme', plan: 'pro' })).key);
 });

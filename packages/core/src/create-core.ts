@@ -6,6 +6,7 @@ import type { EventPublisher } from './ports/events.js';
 import { createUlidGenerator, type IdGenerator } from './ports/ids.js';
 import type { RateLimitStore } from './ports/rate-limit.js';
 import type { Storage } from './ports/storage.js';
+import type { HostResolver } from './ports/webhook-targets.js';
 import type { PlanRules } from './rate-limit/plans.js';
 import { RateLimiter, type RateLimiterOptions, type RateLimitFailurePolicy } from './rate-limit/rate-limiter.js';
 import { AgentService } from './services/agent-service.js';
@@ -13,6 +14,7 @@ import { ApiKeyService } from './services/api-key-service.js';
 import { ConversationService } from './services/conversation-service.js';
 import { PlantService } from './services/plant-service.js';
 import { WebhookService } from './services/webhook-service.js';
+import { WebhookTargetPolicy } from './services/webhook-targets.js';
 import { TOKENS } from './tokens.js';
 
 /**
@@ -35,6 +37,16 @@ export interface CoreOptions {
   rateLimitTimeoutMs?: number;
   /** Told of every rate-limit store failure the policy decided (default `console.warn`). */
   onRateLimitStoreError?: RateLimiterOptions['onStoreError'];
+  /**
+   * Accept webhook URLs whose host is loopback, private, link-local or otherwise non-public
+   * (default `false`: refused with `validation_failed`, decisions §8). For local development and tests.
+   */
+  allowPrivateWebhookUrls?: boolean;
+  /**
+   * Where webhook URL host names are resolved at registration (default the operating system's
+   * resolver, `systemHostResolver`). Tests inject one that needs no network.
+   */
+  hostResolver?: HostResolver;
 }
 
 /** Parley's services over one set of adapters. */
@@ -78,6 +90,11 @@ export function createCore(options: CoreOptions): Core {
     };
     container.register(TOKENS.rateLimiterOptions, { useValue: limiterOptions });
   }
+  const targets = new WebhookTargetPolicy({
+    allowPrivate: options.allowPrivateWebhookUrls ?? false,
+    ...(options.hostResolver && { resolver: options.hostResolver }),
+  });
+  container.register(TOKENS.webhookTargets, { useValue: targets });
   return {
     agents: container.resolve(AgentService),
     conversations: container.resolve(ConversationService),

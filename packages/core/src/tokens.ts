@@ -7,4 +7,5 @@ export const TOKENS = Object.freeze({
   ids: Symbol.for('parley.IdGenerator'),
   rateLimits: Symbol.for('parley.RateLimitStore'),
   rateLimiterOptions: Symbol.for('parley.RateLimiterOptions'),
+  webhookTargets: Symbol.for('parley.WebhookTargetPolicy'),
 });

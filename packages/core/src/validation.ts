@@ -30,15 +30,19 @@ export function parse<const TSchema extends v.GenericSchema>(schema: TSchema, in
   // valibot's object schemas accept arrays (`typeof [] === 'object'`), which let a JSON `[]` body
   // through as an empty object (a 200 no-op PATCH). A body or query is never an array.
   if (Array.isArray(input) && OBJECT_SCHEMA_TYPES.has(schema.type)) {
-    return failValidation([{ path: '', message: NOT_AN_OBJECT }], NOT_AN_OBJECT);
+    throw validationFailed([{ path: '', message: NOT_AN_OBJECT }]);
   }
   const result = v.safeParse(schema, input, { message: describe });
   if (result.success) return result.output;
-  const issues = result.issues.map(toIssue);
-  const summary = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join(' ');
-  return failValidation(issues, summary);
+  throw validationFailed(result.issues.map(toIssue));
 }
 
-function failValidation(issues: ValidationIssue[], summary: string): never {
-  throw new ParleyError(ErrorCode.validationFailed, `Validation failed. ${summary}`, { issues });
+/**
+ * The `validation_failed` error for `issues`, shaped as {@link parse} throws it, for checks that
+ * a schema cannot make (e.g. a webhook URL's host resolving to a private address). The messages
+ * must not contain the submitted value.
+ */
+export function validationFailed(issues: ValidationIssue[]): ParleyError {
+  const summary = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join(' ');
+  return new ParleyError(ErrorCode.validationFailed, `Validation failed. ${summary}`, { issues });
 }

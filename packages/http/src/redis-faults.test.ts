@@ -52,7 +52,7 @@ describe('Redis faults at the HTTP layer', () => {
   async function app(overrides: Partial<CoreOptions> & { rateLimits?: RateLimitStore }, failure: 'open' | 'closed' = 'open') {
     const { lines, logger } = capture();
     const adapters = { storage: new MemoryStorage(), apiKeys: new MemoryApiKeyStore(), events: new MemoryEventPublisher(), ...overrides };
-    const core = createServerCore(adapters, { rateLimitFailure: failure }, logger);
+    const core = createServerCore(adapters, { rateLimitFailure: failure, webhookAllowPrivateUrls: false }, logger);
     const key = overrides.apiKeys ? 'any-well-formed-key-0123456789' : (await core.apiKeys.issue({ workspaceId: 'acme', plan: 'free' })).key;
     const hono = createApp(core, { logger });
     const call = async (path: string) => {

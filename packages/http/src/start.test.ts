@@ -1,4 +1,4 @@
-/** @module Tests of server start-up on memory storage: development key, configured keys. */
+/** @module Tests of server start-up on memory storage: development key, configured keys, configuration wiring. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { startServer, type RunningServer } from './start.js';
@@ -43,6 +43,23 @@ describe('startServer', () => {
       expect((await call('reader-key-0123456789')).status).toBe(200);
       expect((await call('reader-key-0123456789', 'POST')).status).toBe(403);
       expect(await server.core.apiKeys.authenticate('big-key-0123456789abc')).toMatchObject({ workspaceId: 'bigco', plan: 'enterprise', limitPerHour: 50000 });
+    });
+  });
+
+  it('refuses private webhook URLs unless WEBHOOK_ALLOW_PRIVATE_URLS=true', async () => {
+    const register = (server: RunningServer) =>
+      fetch(`${server.handle.url}/api/webhooks`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${server.devKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ url: 'http://127.0.0.1:4000/hooks', events: ['agent.created'] }),
+      });
+    await started({}, async (server) => {
+      const response = await register(server);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { details: unknown } }).error.details).toEqual({ issues: [{ path: 'url', message: expect.stringContaining('loopback address') }] });
+    });
+    await started({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }, async (server) => {
+      expect((await register(server)).status).toBe(201);
     });
   });
 });

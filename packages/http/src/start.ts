@@ -61,12 +61,14 @@ function banner(url: string, storage: string, keys: ApiKeySetup): string {
 /**
  * The server's core over `adapters`: the rate limiter decides by `config.rateLimitFailure` when
  * its store fails or takes over 250 ms (decisions §7), and each such failure is logged (pino,
- * `warn`, with the workspace and the policy).
+ * `warn`, with the workspace and the policy). Webhook URLs with private or loopback hosts are
+ * refused unless `config.webhookAllowPrivateUrls` (`WEBHOOK_ALLOW_PRIVATE_URLS=true`, decisions §8).
  */
-export function createServerCore(adapters: CoreOptions, config: Pick<Config, 'rateLimitFailure'>, logger: Logger): Core {
+export function createServerCore(adapters: CoreOptions, config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls'>, logger: Logger): Core {
   return createCore({
     ...adapters,
     rateLimitFailure: config.rateLimitFailure,
+    allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
     onRateLimitStoreError: (error, failure) => logger.warn({ err: error, ...failure }, 'rate-limit store failed'),
   });
 }

@@ -533,7 +533,7 @@ export interface components {
         WebhookCreate: {
             /**
              * Format: uri
-             * @description An absolute http(s) URL without credentials; private and loopback targets are refused.
+             * @description An absolute http(s) URL without credentials. A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
              */
             url: string;
             events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];
@@ -543,7 +543,7 @@ export interface components {
         WebhookUpdate: {
             /**
              * Format: uri
-             * @description An absolute http(s) URL without credentials; private and loopback targets are refused.
+             * @description An absolute http(s) URL without credentials. A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
              */
             url?: string;
             events?: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];

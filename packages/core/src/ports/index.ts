@@ -5,3 +5,4 @@ export type * from './events.js';
 export * from './clock.js';
 export * from './ids.js';
 export type * from './rate-limit.js';
+export * from './webhook-targets.js';

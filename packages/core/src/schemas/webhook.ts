@@ -3,7 +3,10 @@ import * as v from 'valibot';
 import { EVENT_TYPES } from '../types.js';
 import { PageQueryEntries } from './common.js';
 
-/** An absolute `http:` or `https:` URL of at most 2048 characters, without credentials. */
+/**
+ * An absolute `http:` or `https:` URL of at most 2048 characters, without credentials. Whether
+ * its host may be targeted is decided after the schema, by `WebhookTargetPolicy`.
+ */
 const UrlSchema = v.pipe(
   v.string(),
   v.maxLength(2048, 'Expected at most 2048 characters.'),
@@ -12,7 +15,11 @@ const UrlSchema = v.pipe(
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
   }, 'Expected an absolute http(s) URL without credentials.'),
-  v.metadata({ format: 'uri', description: 'An absolute http(s) URL without credentials; private and loopback targets are refused.' }),
+  v.metadata({
+    format: 'uri',
+    description:
+      'An absolute http(s) URL without credentials. A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.',
+  }),
 );
 
 /** A non-empty list of distinct event names of spec §6. */

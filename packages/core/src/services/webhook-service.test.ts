@@ -1,8 +1,9 @@
-/** @module WebhookService on the memory adapters: registration, secrets, updates and validation. */
+/** @module WebhookService on the memory adapters: registration, secrets, updates, validation, targets. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
 import { createCore, ParleyError, type WebhookCreateInput, type WebhookEndpoint } from '../index.js';
 import { ManualClock } from '../testing/clock.js';
+import { StaticHostResolver } from '../testing/host-resolver.js';
 
 const START = '2026-01-01T00:00:00.000Z';
 const MARK = 'Zq9-SUBMITTED-VALUE';
@@ -10,12 +11,25 @@ const base: WebhookCreateInput = { url: 'https://hooks.example.com/parley', even
 /** `whsec_` + base64 of 32 bytes. */
 const GIVEN_SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 
-function setup() {
+/** A name that resolves to a private address, carrying the mark that must never be echoed. */
+const INTERNAL_HOST = `${MARK.toLowerCase()}.internal.example`;
+
+function setup(options: { allowPrivateWebhookUrls?: boolean } = {}) {
   const adapters = memoryAdapters();
   const clock = new ManualClock(Date.parse(START));
-  const core = createCore({ ...adapters, clock });
+  // No network in tests: every name other than INTERNAL_HOST fails to resolve (and is accepted).
+  const resolver = new StaticHostResolver({ [INTERNAL_HOST]: ['93.184.215.14', '10.20.30.40'] });
+  const core = createCore({ ...adapters, clock, hostResolver: resolver, ...options });
   const stored = async (id: string) => (await core.storage.webhookEndpoints.get('ws1', id))!;
-  return { core, clock, stored, events: () => adapters.events.events() };
+  return { core, clock, stored, resolver, events: () => adapters.events.events() };
+}
+
+/** Expects `validation_failed` with one issue at `url`, echoing nothing of the submitted URL. */
+function expectRefusedTarget(error: ParleyError, kind: string): void {
+  expect(error.code).toBe('validation_failed');
+  expect(error.details).toEqual({ issues: [{ path: 'url', message: expect.stringContaining(`${kind} address`) }] });
+  expect(error.message).toBe(`Validation failed. url: ${(error.details!['issues'] as Array<{ message: string }>)[0]!.message}`);
+  expect(JSON.stringify({ message: error.message, details: error.details }).toLowerCase()).not.toContain(MARK.toLowerCase());
 }
 
 async function rejection(promise: Promise<unknown>): Promise<ParleyError> {
@@ -143,5 +157,46 @@ describe('WebhookService', () => {
     expect((await rejection(core.webhooks.get('ws1', made[0]!.id))).code).toBe('not_found');
     expect((await rejection(core.webhooks.delete('ws1', made[0]!.id))).code).toBe('not_found');
     expect(await core.webhooks.list('ws1')).toMatchObject({ webhooks: made.slice(1), total: 2 });
+  });
+
+  it('refuses private targets at registration: literals and names resolving to them; nothing stored', async () => {
+    const { core, resolver } = setup();
+    expectRefusedTarget(await rejection(core.webhooks.create('ws1', { ...base, url: `http://127.0.0.1:8080/${MARK}` })), 'loopback');
+    expectRefusedTarget(await rejection(core.webhooks.create('ws1', { ...base, url: `http://[::ffff:a9fe:a9fe]/${MARK}` })), 'cloud metadata');
+    expectRefusedTarget(await rejection(core.webhooks.create('ws1', { ...base, url: `https://${INTERNAL_HOST}/${MARK}` })), 'private');
+    expect(resolver.lookups).toEqual([INTERNAL_HOST]);
+    expect((await core.webhooks.list('ws1')).total).toBe(0);
+    // The schema answers first: an ftp URL never reaches the resolver.
+    expect((await rejection(core.webhooks.create('ws1', { ...base, url: `ftp://${INTERNAL_HOST}/` }))).code).toBe('validation_failed');
+    expect(resolver.lookups).toHaveLength(1);
+  });
+
+  it('refuses a private url on PATCH, before the 404 of an unknown id; other fields are not resolved', async () => {
+    const { core, clock, stored, resolver } = setup();
+    const created = await core.webhooks.create('ws1', { ...base, secret: GIVEN_SECRET });
+    const before = await stored(created.id);
+    clock.advance(1_000);
+    expectRefusedTarget(await rejection(core.webhooks.update('ws1', created.id, { url: `https://${INTERNAL_HOST}/`, enabled: false })), 'private');
+    expectRefusedTarget(await rejection(core.webhooks.update('ws1', created.id, { url: 'http://localhost/' })), 'loopback');
+    expect(await stored(created.id)).toEqual(before);
+    expectRefusedTarget(await rejection(core.webhooks.update('ws1', 'wh_missing', { url: 'http://10.0.0.1/' })), 'private');
+    expect((await rejection(core.webhooks.update('ws1', 'wh_missing', { url: 'https://8.8.8.8/' }))).code).toBe('not_found');
+    resolver.lookups.length = 0;
+    await core.webhooks.update('ws1', created.id, { enabled: false, events: ['agent.deleted'] });
+    expect(resolver.lookups).toEqual([]);
+  });
+
+  it('with allowPrivateWebhookUrls registers and updates private targets without resolving them', async () => {
+    const { core, resolver } = setup({ allowPrivateWebhookUrls: true });
+    const created = await core.webhooks.create('ws1', { ...base, url: 'http://127.0.0.1:4000/hooks' });
+    expect(created.url).toBe('http://127.0.0.1:4000/hooks');
+    expect((await core.webhooks.update('ws1', created.id, { url: `https://${INTERNAL_HOST}/` })).url).toBe(`https://${INTERNAL_HOST}/`);
+    expect(resolver.lookups).toEqual([]);
+  });
+
+  it('refuses private literals by default, with no resolver given', async () => {
+    const core = createCore(memoryAdapters());
+    expectRefusedTarget(await rejection(core.webhooks.create('ws1', { ...base, url: `http://localhost:3000/${MARK}` })), 'loopback');
+    expectRefusedTarget(await rejection(core.webhooks.create('ws1', { ...base, url: `http://192.168.0.1/${MARK}` })), 'private');
   });
 });

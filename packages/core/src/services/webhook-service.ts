@@ -15,8 +15,9 @@ import {
 } from '../schemas/webhook.js';
 import { TOKENS } from '../tokens.js';
 import type { WebhookEndpoint, WebhookEndpointRecord } from '../types.js';
-import { parse } from '../validation.js';
+import { parse, validationFailed } from '../validation.js';
 import { givenFields } from './patch.js';
+import type { WebhookTargetPolicy } from './webhook-targets.js';
 
 /** The registration response: the endpoint, plus `secret` only when Parley generated it. */
 export type WebhookRegistration = WebhookEndpoint & { secret?: string };
@@ -40,7 +41,8 @@ function toEndpoint({ secret: _secret, ...endpoint }: WebhookEndpointRecord): We
 
 /**
  * Webhook endpoints of a workspace. Responses never carry the stored secret, except the one
- * Parley generates at registration, returned once.
+ * Parley generates at registration, returned once. A `url` must pass `targets` (no private or
+ * loopback hosts unless allowed; see {@link WebhookTargetPolicy}) before anything is stored.
  */
 @injectable()
 export class WebhookService {
@@ -48,11 +50,16 @@ export class WebhookService {
     @inject(TOKENS.storage) private readonly storage: Storage,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
+    @inject(TOKENS.webhookTargets) private readonly targets: WebhookTargetPolicy,
   ) {}
 
-  /** Registers an enabled endpoint. @throws ParleyError `validation_failed` */
+  /**
+   * Registers an enabled endpoint. May wait up to 2 s for the URL's host name to resolve.
+   * @throws ParleyError `validation_failed` (also for a refused target, at path `url`)
+   */
   async create(workspaceId: string, input: WebhookCreateInput): Promise<WebhookRegistration> {
     const fields = parse(WebhookCreateSchema, input);
+    await this.checkTarget(fields.url);
     const now = new Date(this.clock.now()).toISOString();
     const secret = fields.secret ?? generateWebhookSecret();
     const record: WebhookEndpointRecord = {
@@ -80,9 +87,14 @@ export class WebhookService {
     return { webhooks: items.map(toEndpoint), total, page, limit };
   }
 
-  /** Changes `url`, `events`, `secret` and/or `enabled`. @throws ParleyError `validation_failed`, `not_found` */
+  /**
+   * Changes `url`, `events`, `secret` and/or `enabled`. A new `url` is checked like at registration.
+   * @throws ParleyError `validation_failed`, `not_found`
+   */
   async update(workspaceId: string, id: string, input: WebhookUpdateInput): Promise<WebhookEndpoint> {
     const changes = givenFields(parse(WebhookUpdateSchema, input));
+    // Before the lookup by id: a refused URL is a 400, which answers before a 404 (decisions §3).
+    if (changes.url !== undefined) await this.checkTarget(changes.url);
     const current = await this.record(workspaceId, id);
     if (Object.keys(changes).length === 0) return toEndpoint(current);
     const record: WebhookEndpointRecord = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
@@ -93,6 +105,12 @@ export class WebhookService {
   /** @throws ParleyError `not_found` */
   async delete(workspaceId: string, id: string): Promise<void> {
     if (!(await this.storage.webhookEndpoints.delete(workspaceId, id))) throw ParleyError.notFound('webhook endpoint', id);
+  }
+
+  /** @throws ParleyError `validation_failed` at path `url` when the policy refuses the target. */
+  private async checkTarget(url: string): Promise<void> {
+    const refusal = await this.targets.refusal(url);
+    if (refusal !== null) throw validationFailed([{ path: 'url', message: refusal }]);
   }
 
   private async record(workspaceId: string, id: string): Promise<WebhookEndpointRecord> {

@@ -1,5 +1,6 @@
 /** @module @parley/core/testing: contract suites adapters run against themselves, and test helpers. */
 export * from './clock.js';
+export * from './host-resolver.js';
 export type { ContractAssertion, ContractTestApi } from './contract.js';
 export { runStorageContract, type StorageContractOptions, type StorageFactory, type StorageFixture } from './storage-contract/index.js';
 export {

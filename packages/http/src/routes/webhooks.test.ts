@@ -1,4 +1,6 @@
-/** @module Tests of the webhook endpoint routes: registration, secrets, CRUD, tenancy. */
+/** @module Tests of the webhook endpoint routes: registration, secrets, CRUD, tenancy, targets. */
+import { memoryAdapters } from '@parley/adapter-memory';
+import { StaticHostResolver } from '@parley/core/testing';
 import { describe, expect, it } from 'vitest';
 import { harness, json } from '../test-support/harness.js';
 
@@ -63,5 +65,35 @@ describe('/api/webhooks', () => {
     expect((await h.call('GET', `/api/webhooks/${endpoint.id}`, { key: h.otherKey })).status).toBe(404);
     expect((await h.call('PATCH', `/api/webhooks/${endpoint.id}`, { key: h.otherKey, json: { enabled: false } })).status).toBe(404);
     expect((await h.call('DELETE', `/api/webhooks/${endpoint.id}`, { key: h.otherKey })).status).toBe(404);
+  });
+
+  it('private targets are 400 validation_failed at url, on POST and PATCH, echoing nothing; nothing changes', async () => {
+    const resolver = new StaticHostResolver({ 'zq9-mark.internal.example': ['10.9.8.7'] });
+    const h = await harness({}, { ...memoryAdapters(), hostResolver: resolver });
+    for (const url of ['http://127.0.0.1:9000/zq9-mark', 'http://[::1]/zq9-mark', 'https://zq9-mark.internal.example/hooks']) {
+      const response = await h.call('POST', '/api/webhooks', { json: { ...registration, url } });
+      expect(response.status, url).toBe(400);
+      const text = await response.text();
+      expect(JSON.parse(text).error).toEqual({
+        code: 'validation_failed',
+        message: expect.stringContaining('Expected a public address'),
+        details: { issues: [{ path: 'url', message: expect.stringMatching(/(loopback|private) address/) }] },
+      });
+      expect(text).not.toContain('zq9-mark');
+    }
+    expect(resolver.lookups).toEqual(['zq9-mark.internal.example']);
+    expect(await json(await h.call('GET', '/api/webhooks'))).toMatchObject({ total: 0 });
+
+    const { secret: _secret, ...endpoint } = await json(await h.call('POST', '/api/webhooks', { json: registration }));
+    const patched = await h.call('PATCH', `/api/webhooks/${endpoint.id}`, { json: { url: 'http://169.254.169.254/latest/meta-data/' } });
+    expect(patched.status).toBe(400);
+    expect((await json(patched)).error.details.issues).toEqual([{ path: 'url', message: expect.stringContaining('cloud metadata address') }]);
+    expect(await json(await h.call('GET', `/api/webhooks/${endpoint.id}`))).toEqual(endpoint);
+  });
+
+  it('private targets are accepted when the core allows them', async () => {
+    const h = await harness({}, { ...memoryAdapters(), allowPrivateWebhookUrls: true });
+    const response = await h.call('POST', '/api/webhooks', { json: { ...registration, url: 'http://localhost:4000/hooks' } });
+    expect(response.status).toBe(201);
   });
 });

@@ -4,6 +4,7 @@
  */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore, type Core, type CoreOptions, type RateLimitStore, type Scope } from '@parley/core';
+import { StaticHostResolver } from '@parley/core/testing';
 import type { Hono } from 'hono';
 import { createApp, type AppOptions } from '../app.js';
 import type { ParleyEnv } from '../env.js';
@@ -47,7 +48,8 @@ export interface CallInit {
 
 export async function harness(options: AppOptions = {}, given?: HarnessAdapters): Promise<Harness> {
   const adapters = given ?? (await makeAdapters());
-  const core = createCore(adapters);
+  // No network in tests: webhook host names resolve from `adapters.hostResolver` or not at all.
+  const core = createCore({ hostResolver: new StaticHostResolver(), ...adapters });
   const app = createApp(core, { logLevel: 'silent', ...options });
   const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, 'test-key-ws1-all-scopes');
   const { key: otherKey } = await core.apiKeys.issue({ workspaceId: 'ws2', plan: 'pro' }, 'test-key-ws2-all-scopes');
