@@ -54,24 +54,39 @@ export function resilientRedisOptions(timeoutMs = DEFAULT_TIMEOUT_MS): RedisOpti
   };
 }
 
-/** A client for `target`, and whether the caller owns it (and must close it). */
-export function connect(target: RedisTarget, timeoutMs = DEFAULT_TIMEOUT_MS): { client: RedisClient; owned: boolean } {
-  if ('client' in target) return { client: target.client, owned: false };
+/** What {@link connect} resolved from {@link RedisAdapterOptions}. */
+export interface Connection {
+  client: RedisClient;
+  /** Whether the client was created here, so its owner must close it. */
+  owned: boolean;
+  prefix: string;
+  timeoutMs: number;
+}
+
+/**
+ * A client for `options` (created from `url` or `clusterNodes`, or the one passed in), with the
+ * checked prefix and deadline. The prefix is checked first, so a refused one opens no connection.
+ * @throws TypeError for a prefix containing `{` or `}`.
+ */
+export function connect(options: RedisAdapterOptions): Connection {
+  const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if ('client' in options) return { client: options.client, owned: false, prefix, timeoutMs };
   let client: RedisClient;
-  if ('url' in target) {
-    client = new Redis(target.url, { ...resilientRedisOptions(timeoutMs), ...target.options });
+  if ('url' in options) {
+    client = new Redis(options.url, { ...resilientRedisOptions(timeoutMs), ...options.options });
   } else {
     const { retryStrategy, enableOfflineQueue: _queue, ...nodeOptions } = resilientRedisOptions(timeoutMs);
-    client = new Cluster(target.clusterNodes, {
+    client = new Cluster(options.clusterNodes, {
       enableOfflineQueue: false,
       clusterRetryStrategy: retryStrategy as (attempt: number) => number,
-      ...target.options,
-      redisOptions: { ...nodeOptions, ...target.options?.redisOptions },
+      ...options.options,
+      redisOptions: { ...nodeOptions, ...options.options?.redisOptions },
     });
   }
   // Faults surface as rejected calls; without a listener ioredis would print every reconnect.
   client.on('error', () => {});
-  return { client, owned: true };
+  return { client, owned: true, prefix, timeoutMs };
 }
 
 /**
@@ -88,18 +103,18 @@ export async function closeClient(client: RedisClient, owned: boolean): Promise<
   await client.quit().catch(() => client.disconnect());
 }
 
-/** Runs commands against one client under a deadline, mapping faults to `service_unavailable`. */
+/**
+ * Runs commands against one client under a deadline, mapping faults to `service_unavailable`;
+ * carries the key prefix (already checked by {@link connect}) for the stores.
+ */
 export class RedisRunner {
-  readonly prefix: string;
   private ready: Promise<void> | undefined;
 
   constructor(
     readonly client: RedisClient,
-    readonly timeoutMs: number = DEFAULT_TIMEOUT_MS,
-    prefix: string = DEFAULT_PREFIX,
-  ) {
-    this.prefix = checkPrefix(prefix);
-  }
+    readonly timeoutMs: number,
+    readonly prefix: string,
+  ) {}
 
   /**
    * Resolves with `op(client)` once the client is ready. Rejects with ParleyError
@@ -160,12 +175,12 @@ export abstract class RedisAdapter {
   protected readonly runner: RedisRunner;
   private readonly owned: boolean;
 
+  /** @throws TypeError for a prefix containing `{` or `}` (before any connection is opened). */
   constructor(options: RedisAdapterOptions) {
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const { client, owned } = connect(options, timeoutMs);
+    const { client, owned, prefix, timeoutMs } = connect(options);
     this.client = client;
     this.owned = owned;
-    this.runner = new RedisRunner(client, timeoutMs, options.prefix);
+    this.runner = new RedisRunner(client, timeoutMs, prefix);
   }
 
   /** Closes the client if this adapter created it; a client passed in stays open. */
