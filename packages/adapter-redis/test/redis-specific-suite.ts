@@ -120,6 +120,17 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'a:status:active' })).toEqual({ items: [tricky], total: 1 });
     }));
 
+    it('keeps user ids with lone UTF-16 surrogates apart (a JSON body can carry them)', withStorage(client, async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const users = ['\ud800', '\udc00', '\ufffd', '%uD800'];
+      const conversations = [];
+      for (const userId of users) conversations.push(await records.insertConversation(storage, WS, agent.id, { userId }));
+      for (const [i, userId] of users.entries()) {
+        expect(await storage.conversations.list(WS, { offset: 0, limit: 10, userId })).toEqual({ items: [conversations[i]], total: 1 });
+      }
+    }));
+
     it('refuses a key prefix with braces', () => {
       expect(() => new RedisStorage({ client: client(), prefix: 'bad{prefix}:' })).toThrow(TypeError);
     });
