@@ -48,6 +48,8 @@ export interface WorkspaceKeys {
   cascades: string;
   /** HASH conversation id → conversation JSON. */
   conv: string;
+  /** HASH conversation id → its owner `[agentId, userId]` as JSON: which agent and user indexes hold it. */
+  convOwner: string;
   /** ZSET (score 0, member conversation id): every conversation. */
   convs: string;
   convsByStatus(status: ConversationStatus): string;
@@ -79,6 +81,7 @@ export function workspaceKeys(prefix: string, workspaceId: string): WorkspaceKey
     agentsByStatus: (status) => `${base}agents:status:${status}`,
     cascades: `${base}cascades`,
     conv: `${base}conv`,
+    convOwner: `${base}conv:owner`,
     convs: `${base}convs`,
     convsByStatus: (status) => `${base}convs:status:${status}`,
     convsByAgent: (agentId, status) => withStatus(`${base}convs:agent:${part(agentId)}`, status),

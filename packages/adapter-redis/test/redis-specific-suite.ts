@@ -1,6 +1,6 @@
 /**
  * @module Test support: behaviour the contracts cannot see — the key layout and hash tags,
- * multi-batch cascades, interrupted cascades, identity changes, awkward ids, API key upserts —
+ * multi-batch cascades, interrupted cascades, owner changes, awkward ids, API key upserts —
  * run over any client.
  */
 import { Cluster } from 'ioredis';
@@ -129,6 +129,24 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       for (const [i, userId] of users.entries()) {
         expect(await storage.conversations.list(WS, { offset: 0, limit: 10, userId })).toEqual({ items: [conversations[i]], total: 1 });
       }
+    }));
+
+    it('replaces and cascade-deletes conversations holding lone UTF-16 surrogates (Lua cjson rejects them)', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u\ud800', metadata: { note: 'x\udc00' } });
+      await records.appendMessages(storage, WS, conversation.id, 2);
+      const completed = { ...conversation, status: 'completed' as const };
+      expect(await storage.conversations.replace(WS, completed)).toBe(true);
+      const moved = { ...completed, userId: 'u\udc00' };
+      expect(await storage.conversations.replace(WS, moved)).toBe(true);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(moved);
+      expect((await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'u\ud800' })).total).toBe(0);
+      expect(await storage.agents.delete(WS, agent.id)).toEqual(agent);
+      // No cascade is left pending to fail every later agent delete of the workspace.
+      const other = await records.insertAgent(storage, WS);
+      expect(await storage.agents.delete(WS, other.id)).toEqual(other);
+      expect(await countPrefix(client(), prefix)).toBe(0);
     }));
 
     it('refuses a key prefix with braces', () => {
