@@ -29,11 +29,14 @@ export type RedisTarget =
 export type RedisAdapterOptions = RedisTarget & {
   /** Prepended to every key; default `parley:`. May not contain `{` or `}`. */
   prefix?: string;
-  /** Deadline for one port call, in ms (waiting for the connection included); default 1 000. */
+  /**
+   * Deadline of each round trip to Redis — so of almost every port call (see the README for the
+   * few with more) — in ms, waiting for the connection included; default 1 000.
+   */
   timeoutMs?: number;
 };
 
-/** The default deadline of one port call, in milliseconds. */
+/** The default deadline of one round trip, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 1_000;
 
 /**

@@ -55,8 +55,8 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
    */
   async upsert(record: ApiKeyRecord): Promise<ApiKeyUpsert> {
     const keys = this.keys;
+    const createdAt = scoreOf(record.createdAt);
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
-      const createdAt = scoreOf(record.createdAt);
       const stored = await this.runner.script(
         KEY_INSERT_NEW,
         [keys.byHash, keys.byId, keys.all, keys.byWorkspace(record.workspaceId)],
