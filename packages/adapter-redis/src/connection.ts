@@ -10,7 +10,7 @@
  * recover as soon as Redis answers again — no restart, no new adapter.
  */
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { storageUnavailable, toAdapterError } from './faults.js';
+import { toAdapterError } from './faults.js';
 import { DEFAULT_PREFIX, checkPrefix } from './keys.js';
 import { runScript, type LuaScript, type ScriptReply } from './scripts/script.js';
 
@@ -111,7 +111,9 @@ export async function closeClient(client: RedisClient, owned: boolean): Promise<
  * carries the key prefix (already checked by {@link connect}) for the stores.
  */
 export class RedisRunner {
-  private ready: Promise<void> | undefined;
+  /** Calls waiting for the client to become ready; a call leaves when its deadline passes. */
+  private readonly waiting = new Set<() => void>();
+  private listening = false;
 
   constructor(
     readonly client: RedisClient,
@@ -125,21 +127,21 @@ export class RedisRunner {
    * `timeoutMs`; other errors (bugs, script errors) pass through unchanged.
    */
   async run<T>(op: (client: RedisClient) => Promise<T>): Promise<T> {
+    const { client } = this;
     let timer: NodeJS.Timeout | undefined;
-    let expired = false;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        expired = true;
-        reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
-    });
-    // A call whose caller has already been told "unavailable" must not be sent once Redis is back.
-    const attempt = this.whenReady().then(() => {
-      if (expired) throw new Error('Deadline passed while waiting for the connection.');
-      return op(this.client);
-    });
     try {
-      return await Promise.race([attempt, deadline]);
+      return await new Promise<T>((resolve, reject) => {
+        if (client.status === 'end') throw new Error('The Redis client was closed.');
+        const send = () => void Promise.resolve().then(() => op(client)).then(resolve, reject);
+        timer = setTimeout(() => {
+          // Leaving the queue means a caller already told "unavailable" is not sent once Redis is
+          // back, and that expired calls hold nothing however long an outage lasts.
+          this.waiting.delete(send);
+          reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
+        }, this.timeoutMs);
+        if (client.status === 'ready') send();
+        else this.sendWhenReady(send);
+      });
     } catch (error) {
       throw toAdapterError(error);
     } finally {
@@ -152,19 +154,18 @@ export class RedisRunner {
     return this.run((client) => runScript(client, script, keys, args));
   }
 
-  /** Shares one `ready` listener between all waiting calls, so a long outage cannot pile them up. */
-  private whenReady(): Promise<void> {
-    const { client } = this;
-    if (client.status === 'ready') return Promise.resolve();
-    if (client.status === 'end') return Promise.reject(storageUnavailable(new Error('The Redis client was closed.')));
-    if (client.status === 'wait') client.connect().catch(() => {});
-    this.ready ??= new Promise<void>((resolve) =>
-      client.once('ready', () => {
-        this.ready = undefined;
-        resolve();
-      }),
-    );
-    return this.ready;
+  /** Queues `send` for the next `ready`, with one listener for all waiting calls however many. */
+  private sendWhenReady(send: () => void): void {
+    this.waiting.add(send);
+    if (this.listening) return;
+    this.listening = true;
+    this.client.once('ready', () => {
+      this.listening = false;
+      const calls = [...this.waiting];
+      this.waiting.clear();
+      for (const call of calls) call();
+    });
+    if (this.client.status === 'wait') this.client.connect().catch(() => {});
   }
 }
 
