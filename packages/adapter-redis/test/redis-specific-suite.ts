@@ -1,12 +1,13 @@
 /**
  * @module Test support: behaviour the contracts cannot see — the key layout and hash tags,
- * multi-batch cascades, interrupted cascades, owner changes, awkward ids, API key upserts —
- * run over any client.
+ * multi-batch cascades, interrupted cascades, owner changes, awkward ids, rate-limit TTLs, API
+ * key upserts — run over any client.
  */
 import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { RedisClient } from '../src/connection.js';
-import { workspaceKeys } from '../src/keys.js';
+import { rateLimitKey, workspaceKeys } from '../src/keys.js';
+import { RedisRateLimitStore } from '../src/redis-rate-limits.js';
 import { RedisStorage } from '../src/redis-storage.js';
 import { AGENT_DELETE } from '../src/scripts/cascade.js';
 import { runScript } from '../src/scripts/script.js';
@@ -148,6 +149,24 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       expect(await storage.agents.delete(WS, other.id)).toEqual(other);
       expect(await countPrefix(client(), prefix)).toBe(0);
     }));
+
+    it('expires a rate-limit key when its quota is full again, even past periodMs', async () => {
+      const prefix = uniquePrefix('rl-ttl');
+      const store = new RedisRateLimitStore({ client: client(), prefix });
+      // T = ceil(3 601 / 2) = 1 801 ms, so two hits put the TAT 3 602 ms ahead: 1 ms past the period.
+      const rule = { limit: 2, periodMs: 3_601 };
+      const now = Date.now();
+      try {
+        await store.hit('ws', rule, now);
+        const second = await store.hit('ws', rule, now);
+        expect(second.resetMs).toBe(3_602);
+        const ttl = await client().pttl(rateLimitKey(prefix, 'ws'));
+        expect(ttl).toBeLessThanOrEqual(second.resetMs);
+        expect(ttl).toBeGreaterThan(second.resetMs - 1_000);
+      } finally {
+        await deletePrefix(client(), prefix);
+      }
+    });
 
     it('refuses a key prefix with braces', () => {
       expect(() => new RedisStorage({ client: client(), prefix: 'bad{prefix}:' })).toThrow(TypeError);
