@@ -83,7 +83,10 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
     return records<ApiKeyRecord>(strings(await this.runner.script(KEY_LIST, [index, keys.byId, keys.byHash])));
   }
 
-  /** @throws ParleyError `service_unavailable`; `Error` when the key kept changing under {@link ATTEMPTS} attempts. */
+  /**
+   * @throws ParleyError `service_unavailable` when Redis cannot be reached; `Error` when the key
+   * kept changing under {@link ATTEMPTS} attempts.
+   */
   async revoke(keyId: string): Promise<boolean> {
     const keys = this.keys;
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
