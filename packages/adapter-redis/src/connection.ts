@@ -10,7 +10,7 @@
  * recover as soon as Redis answers again — no restart, no new adapter.
  */
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { storageUnavailable, toAdapterError } from './faults.js';
+import { toAdapterError } from './faults.js';
 import { DEFAULT_PREFIX, checkPrefix } from './keys.js';
 import { runScript, type LuaScript, type ScriptReply } from './scripts/script.js';
 
@@ -29,11 +29,14 @@ export type RedisTarget =
 export type RedisAdapterOptions = RedisTarget & {
   /** Prepended to every key; default `parley:`. May not contain `{` or `}`. */
   prefix?: string;
-  /** Deadline for one port call, in ms (waiting for the connection included); default 1 000. */
+  /**
+   * Deadline of each round trip to Redis — so of almost every port call (see the README for the
+   * few with more) — in ms, waiting for the connection included; default 1 000.
+   */
   timeoutMs?: number;
 };
 
-/** The default deadline of one port call, in milliseconds. */
+/** The default deadline of one round trip, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 1_000;
 
 /**
@@ -54,24 +57,39 @@ export function resilientRedisOptions(timeoutMs = DEFAULT_TIMEOUT_MS): RedisOpti
   };
 }
 
-/** A client for `target`, and whether the caller owns it (and must close it). */
-export function connect(target: RedisTarget, timeoutMs = DEFAULT_TIMEOUT_MS): { client: RedisClient; owned: boolean } {
-  if ('client' in target) return { client: target.client, owned: false };
+/** What {@link connect} resolved from {@link RedisAdapterOptions}. */
+export interface Connection {
+  client: RedisClient;
+  /** Whether the client was created here, so its owner must close it. */
+  owned: boolean;
+  prefix: string;
+  timeoutMs: number;
+}
+
+/**
+ * A client for `options` (created from `url` or `clusterNodes`, or the one passed in), with the
+ * checked prefix and deadline. The prefix is checked first, so a refused one opens no connection.
+ * @throws TypeError for a prefix containing `{` or `}`.
+ */
+export function connect(options: RedisAdapterOptions): Connection {
+  const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if ('client' in options) return { client: options.client, owned: false, prefix, timeoutMs };
   let client: RedisClient;
-  if ('url' in target) {
-    client = new Redis(target.url, { ...resilientRedisOptions(timeoutMs), ...target.options });
+  if ('url' in options) {
+    client = new Redis(options.url, { ...resilientRedisOptions(timeoutMs), ...options.options });
   } else {
     const { retryStrategy, enableOfflineQueue: _queue, ...nodeOptions } = resilientRedisOptions(timeoutMs);
-    client = new Cluster(target.clusterNodes, {
+    client = new Cluster(options.clusterNodes, {
       enableOfflineQueue: false,
       clusterRetryStrategy: retryStrategy as (attempt: number) => number,
-      ...target.options,
-      redisOptions: { ...nodeOptions, ...target.options?.redisOptions },
+      ...options.options,
+      redisOptions: { ...nodeOptions, ...options.options?.redisOptions },
     });
   }
   // Faults surface as rejected calls; without a listener ioredis would print every reconnect.
   client.on('error', () => {});
-  return { client, owned: true };
+  return { client, owned: true, prefix, timeoutMs };
 }
 
 /**
@@ -88,18 +106,20 @@ export async function closeClient(client: RedisClient, owned: boolean): Promise<
   await client.quit().catch(() => client.disconnect());
 }
 
-/** Runs commands against one client under a deadline, mapping faults to `service_unavailable`. */
+/**
+ * Runs commands against one client under a deadline, mapping faults to `service_unavailable`;
+ * carries the key prefix (already checked by {@link connect}) for the stores.
+ */
 export class RedisRunner {
-  readonly prefix: string;
-  private ready: Promise<void> | undefined;
+  /** Calls waiting for the client to become ready; a call leaves when its deadline passes. */
+  private readonly waiting = new Set<() => void>();
+  private listening = false;
 
   constructor(
     readonly client: RedisClient,
-    readonly timeoutMs: number = DEFAULT_TIMEOUT_MS,
-    prefix: string = DEFAULT_PREFIX,
-  ) {
-    this.prefix = checkPrefix(prefix);
-  }
+    readonly timeoutMs: number,
+    readonly prefix: string,
+  ) {}
 
   /**
    * Resolves with `op(client)` once the client is ready. Rejects with ParleyError
@@ -107,21 +127,21 @@ export class RedisRunner {
    * `timeoutMs`; other errors (bugs, script errors) pass through unchanged.
    */
   async run<T>(op: (client: RedisClient) => Promise<T>): Promise<T> {
+    const { client } = this;
     let timer: NodeJS.Timeout | undefined;
-    let expired = false;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        expired = true;
-        reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
-    });
-    // A call whose caller has already been told "unavailable" must not be sent once Redis is back.
-    const attempt = this.whenReady().then(() => {
-      if (expired) throw new Error('Deadline passed while waiting for the connection.');
-      return op(this.client);
-    });
     try {
-      return await Promise.race([attempt, deadline]);
+      return await new Promise<T>((resolve, reject) => {
+        if (client.status === 'end') throw new Error('The Redis client was closed.');
+        const send = () => void Promise.resolve().then(() => op(client)).then(resolve, reject);
+        timer = setTimeout(() => {
+          // Leaving the queue means a caller already told "unavailable" is not sent once Redis is
+          // back, and that expired calls hold nothing however long an outage lasts.
+          this.waiting.delete(send);
+          reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
+        }, this.timeoutMs);
+        if (client.status === 'ready') send();
+        else this.sendWhenReady(send);
+      });
     } catch (error) {
       throw toAdapterError(error);
     } finally {
@@ -134,19 +154,18 @@ export class RedisRunner {
     return this.run((client) => runScript(client, script, keys, args));
   }
 
-  /** Shares one `ready` listener between all waiting calls, so a long outage cannot pile them up. */
-  private whenReady(): Promise<void> {
-    const { client } = this;
-    if (client.status === 'ready') return Promise.resolve();
-    if (client.status === 'end') return Promise.reject(storageUnavailable(new Error('The Redis client was closed.')));
-    if (client.status === 'wait') client.connect().catch(() => {});
-    this.ready ??= new Promise<void>((resolve) =>
-      client.once('ready', () => {
-        this.ready = undefined;
-        resolve();
-      }),
-    );
-    return this.ready;
+  /** Queues `send` for the next `ready`, with one listener for all waiting calls however many. */
+  private sendWhenReady(send: () => void): void {
+    this.waiting.add(send);
+    if (this.listening) return;
+    this.listening = true;
+    this.client.once('ready', () => {
+      this.listening = false;
+      const calls = [...this.waiting];
+      this.waiting.clear();
+      for (const call of calls) call();
+    });
+    if (this.client.status === 'wait') this.client.connect().catch(() => {});
   }
 }
 
@@ -160,12 +179,12 @@ export abstract class RedisAdapter {
   protected readonly runner: RedisRunner;
   private readonly owned: boolean;
 
+  /** @throws TypeError for a prefix containing `{` or `}` (before any connection is opened). */
   constructor(options: RedisAdapterOptions) {
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const { client, owned } = connect(options, timeoutMs);
+    const { client, owned, prefix, timeoutMs } = connect(options);
     this.client = client;
     this.owned = owned;
-    this.runner = new RedisRunner(client, timeoutMs, options.prefix);
+    this.runner = new RedisRunner(client, timeoutMs, prefix);
   }
 
   /** Closes the client if this adapter created it; a client passed in stays open. */

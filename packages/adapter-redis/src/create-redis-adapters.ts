@@ -1,5 +1,5 @@
 /** @module One call that builds every Redis adapter over one shared client. */
-import { DEFAULT_TIMEOUT_MS, closeClient, connect, type RedisAdapterOptions, type RedisClient } from './connection.js';
+import { closeClient, connect, type RedisAdapterOptions, type RedisClient } from './connection.js';
 import { RedisApiKeyStore } from './redis-api-keys.js';
 import { RedisRateLimitStore } from './redis-rate-limits.js';
 import { RedisStorage } from './redis-storage.js';
@@ -32,9 +32,8 @@ export interface RedisAdapters {
  * @throws TypeError for a prefix containing `{` or `}`.
  */
 export function createRedisAdapters(options: RedisAdapterOptions): RedisAdapters {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const { client, owned } = connect(options, timeoutMs);
-  const shared = { client, prefix: options.prefix, timeoutMs };
+  const { client, owned, prefix, timeoutMs } = connect(options);
+  const shared = { client, prefix, timeoutMs };
   return {
     storage: new RedisStorage(shared),
     apiKeys: new RedisApiKeyStore(shared),

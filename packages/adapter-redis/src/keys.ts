@@ -4,16 +4,24 @@
  * All keys of one workspace share the hash tag `{<workspace>}`, so every multi-key command and
  * script of a workspace lands on one Redis Cluster slot (the trade-off: one workspace cannot be
  * spread over several shards). API keys share the tag `{keys}`; each rate-limit key stands alone.
- * Variable parts are `encodeURIComponent`-encoded, which maps every string injectively to one
- * without `{`, `}` or `:` — so a workspace, agent or user id can neither break the hash tag nor
- * make two different keys collide.
+ * Variable parts are encoded by {@link part}, which maps every string injectively to one without
+ * `{`, `}` or `:` — so a workspace, agent or user id can neither break the hash tag nor make two
+ * different keys collide.
  */
 import type { AgentStatus, ConversationStatus } from '@parley/core';
 
 /** The key prefix used when none is given. */
 export const DEFAULT_PREFIX = 'parley:';
 
-const part = (value: string) => encodeURIComponent(value);
+/**
+ * A variable part of a key name: `encodeURIComponent`, extended to lone UTF-16 surrogates (which
+ * it rejects with URIError, and which a JSON body can carry as `"\ud800"`) as `%uD800` — a form
+ * it never produces, since `u` is not a hex digit. ASCII out, so ioredis sends the key unchanged.
+ */
+const part = (value: string) =>
+  value.replace(/(\p{Cs})|\P{Cs}+/gu, (run, lone?: string) =>
+    lone === undefined ? encodeURIComponent(run) : `%u${lone.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
 
 /**
  * Checks a key prefix: it may not contain `{` or `}`, which would move the Cluster hash tag.
@@ -40,6 +48,8 @@ export interface WorkspaceKeys {
   cascades: string;
   /** HASH conversation id → conversation JSON. */
   conv: string;
+  /** HASH conversation id → its owner `[agentId, userId]` as JSON: which agent and user indexes hold it. */
+  convOwner: string;
   /** ZSET (score 0, member conversation id): every conversation. */
   convs: string;
   convsByStatus(status: ConversationStatus): string;
@@ -71,6 +81,7 @@ export function workspaceKeys(prefix: string, workspaceId: string): WorkspaceKey
     agentsByStatus: (status) => `${base}agents:status:${status}`,
     cascades: `${base}cascades`,
     conv: `${base}conv`,
+    convOwner: `${base}conv:owner`,
     convs: `${base}convs`,
     convsByStatus: (status) => `${base}convs:status:${status}`,
     convsByAgent: (agentId, status) => withStatus(`${base}convs:agent:${part(agentId)}`, status),

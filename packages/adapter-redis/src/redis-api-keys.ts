@@ -14,14 +14,14 @@ export interface ApiKeyUpsert {
   record: ApiKeyRecord;
 }
 
-/** How often an upsert retries when another writer changed the same key in between. */
-const UPSERT_ATTEMPTS = 5;
+/** How often an upsert or revoke retries when another writer changed the same key in between. */
+const ATTEMPTS = 5;
 
 /**
  * {@link ApiKeyStore} on Redis. `findByHash` (every authenticated request) is one HGET, O(1);
  * `insert` and `list` are one script each; `revoke` is two round trips (read the key's
- * workspace, then a script that deletes it only if it is unchanged) because the workspace index
- * key depends on the stored record. Options as for `RedisStorage`.
+ * workspace, then a script that deletes it only if it is unchanged, else both again) because the
+ * workspace index key depends on the stored record. Options as for `RedisStorage`.
  * @throws ParleyError `service_unavailable` from every method when Redis cannot be reached.
  */
 export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
@@ -51,12 +51,12 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
    * key at once store it exactly once (insert-if-absent and compare-and-set scripts; a writer
    * that loses a race re-reads and retries).
    * @throws ParleyError `service_unavailable` when Redis cannot be reached; `Error` when the key
-   * kept changing under {@link UPSERT_ATTEMPTS} attempts.
+   * kept changing under {@link ATTEMPTS} attempts.
    */
   async upsert(record: ApiKeyRecord): Promise<ApiKeyUpsert> {
     const keys = this.keys;
-    for (let attempt = 0; attempt < UPSERT_ATTEMPTS; attempt += 1) {
-      const createdAt = scoreOf(record.createdAt);
+    const createdAt = scoreOf(record.createdAt);
+    for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
       const stored = await this.runner.script(
         KEY_INSERT_NEW,
         [keys.byHash, keys.byId, keys.all, keys.byWorkspace(record.workspaceId)],
@@ -73,7 +73,7 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
       );
       if (replaced === 1) return { outcome: 'updated', record: wanted };
     }
-    throw new Error(`API key ${record.keyId} kept changing during ${UPSERT_ATTEMPTS} upsert attempts.`);
+    throw new Error(`API key ${record.keyId} kept changing during ${ATTEMPTS} upsert attempts.`);
   }
 
   /** Ordered by `createdAt` (then key id); O(keys listed). */
@@ -83,19 +83,25 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
     return records<ApiKeyRecord>(strings(await this.runner.script(KEY_LIST, [index, keys.byId, keys.byHash])));
   }
 
+  /**
+   * @throws ParleyError `service_unavailable` when Redis cannot be reached; `Error` when the key
+   * kept changing under {@link ATTEMPTS} attempts.
+   */
   async revoke(keyId: string): Promise<boolean> {
     const keys = this.keys;
-    const raw = await this.runner.script(KEY_BY_ID, [keys.byId, keys.byHash], [keyId]);
-    if (typeof raw !== 'string') return false;
-    const record = JSON.parse(raw) as ApiKeyRecord;
-    const reply = await this.runner.script(
-      KEY_REVOKE,
-      [keys.byHash, keys.byId, keys.all, keys.byWorkspace(record.workspaceId)],
-      [keyId, record.hash],
-    );
-    return reply === 1;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+      const raw = await this.runner.script(KEY_BY_ID, [keys.byId, keys.byHash], [keyId]);
+      if (typeof raw !== 'string') return false;
+      const record = JSON.parse(raw) as ApiKeyRecord;
+      const reply = await this.runner.script(
+        KEY_REVOKE,
+        [keys.byHash, keys.byId, keys.all, keys.byWorkspace(record.workspaceId)],
+        [keyId, record.hash, raw],
+      );
+      if (reply === 1) return true;
+    }
+    throw new Error(`API key ${keyId} kept changing during ${ATTEMPTS} revoke attempts.`);
   }
-
 }
 
 /** An ISO timestamp as an index score (ms); 0 for an unparseable one. */

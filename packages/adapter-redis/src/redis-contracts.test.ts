@@ -1,6 +1,9 @@
 /** @module The Redis adapters against core's storage, API key and rate-limit contracts (standalone Redis). */
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createRedisAdapters } from './create-redis-adapters.js';
+import { RedisStorage } from './redis-storage.js';
 import { runRedisContracts } from '../test/contract-suites.js';
 import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
 import { REDIS_URL, describeIfAvailable, probeRedis } from '../test/redis-available.js';
@@ -18,4 +21,14 @@ describeRedis('Redis adapters on standalone Redis', () => {
   });
   runRedisContracts(() => client, 'standalone');
   runRedisSpecificTests(() => client);
+
+  it('opens no connection when it refuses a key prefix', async () => {
+    const connectionName = `parley-refused-${randomUUID().slice(0, 8)}`;
+    const options = { url: REDIS_URL, prefix: 'bad{prefix}:', options: { connectionName } };
+    expect(() => new RedisStorage(options)).toThrow(TypeError);
+    expect(() => createRedisAdapters(options)).toThrow(TypeError);
+    // A client created before the check would have connected (and kept reconnecting) by now.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await client.client('LIST')).not.toContain(connectionName);
+  });
 });

@@ -5,7 +5,10 @@
  */
 import { ErrorCode, isParleyError } from '@parley/core';
 import { Redis } from 'ioredis';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RedisRunner, resilientRedisOptions } from './connection.js';
 import { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
 import { RedisStorage } from './redis-storage.js';
 import { describeIfAvailable } from '../test/redis-available.js';
@@ -41,6 +44,19 @@ async function eventually(call: () => Promise<unknown>, timeoutMs = 5_000): Prom
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+}
+
+/** A full, synchronous garbage collection (the flag can be turned on at run time). */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+/** A weak reference to what one call that expired held on to. */
+async function expiredCallPayload(runner: RedisRunner): Promise<WeakRef<object>> {
+  const payload = { content: 'x'.repeat(1_000) };
+  await expectUnavailable(() => runner.run(async () => payload));
+  return new WeakRef(payload);
 }
 
 describeServer('Redis outage and recovery', () => {
@@ -134,6 +150,20 @@ describeServer('Redis outage and recovery', () => {
       ]);
     } finally {
       await owned.close();
+      client.disconnect();
+    }
+  });
+
+  it('keeps nothing of a call whose deadline passed, so a long outage cannot grow memory', async () => {
+    const client = new Redis(`redis://127.0.0.1:${await freePort()}`, resilientRedisOptions(50));
+    client.on('error', () => {});
+    try {
+      const payload = await expiredCallPayload(new RedisRunner(client, 50, 'parley-outage:'));
+      // A weak reference's target stays alive until the current job ends.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      collectGarbage();
+      expect(payload.deref()).toBeUndefined();
+    } finally {
       client.disconnect();
     }
   });

@@ -26,5 +26,4 @@ export class RedisRateLimitStore extends RedisAdapter implements RateLimitStore 
     const [allowed, remaining, resetMs, retryAfterMs] = (reply as number[]).map(Number) as [number, number, number, number];
     return { allowed: allowed === 1, limit: rule.limit, remaining, resetMs, retryAfterMs };
   }
-
 }

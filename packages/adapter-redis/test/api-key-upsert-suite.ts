@@ -6,7 +6,9 @@ import type { ApiKeyRecord } from '@parley/core';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { RedisClient } from '../src/connection.js';
+import { apiKeyKeys } from '../src/keys.js';
 import { RedisApiKeyStore } from '../src/redis-api-keys.js';
+import { KEY_REVOKE } from '../src/scripts/api-keys.js';
 import { deletePrefix, uniquePrefix } from './redis-available.js';
 
 let serial = 0;
@@ -25,11 +27,26 @@ function record(raw: string, extra: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   };
 }
 
-function withKeys(client: () => RedisClient, body: (store: RedisApiKeyStore) => Promise<void>) {
+/** The store, plus a hook to make a race happen at one exact moment. */
+class RacingApiKeyStore extends RedisApiKeyStore {
+  /** Runs `between` once, right before the next revoke script is sent. */
+  beforeRevokeScript(between: () => Promise<unknown>): void {
+    const script = this.runner.script.bind(this.runner);
+    this.runner.script = async (lua, keys, args) => {
+      if (lua === KEY_REVOKE) {
+        this.runner.script = script;
+        await between();
+      }
+      return script(lua, keys, args);
+    };
+  }
+}
+
+function withKeys(client: () => RedisClient, body: (store: RacingApiKeyStore, prefix: string) => Promise<void>) {
   return async () => {
     const prefix = uniquePrefix('upsert');
     try {
-      await body(new RedisApiKeyStore({ client: client(), prefix }));
+      await body(new RacingApiKeyStore({ client: client(), prefix }), prefix);
     } finally {
       await deletePrefix(client(), prefix);
     }
@@ -81,6 +98,16 @@ export function runApiKeyUpsertTests(client: () => RedisClient): void {
       expect(await store.list('globex')).toEqual([{ ...first, workspaceId: 'globex' }]);
       expect(await store.revoke(first.keyId)).toBe(true);
       expect(await store.list()).toEqual([neighbour]);
+    }));
+
+    it('revokes a key an upsert moves to another workspace meanwhile, leaving it in no index', withKeys(client, async (store, prefix) => {
+      const first = record('raw-key-revoke');
+      await store.upsert(first);
+      store.beforeRevokeScript(() => store.upsert(record('raw-key-revoke', { workspaceId: 'globex' })));
+      expect(await store.revoke(first.keyId)).toBe(true);
+      expect(await store.findByHash(first.hash)).toBeNull();
+      expect(await client().zcard(apiKeyKeys(prefix).byWorkspace('globex'))).toBe(0);
+      expect(await store.revoke(first.keyId)).toBe(false);
     }));
 
     it('ends in one consistent record when different grants of one key race', withKeys(client, async (store) => {

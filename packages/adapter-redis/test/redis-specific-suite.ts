@@ -1,12 +1,13 @@
 /**
  * @module Test support: behaviour the contracts cannot see — the key layout and hash tags,
- * multi-batch cascades, interrupted cascades, identity changes, awkward ids, API key upserts —
- * run over any client.
+ * multi-batch cascades, interrupted cascades, owner changes, awkward ids, rate-limit TTLs, API
+ * key upserts — run over any client.
  */
 import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { RedisClient } from '../src/connection.js';
-import { workspaceKeys } from '../src/keys.js';
+import { rateLimitKey, workspaceKeys } from '../src/keys.js';
+import { RedisRateLimitStore } from '../src/redis-rate-limits.js';
 import { RedisStorage } from '../src/redis-storage.js';
 import { AGENT_DELETE } from '../src/scripts/cascade.js';
 import { runScript } from '../src/scripts/script.js';
@@ -119,6 +120,53 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'a', status: 'active' })).toEqual({ items: [plain], total: 1 });
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'a:status:active' })).toEqual({ items: [tricky], total: 1 });
     }));
+
+    it('keeps user ids with lone UTF-16 surrogates apart (a JSON body can carry them)', withStorage(client, async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const users = ['\ud800', '\udc00', '\ufffd', '%uD800'];
+      const conversations = [];
+      for (const userId of users) conversations.push(await records.insertConversation(storage, WS, agent.id, { userId }));
+      for (const [i, userId] of users.entries()) {
+        expect(await storage.conversations.list(WS, { offset: 0, limit: 10, userId })).toEqual({ items: [conversations[i]], total: 1 });
+      }
+    }));
+
+    it('replaces and cascade-deletes conversations holding lone UTF-16 surrogates (Lua cjson rejects them)', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u\ud800', metadata: { note: 'x\udc00' } });
+      await records.appendMessages(storage, WS, conversation.id, 2);
+      const completed = { ...conversation, status: 'completed' as const };
+      expect(await storage.conversations.replace(WS, completed)).toBe(true);
+      const moved = { ...completed, userId: 'u\udc00' };
+      expect(await storage.conversations.replace(WS, moved)).toBe(true);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(moved);
+      expect((await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'u\ud800' })).total).toBe(0);
+      expect(await storage.agents.delete(WS, agent.id)).toEqual(agent);
+      // No cascade is left pending to fail every later agent delete of the workspace.
+      const other = await records.insertAgent(storage, WS);
+      expect(await storage.agents.delete(WS, other.id)).toEqual(other);
+      expect(await countPrefix(client(), prefix)).toBe(0);
+    }));
+
+    it('expires a rate-limit key when its quota is full again, even past periodMs', async () => {
+      const prefix = uniquePrefix('rl-ttl');
+      const store = new RedisRateLimitStore({ client: client(), prefix });
+      // T = ceil(3 601 / 2) = 1 801 ms, so two hits put the TAT 3 602 ms ahead: 1 ms past the period.
+      const rule = { limit: 2, periodMs: 3_601 };
+      const now = Date.now();
+      try {
+        await store.hit('ws', rule, now);
+        const second = await store.hit('ws', rule, now);
+        expect(second.resetMs).toBe(3_602);
+        const ttl = await client().pttl(rateLimitKey(prefix, 'ws'));
+        expect(ttl).toBeLessThanOrEqual(second.resetMs);
+        expect(ttl).toBeGreaterThan(second.resetMs - 1_000);
+      } finally {
+        await deletePrefix(client(), prefix);
+      }
+    });
 
     it('refuses a key prefix with braces', () => {
       expect(() => new RedisStorage({ client: client(), prefix: 'bad{prefix}:' })).toThrow(TypeError);

@@ -41,14 +41,15 @@ return redis.call('HGET', KEYS[2], hash)
 };
 
 /**
- * Deletes a key if its id still maps to `hash` (so a revoke racing another revoke deletes once).
- * KEYS: by-hash hash, by-id hash, all index, workspace index. ARGV: keyId, hash.
- * Returns 1, or 0 when nothing was deleted.
+ * Deletes a key if its record is still exactly `expected` (compare-and-set: an upsert may have
+ * moved it to another workspace index since it was read; a concurrent revoke may have deleted it).
+ * KEYS: by-hash hash, by-id hash, all index, workspace index of `expected`.
+ * ARGV: keyId, hash, expected JSON. Returns 1, or 0 when nothing was deleted.
  */
 export const KEY_REVOKE: LuaScript = {
   name: 'key_revoke',
   lua: `
-if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+if redis.call('HGET', KEYS[1], ARGV[2]) ~= ARGV[3] then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])

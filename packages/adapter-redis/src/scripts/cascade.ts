@@ -7,10 +7,10 @@
  * {@link CASCADE_PURGE} (remove them from every index, UNLINK their message keys) until none are
  * left; the last CASCADE_NEXT clears the pending mark. Each script does bounded work, and UNLINK
  * frees large histories in a background thread, so no single step stalls the server. Two scripts
- * per batch because the keys of a conversation's user and messages depend on data, and Redis
- * Cluster requires every key a script touches to be passed in KEYS.
+ * per batch because the keys of a conversation's user index depend on its stored owner (see
+ * scripts/conversations.ts), and Redis Cluster requires every key a script touches to be passed
+ * in KEYS.
  */
-import { LUA_IDENTITY } from './conversations.js';
 import type { LuaScript } from './script.js';
 
 /**
@@ -36,9 +36,9 @@ return out
 };
 
 /**
- * The next batch of a pending cascade's conversations (oldest first).
- * KEYS: the agent's conversation index, conversation hash, cascades set. ARGV: agentId, batch.
- * Returns `{id, json or '', …}`; empty when done (and then the pending mark is cleared).
+ * The next batch of a pending cascade's conversations (oldest first), with their owners.
+ * KEYS: the agent's conversation index, owner hash, cascades set. ARGV: agentId, batch.
+ * Returns `{id, owner or '', …}`; empty when done (and then the pending mark is cleared).
  */
 export const CASCADE_NEXT: LuaScript = {
   name: 'cascade_next',
@@ -48,32 +48,33 @@ if #ids == 0 then
   redis.call('SREM', KEYS[3], ARGV[1])
   return {}
 end
-local rows = redis.call('HMGET', KEYS[2], unpack(ids))
+local owners = redis.call('HMGET', KEYS[2], unpack(ids))
 local out = {}
 for i = 1, #ids do
   out[#out + 1] = ids[i]
-  out[#out + 1] = rows[i] or ''
+  out[#out + 1] = owners[i] or ''
 end
 return out
 `,
 };
 
 /** Fixed keys of {@link CASCADE_PURGE} before the per-conversation ones. */
-export const PURGE_FIXED_KEYS = 7;
+export const PURGE_FIXED_KEYS = 8;
 
 /**
  * Removes a batch of conversations and UNLINKs their messages.
- * KEYS: conversation hash, all-conversations index, both status indexes, the agent's index and
- * its two status indexes; then per conversation: message hash, message index, and — when it has
- * a user — the user's index and its two status indexes.
- * ARGV: per conversation: id, expected identity (`<agentId>\n<u<userId>|n>`), `1` when it has
- * a user (and so three user keys) else `0`.
- * A conversation whose stored identity differs is skipped (its user keys would be wrong); the
- * next CASCADE_NEXT returns it again with fresh data. Returns the number removed.
+ * KEYS: conversation hash, owner hash, all-conversations index, both status indexes, the agent's
+ * index and its two status indexes; then per conversation: message hash, message index, and —
+ * when it has a user — the user's index and its two status indexes.
+ * ARGV: per conversation: id, its owner as CASCADE_NEXT read it ('' for none), `1` when it has a
+ * user (and so three user keys) else `0`.
+ * A conversation whose owner changed since is skipped (its user keys would be wrong); the next
+ * CASCADE_NEXT returns it again. One already gone (a concurrent cascade) counts as removed, so
+ * racing cascades both see progress. Returns the number removed.
  */
 export const CASCADE_PURGE: LuaScript = {
   name: 'cascade_purge',
-  lua: `${LUA_IDENTITY}
+  lua: `
 local key, removed = ${PURGE_FIXED_KEYS + 1}, 0
 for i = 1, #ARGV, 3 do
   local id, expected = ARGV[i], ARGV[i + 1]
@@ -84,10 +85,11 @@ for i = 1, #ARGV, 3 do
     users = {KEYS[key], KEYS[key + 1], KEYS[key + 2]}
     key = key + 3
   end
-  local raw = redis.call('HGET', KEYS[1], id)
-  if not raw or identity(raw) == expected then
+  local owner = redis.call('HGET', KEYS[2], id)
+  if not owner or owner == expected then
     redis.call('HDEL', KEYS[1], id)
-    for k = 2, ${PURGE_FIXED_KEYS} do redis.call('ZREM', KEYS[k], id) end
+    redis.call('HDEL', KEYS[2], id)
+    for k = 3, ${PURGE_FIXED_KEYS} do redis.call('ZREM', KEYS[k], id) end
     for _, user in ipairs(users) do redis.call('ZREM', user, id) end
     redis.call('UNLINK', messages, history)
     removed = removed + 1

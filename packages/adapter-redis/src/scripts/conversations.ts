@@ -2,25 +2,18 @@
  * @module Lua for conversations: insert only under an existing agent, replace with index moves,
  * and lists filtered by two indexes at once.
  *
- * A conversation's "identity" is what decides its index keys besides its status: its agent and
- * its user. Scripts compare it as the string `<agentId>\n<u<userId> | n>` (see
- * `conversationIdentity` in conversation-store.ts), built the same way on both sides.
+ * Which agent and user indexes a conversation is in depends on its stored agent and user, its
+ * "owner". Each conversation's owner is kept beside its record, in the owner hash, as the string
+ * `conversationOwner()` (conversation-store.ts) builds, so scripts compare owners as plain strings
+ * and never decode the record: Lua's cjson rejects the lone UTF-16 surrogates (`"\ud800"`) that
+ * JSON.stringify writes and a JSON body may carry.
  */
 import { LUA_FETCH, type LuaScript } from './script.js';
-
-/** Lua twin of `conversationIdentity()`; decodes the stored JSON (≤ 16 KiB of metadata). */
-export const LUA_IDENTITY = `
-local function identity(raw)
-  local record = cjson.decode(raw)
-  local user = record.userId
-  return tostring(record.agentId) .. '\\n' .. (type(user) == 'string' and ('u' .. user) or 'n')
-end
-`;
 
 /**
  * Stores a conversation if its agent exists — in the same atomic step, so a concurrent agent
  * delete either sees it (and removes it) or makes this insert fail.
- * KEYS: agent hash, conversation hash, index…. ARGV: agentId, id, json.
+ * KEYS: agent hash, conversation hash, owner hash, index…. ARGV: agentId, id, json, owner.
  * Returns 1, or 0 (nothing written) when the agent does not exist.
  */
 export const CONVERSATION_INSERT: LuaScript = {
@@ -28,29 +21,31 @@ export const CONVERSATION_INSERT: LuaScript = {
   lua: `
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-for i = 3, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[2]) end
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[4])
+for i = 4, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[2]) end
 return 1
 `,
 };
 
 /**
- * Replaces an existing conversation and moves it between status indexes.
- * KEYS: conversation hash, then `leaveCount` indexes to leave (every status index of the
- * expected identity), then indexes to join.
- * ARGV: id, json, leaveCount, expected identity.
- * Returns 1 (replaced), 0 (absent, nothing written), or the stored JSON when the stored identity
- * differs from the expected one (nothing written: the caller retries with the right keys).
+ * Replaces an existing conversation and moves it between indexes.
+ * KEYS: conversation hash, owner hash, then `leaveCount` indexes to leave (every index but the
+ * all-conversations one of the expected owner), then indexes to join.
+ * ARGV: id, json, leaveCount, expected owner, new owner.
+ * Returns 1 (replaced), 0 (absent, nothing written), or the stored owner when it differs from
+ * the expected one (nothing written: the caller retries with the right keys).
  */
 export const CONVERSATION_REPLACE: LuaScript = {
   name: 'conversation_replace',
-  lua: `${LUA_IDENTITY}
-local raw = redis.call('HGET', KEYS[1], ARGV[1])
-if not raw then return 0 end
-if identity(raw) ~= ARGV[4] then return raw end
+  lua: `
+local owner = redis.call('HGET', KEYS[2], ARGV[1])
+if not owner then return 0 end
+if owner ~= ARGV[4] then return owner end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[5])
 local leave = tonumber(ARGV[3])
-for i = 2, 1 + leave do redis.call('ZREM', KEYS[i], ARGV[1]) end
-for i = 2 + leave, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+for i = 3, 2 + leave do redis.call('ZREM', KEYS[i], ARGV[1]) end
+for i = 3 + leave, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
 return 1
 `,
 };

@@ -12,8 +12,9 @@ import type { LuaScript } from './script.js';
  * Decides one hit. KEYS: the rate-limit key (a STRING holding the TAT in ms).
  * ARGV: nowMs, emission interval T in ms, limit.
  * Returns `{allowed (0|1), remaining, resetMs, retryAfterMs}`. An admitted hit stores the new TAT
- * with a TTL of `resetMs` (≤ periodMs: once the TAT is past, a missing key means the same); a
- * refused hit writes nothing.
+ * with a TTL of `resetMs` — once the TAT is past, a missing key means the same (full quota); with
+ * a rounded-up interval that can be up to `limit − 1` ms over `periodMs`. A refused hit writes
+ * nothing.
  */
 export const GCRA_HIT: LuaScript = {
   name: 'gcra_hit',

@@ -55,11 +55,9 @@ local function fetch(hash, ids)
 end
 `;
 
-/** The reply of a script as an array of strings (`[]` for nil). */
+/** A script's array reply as strings. */
 export function strings(reply: ScriptReply): string[] {
-  if (reply === null) return [];
-  if (!Array.isArray(reply)) return [String(reply)];
-  return reply.map((item) => String(item));
+  return (reply as ScriptReply[]).map(String);
 }
 
 /** Parses JSON records returned by a script; every record is a fresh copy. */

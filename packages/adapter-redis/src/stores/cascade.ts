@@ -1,10 +1,9 @@
 /** @module Finishing an agent's cascade delete: its conversations and messages, in bounded batches. */
-import type { Conversation } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
 import { CONVERSATION_STATUSES, workspaceKeys } from '../keys.js';
 import { CASCADE_NEXT, CASCADE_PURGE } from '../scripts/cascade.js';
 import { strings } from '../scripts/script.js';
-import { conversationIdentity } from './conversation-store.js';
+import { parseOwner } from './conversation-store.js';
 
 /**
  * Conversations removed per script. Bounds the work of one script (each conversation is a few
@@ -27,6 +26,7 @@ export async function finishCascade(runner: RedisRunner, workspaceId: string, ag
   const keys = workspaceKeys(runner.prefix, workspaceId);
   const fixed = [
     keys.conv,
+    keys.convOwner,
     keys.convs,
     ...CONVERSATION_STATUSES.map((status) => keys.convsByStatus(status)),
     keys.convsByAgent(agentId),
@@ -34,20 +34,19 @@ export async function finishCascade(runner: RedisRunner, workspaceId: string, ag
   ];
   let stalled = 0;
   for (;;) {
-    const rows = strings(await runner.script(CASCADE_NEXT, [keys.convsByAgent(agentId), keys.conv, keys.cascades], [agentId, CASCADE_BATCH]));
+    const rows = strings(await runner.script(CASCADE_NEXT, [keys.convsByAgent(agentId), keys.convOwner, keys.cascades], [agentId, CASCADE_BATCH]));
     if (rows.length === 0) return;
     const batchKeys: string[] = [];
     const args: string[] = [];
     for (let i = 0; i < rows.length; i += 2) {
-      const id = rows[i]!;
-      // A missing record (index without data) still gets its index entries and messages removed.
-      const stored = rows[i + 1] ? (JSON.parse(rows[i + 1]!) as Conversation) : null;
-      const userId = stored?.userId ?? null;
+      const [id, owner] = [rows[i]!, rows[i + 1]!];
+      // Without an owner (an index entry without a record) there is no user index to leave.
+      const userId = owner ? parseOwner(owner).userId : null;
       batchKeys.push(keys.msg(id), keys.msgs(id));
       if (userId !== null) {
         batchKeys.push(keys.convsByUser(userId), ...CONVERSATION_STATUSES.map((status) => keys.convsByUser(userId, status)));
       }
-      args.push(id, stored ? conversationIdentity(stored) : '', userId === null ? '0' : '1');
+      args.push(id, owner, userId === null ? '0' : '1');
     }
     const removed = await runner.script(CASCADE_PURGE, [...fixed, ...batchKeys], args);
     stalled = removed === 0 ? stalled + 1 : 0;

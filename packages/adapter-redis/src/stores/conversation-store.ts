@@ -1,6 +1,7 @@
 /**
- * @module Conversations on Redis: a HASH of records and sorted-set indexes per workspace, per
- * status, per agent, per user, and per agent or user × status.
+ * @module Conversations on Redis: a HASH of records, a HASH of their owners (agent and user),
+ * and sorted-set indexes per workspace, per status, per agent, per user, and per agent or
+ * user × status.
  */
 import type { Conversation, ConversationFilter, ConversationStore, OffsetPage, PageResult } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
@@ -9,9 +10,21 @@ import { CONVERSATION_INSERT, CONVERSATION_REPLACE, INTERSECTION_PAGE } from '..
 import { PAGE } from '../scripts/records.js';
 import { pageReply } from '../scripts/script.js';
 
-/** What decides a conversation's index keys besides its status; Lua's `identity()` twin. */
-export function conversationIdentity({ agentId, userId }: Pick<Conversation, 'agentId' | 'userId'>): string {
-  return `${agentId}\n${userId === null ? 'n' : `u${userId}`}`;
+/** What decides a conversation's indexes besides its status: its agent and user. */
+export type ConversationOwner = Pick<Conversation, 'agentId' | 'userId'>;
+
+/**
+ * A conversation's owner as stored in the owner hash and compared by scripts: JSON, which is
+ * injective and escapes lone surrogates, so ioredis sends it byte for byte.
+ */
+export function conversationOwner({ agentId, userId }: ConversationOwner): string {
+  return JSON.stringify([agentId, userId]);
+}
+
+/** The owner a {@link conversationOwner} string stands for. */
+export function parseOwner(owner: string): ConversationOwner {
+  const [agentId, userId] = JSON.parse(owner) as [string, string | null];
+  return { agentId, userId };
 }
 
 /** Every index a conversation with these fields belongs to. */
@@ -21,8 +34,8 @@ function indexesOf(keys: WorkspaceKeys, { agentId, userId, status }: Pick<Conver
   return indexes;
 }
 
-/** Every index but the all-conversations one that a conversation of this identity may be in. */
-function leavableIndexes(keys: WorkspaceKeys, { agentId, userId }: Pick<Conversation, 'agentId' | 'userId'>): string[] {
+/** Every index but the all-conversations one that a conversation of this owner may be in. */
+function leavableIndexes(keys: WorkspaceKeys, { agentId, userId }: ConversationOwner): string[] {
   const indexes = [keys.convsByAgent(agentId)];
   if (userId !== null) indexes.push(keys.convsByUser(userId));
   for (const status of CONVERSATION_STATUSES) {
@@ -53,8 +66,8 @@ export class RedisConversationStore implements ConversationStore {
     const keys = this.keys(workspaceId);
     const reply = await this.runner.script(
       CONVERSATION_INSERT,
-      [keys.agent, keys.conv, ...indexesOf(keys, conversation)],
-      [conversation.agentId, conversation.id, JSON.stringify(conversation)],
+      [keys.agent, keys.conv, keys.convOwner, ...indexesOf(keys, conversation)],
+      [conversation.agentId, conversation.id, JSON.stringify(conversation), conversationOwner(conversation)],
     );
     return reply === 1;
   }
@@ -88,18 +101,19 @@ export class RedisConversationStore implements ConversationStore {
   async replace(workspaceId: string, conversation: Conversation): Promise<boolean> {
     const keys = this.keys(workspaceId);
     // Assume the stored agent and user are the new ones (the port says "same agent"; the user
-    // cannot change through the API). If not, the script hands back the stored record and we
-    // retry with its index keys; the script's identity check makes the retry race-free.
-    let stored: Pick<Conversation, 'agentId' | 'userId'> = conversation;
+    // cannot change through the API). If not, the script hands back the stored owner and we
+    // retry with its index keys; the script's owner check makes the retry race-free.
+    const owner = conversationOwner(conversation);
+    let stored = owner;
     for (let attempt = 0; attempt < 5; attempt += 1) {
-      const leave = leavableIndexes(keys, stored);
+      const leave = leavableIndexes(keys, parseOwner(stored));
       const reply = await this.runner.script(
         CONVERSATION_REPLACE,
-        [keys.conv, ...leave, ...indexesOf(keys, conversation)],
-        [conversation.id, JSON.stringify(conversation), leave.length, conversationIdentity(stored)],
+        [keys.conv, keys.convOwner, ...leave, ...indexesOf(keys, conversation)],
+        [conversation.id, JSON.stringify(conversation), leave.length, stored, owner],
       );
       if (typeof reply !== 'string') return reply === 1;
-      stored = JSON.parse(reply) as Conversation;
+      stored = reply;
     }
     throw new Error(`Conversation '${conversation.id}' kept changing its agent or user during replace.`);
   }
