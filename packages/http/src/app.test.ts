@@ -42,6 +42,20 @@ describe('createApp', () => {
       expect((await json(response)).error.code).toBe('method_not_allowed');
     });
 
+    it.each([
+      ['POST', '/healthz', 'GET, HEAD'],
+      ['DELETE', '/readyz', 'GET, HEAD'],
+      ['PUT', '/openapi.json', 'GET, HEAD'],
+      ['POST', '/docs', 'GET, HEAD'],
+      ['DELETE', '/docs/assets/scalar-api-reference.js', 'GET, HEAD'],
+    ])('%s %s, a known path without authentication, is 405 method_not_allowed with Allow: %s', async (method, path, allow) => {
+      const h = await harness();
+      const response = await h.call(method, path, { key: null });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('Allow')).toBe(allow);
+      expect((await json(response)).error.code).toBe('method_not_allowed');
+    });
+
     it('HEAD is answered by the GET route', async () => {
       const h = await harness();
       const response = await h.call('HEAD', '/api/agents');
@@ -144,6 +158,9 @@ describe('createApp', () => {
       const wrongMethod = await host.request('/parley/api/agents', { ...auth, method: 'PUT' });
       expect(wrongMethod.status).toBe(405);
       expect(wrongMethod.headers.get('Allow')).toBe('GET, HEAD, POST');
+      const wrongProbeMethod = await host.request('/parley/healthz', { method: 'POST' });
+      expect(wrongProbeMethod.status).toBe(405);
+      expect(await json(wrongProbeMethod)).toEqual({ error: { code: 'method_not_allowed', message: expect.any(String) } });
       const unauthenticated = await host.request('/parley/sandbox/plants');
       expect(await json(unauthenticated)).toEqual({ error: 401, message: expect.any(String) });
     });
