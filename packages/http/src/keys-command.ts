@@ -10,7 +10,7 @@ import { openBackend, type Backend } from './backend.js';
 import { KeyGrantSchemas, loadRedisConfig } from './config.js';
 
 /** Help of `parley keys`. */
-export const KEYS_HELP = `Usage:
+const KEYS_HELP = `Usage:
   parley keys create --workspace <id> --plan free|pro|enterprise [--limit-per-hour <n>] [--scopes <a,b>]
   parley keys list [--workspace <id>]
   parley keys revoke <keyId>

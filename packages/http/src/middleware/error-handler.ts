@@ -4,6 +4,7 @@ import type { Context, ErrorHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { ParleyEnv } from '../env.js';
 import { STATUS_BY_CODE, toHttpError, type HttpError } from '../http-errors.js';
+import { BEARER_CHALLENGE } from './bearer-auth.js';
 
 /**
  * `api`: `{"error": {"code", "message", "details"?}}` (decisions §3).
@@ -30,7 +31,7 @@ function render(c: Context, error: HttpError, shape: ErrorShape): Response {
  * `c.json()` builds on the context's prepared headers.
  */
 function addRequiredHeaders(c: Context, error: HttpError): void {
-  if (error.status === 401 && !c.res.headers.has('WWW-Authenticate')) c.header('WWW-Authenticate', 'Bearer realm="parley"');
+  if (error.status === 401 && !c.res.headers.has('WWW-Authenticate')) c.header('WWW-Authenticate', BEARER_CHALLENGE);
   const retryAfter = error.details?.retryAfterSeconds;
   // RFC 9110 §10.2.3: delay-seconds is a non-negative integer; round up so clients never retry early.
   if (error.status === 429 && typeof retryAfter === 'number' && Number.isFinite(retryAfter)) {

@@ -15,7 +15,7 @@ import { describeOperation } from '../openapi/operation.js';
 import { answerWrongMethods } from './fallback.js';
 
 /** Where the reference page's script is served, relative to the app. */
-export const REFERENCE_SCRIPT_PATH = '/docs/assets/scalar-api-reference.js';
+const REFERENCE_SCRIPT_PATH = '/docs/assets/scalar-api-reference.js';
 
 /**
  * Scalar's standalone bundle. The build copies it into `dist/assets` (so the published package
