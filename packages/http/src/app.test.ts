@@ -2,11 +2,9 @@
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore } from '@parley/core';
 import { Hono } from 'hono';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
-import { createLogger } from './logger.js';
-import { agentInput, harness, json } from './test-support/harness.js';
+import { agentInput, captureLogs, harness, json } from './test-support/harness.js';
 
 describe('createApp', () => {
   describe('routing', () => {
@@ -125,14 +123,8 @@ describe('createApp', () => {
     });
 
     it('logs one JSON line per request with request id, method, path, status and duration', async () => {
-      const lines: Array<Record<string, unknown>> = [];
-      const stream = new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(JSON.parse(String(chunk)));
-          done();
-        },
-      });
-      const h = await harness({ logger: createLogger('info', stream) });
+      const { lines, logger } = captureLogs();
+      const h = await harness({ logger });
       await h.call('GET', '/api/agents?limit=5', { headers: { 'X-Request-Id': 'req-1' } });
       await h.call('GET', '/api/agents', { key: null, headers: { 'X-Request-Id': 'req-2' } });
       expect(lines).toEqual([

@@ -1,12 +1,14 @@
 /**
  * @module Test helpers: an app over fresh adapters (memory, or whatever {@link useAdapters}
- * installed, e.g. Redis) with keys of every kind. Not built.
+ * installed, e.g. Redis) with keys of every kind, and a logger whose lines a test can read. Not built.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore, type Core, type CoreOptions, type RateLimitStore, type Scope } from '@parley/core';
 import type { Hono } from 'hono';
+import { Writable } from 'node:stream';
 import { createApp, type AppOptions } from '../app.js';
 import type { ParleyEnv } from '../env.js';
+import { createLogger, type Logger } from '../logger.js';
 
 /** What a harness runs on: the core's adapters, rate limits included. */
 export type HarnessAdapters = CoreOptions & { rateLimits: RateLimitStore };
@@ -74,3 +76,15 @@ export async function json<T = any>(response: Response): Promise<T> {
 }
 
 export const agentInput = { name: 'Ada', description: 'Answers billing questions', model: 'modelA-4' } as const;
+
+/** A logger at `info` whose JSON lines land, parsed, in `lines`. */
+export function captureLogs(): { lines: Array<Record<string, unknown>>; logger: Logger } {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  return { lines, logger: createLogger('info', stream) };
+}
