@@ -1,7 +1,7 @@
 /** @module The single error handler: renders every failure in the API's or the sandbox's shape. */
 import { ErrorCode } from '@parley/core';
 import type { Context, ErrorHandler } from 'hono';
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.js';
 import type { ParleyEnv } from '../env.js';
 import { STATUS_BY_CODE, toHttpError, type HttpError } from '../http-errors.js';
 import { BEARER_CHALLENGE } from './bearer-auth.js';
@@ -12,6 +12,7 @@ import { BEARER_CHALLENGE } from './bearer-auth.js';
  */
 export type ErrorShape = 'api' | 'sandbox';
 
+/** Options of {@link errorHandler}. */
 export interface ErrorHandlerOptions {
   /** Where unexpected errors (500) and storage outages (503) are logged, with their cause. */
   logger: Logger;

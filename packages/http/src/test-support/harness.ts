@@ -23,6 +23,7 @@ export function useAdapters(factory: () => HarnessAdapters | Promise<HarnessAdap
   makeAdapters = factory;
 }
 
+/** A fresh app over fresh adapters, with keys to call it. */
 export interface Harness {
   core: Core;
   app: Hono<ParleyEnv>;
@@ -37,16 +38,21 @@ export interface Harness {
   call(method: string, path: string, init?: CallInit): Promise<Response>;
 }
 
+/** Options of {@link Harness.call}. */
 export interface CallInit {
   /** Bearer key; default the harness's `key`; `null` sends no Authorization header. */
   key?: string | null;
   /** Serialized as JSON with `Content-Type: application/json` unless `raw` is given. */
   json?: unknown;
   /** Sent as is (no Content-Type added). */
-  raw?: NonNullable<RequestInit["body"]>;
+  raw?: NonNullable<RequestInit['body']>;
   headers?: Record<string, string>;
 }
 
+/**
+ * An app with `options` (logging silenced unless a `logger` is given) over `given` adapters, or
+ * over a fresh set from the {@link useAdapters} factory (memory by default).
+ */
 export async function harness(options: AppOptions = {}, given?: HarnessAdapters): Promise<Harness> {
   const adapters = given ?? (await makeAdapters());
   const core = createCore(adapters);
@@ -59,7 +65,7 @@ export async function harness(options: AppOptions = {}, given?: HarnessAdapters)
     const headers: Record<string, string> = { ...init.headers };
     const bearer = init.key === undefined ? key : init.key;
     if (bearer !== null) headers.Authorization ??= `Bearer ${bearer}`;
-    let body: NonNullable<RequestInit["body"]> | undefined = init.raw;
+    let body: NonNullable<RequestInit['body']> | undefined = init.raw;
     if (init.json !== undefined) {
       body = JSON.stringify(init.json);
       headers['Content-Type'] ??= 'application/json';
@@ -75,6 +81,7 @@ export async function json<T = any>(response: Response): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** A valid agent create body. */
 export const agentInput = { name: 'Ada', description: 'Answers billing questions', model: 'modelA-4' } as const;
 
 /** A logger at `info` whose JSON lines land, parsed, in `lines`. */
