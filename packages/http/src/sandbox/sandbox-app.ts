@@ -45,6 +45,7 @@ export interface SandboxOptions {
  * - `DELETE /plants/{id}` → 204, scope `plants:write`.
  * Same bearer keys as the API. Every error, 401 and 403 included, is flat:
  * `{"error": <HTTP status>, "message": "..."}` (the spec's `Error` schema).
+ * @throws TypeError without a `guard` when `core` has no `rateLimits` store (see `rateLimit`).
  */
 export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono<ParleyEnv> {
   const logger = options.logger ?? createLogger();
