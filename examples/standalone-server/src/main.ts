@@ -8,9 +8,9 @@ import { loadConfig, startServer } from '@parley/http';
 // Invalid settings throw a ConfigError naming every problem, as `parley serve` prints them.
 const running = await startServer(loadConfig(process.env));
 
-// Stop accepting connections, let in-flight requests finish, then exit.
+// Stop accepting connections, let in-flight requests finish, close Redis (when used), then exit.
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
-    void running.handle.close().then(() => process.exit(0));
+    void running.close().then(() => process.exit(0));
   });
 }

@@ -2,11 +2,9 @@
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore } from '@parley/core';
 import { Hono } from 'hono';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
-import { createLogger } from './logger.js';
-import { agentInput, harness, json } from './test-support/harness.js';
+import { agentInput, captureLogs, harness, json } from './test-support/harness.js';
 
 describe('createApp', () => {
   describe('routing', () => {
@@ -37,6 +35,20 @@ describe('createApp', () => {
     ])('%s %s is 405 method_not_allowed with Allow: %s', async (method, path, allow) => {
       const h = await harness();
       const response = await h.call(method, path);
+      expect(response.status).toBe(405);
+      expect(response.headers.get('Allow')).toBe(allow);
+      expect((await json(response)).error.code).toBe('method_not_allowed');
+    });
+
+    it.each([
+      ['POST', '/healthz', 'GET, HEAD'],
+      ['DELETE', '/readyz', 'GET, HEAD'],
+      ['PUT', '/openapi.json', 'GET, HEAD'],
+      ['POST', '/docs', 'GET, HEAD'],
+      ['DELETE', '/docs/assets/scalar-api-reference.js', 'GET, HEAD'],
+    ])('%s %s, a known path without authentication, is 405 method_not_allowed with Allow: %s', async (method, path, allow) => {
+      const h = await harness();
+      const response = await h.call(method, path, { key: null });
       expect(response.status).toBe(405);
       expect(response.headers.get('Allow')).toBe(allow);
       expect((await json(response)).error.code).toBe('method_not_allowed');
@@ -111,14 +123,8 @@ describe('createApp', () => {
     });
 
     it('logs one JSON line per request with request id, method, path, status and duration', async () => {
-      const lines: Array<Record<string, unknown>> = [];
-      const stream = new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(JSON.parse(String(chunk)));
-          done();
-        },
-      });
-      const h = await harness({ logger: createLogger('info', stream) });
+      const { lines, logger } = captureLogs();
+      const h = await harness({ logger });
       await h.call('GET', '/api/agents?limit=5', { headers: { 'X-Request-Id': 'req-1' } });
       await h.call('GET', '/api/agents', { key: null, headers: { 'X-Request-Id': 'req-2' } });
       expect(lines).toEqual([
@@ -144,6 +150,9 @@ describe('createApp', () => {
       const wrongMethod = await host.request('/parley/api/agents', { ...auth, method: 'PUT' });
       expect(wrongMethod.status).toBe(405);
       expect(wrongMethod.headers.get('Allow')).toBe('GET, HEAD, POST');
+      const wrongProbeMethod = await host.request('/parley/healthz', { method: 'POST' });
+      expect(wrongProbeMethod.status).toBe(405);
+      expect(await json(wrongProbeMethod)).toEqual({ error: { code: 'method_not_allowed', message: expect.any(String) } });
       const unauthenticated = await host.request('/parley/sandbox/plants');
       expect(await json(unauthenticated)).toEqual({ error: 401, message: expect.any(String) });
     });

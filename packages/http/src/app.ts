@@ -42,6 +42,8 @@ export interface AppOptions {
  * request id → request log → [/api, /sandbox] bearer auth (401) → rate limit (429) → route
  * match (404/405) → scope (403) → body size (413) → media type (415) → JSON (400
  * `invalid_request`) → core: schema (400 `validation_failed`), resource (404), state (409).
+ * @throws TypeError when `core` was created without a `rateLimits` store: a server never runs
+ * unlimited by mistake.
  */
 export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv> {
   const logger = options.logger ?? createLogger(options.logLevel ?? 'info');

@@ -73,8 +73,3 @@ export function toHttpError(error: unknown): HttpError {
   }
   return { status: 500, code: ErrorCode.internalError, message: GENERIC_MESSAGE.internal_error, expected: false };
 }
-
-/** The message used when Parley itself answers with `code` and has nothing more specific. */
-export function genericMessage(code: ErrorCode): string {
-  return GENERIC_MESSAGE[code];
-}

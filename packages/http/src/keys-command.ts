@@ -10,7 +10,7 @@ import { openBackend, type Backend } from './backend.js';
 import { KeyGrantSchemas, loadRedisConfig } from './config.js';
 
 /** Help of `parley keys`. */
-export const KEYS_HELP = `Usage:
+const KEYS_HELP = `Usage:
   parley keys create --workspace <id> --plan free|pro|enterprise [--limit-per-hour <n>] [--scopes <a,b>]
   parley keys list [--workspace <id>]
   parley keys revoke <keyId>
@@ -155,10 +155,10 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
     else throw new KeysCommandError(`no API key with id '${command.keyId}'.`);
     return 0;
   } catch (error) {
-    const known = error instanceof KeysCommandError;
-    const message = known || !isParleyError(error) ? (error instanceof Error ? error.message : String(error)) : `Redis is unavailable (${error.message}).`;
+    // The adapters report a Redis call that failed or timed out as `service_unavailable`.
+    const message = isParleyError(error, 'service_unavailable') ? `Redis is unavailable (${error.message}).` : error instanceof Error ? error.message : String(error);
     io.err(`parley keys: ${message}\n`);
-    return known ? error.exitCode : 1;
+    return error instanceof KeysCommandError ? error.exitCode : 1;
   } finally {
     await backend?.close();
   }

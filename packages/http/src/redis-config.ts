@@ -16,7 +16,7 @@ export type RedisConfig =
   | { clusterNodes: ClusterNode[]; prefix: string };
 
 /** The prefix when `REDIS_PREFIX` is unset (the adapters' default too). */
-export const DEFAULT_REDIS_PREFIX = 'parley:';
+const DEFAULT_REDIS_PREFIX = 'parley:';
 
 const UrlSchema = v.pipe(
   v.string(),

@@ -6,27 +6,15 @@
 import { MemoryApiKeyStore, MemoryEventPublisher, MemoryStorage } from '@parley/adapter-memory';
 import { RedisApiKeyStore, RedisRateLimitStore, RedisStorage } from '@parley/adapter-redis';
 import type { CoreOptions, RateLimitStore } from '@parley/core';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import { SERVER_REDIS_TIMEOUT_MS } from './backend.js';
-import { createLogger } from './logger.js';
 import { createServerCore } from './start.js';
+import { captureLogs } from './test-support/harness.js';
 import { freeRedisPort } from './test-support/redis.js';
 
 /** A request must be answered within this (decisions §3: 503 instead of hanging). */
 const ANSWER_WITHIN_MS = 1_000;
-
-function capture() {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { lines, logger: createLogger('info', stream) };
-}
 
 describe('Redis faults at the HTTP layer', () => {
   let url: string;
@@ -50,7 +38,7 @@ describe('Redis faults at the HTTP layer', () => {
    * when the key store is the unreachable one, any well-formed key (the lookup fails regardless).
    */
   async function app(overrides: Partial<CoreOptions> & { rateLimits?: RateLimitStore }, failure: 'open' | 'closed' = 'open') {
-    const { lines, logger } = capture();
+    const { lines, logger } = captureLogs();
     const adapters = { storage: new MemoryStorage(), apiKeys: new MemoryApiKeyStore(), events: new MemoryEventPublisher(), ...overrides };
     const core = createServerCore(adapters, { rateLimitFailure: failure, webhookAllowPrivateUrls: false }, logger);
     const key = overrides.apiKeys ? 'any-well-formed-key-0123456789' : (await core.apiKeys.issue({ workspaceId: 'acme', plan: 'free' })).key;

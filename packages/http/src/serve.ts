@@ -24,6 +24,7 @@ export interface ServerHandle {
   server: Server;
   /** The port actually bound (useful with `port: 0`). */
   port: number;
+  /** The address bound, e.g. `127.0.0.1`, or `::` for every IPv6 and IPv4 address. */
   hostname: string;
   /** `http://<hostname>:<port>`. */
   url: string;

@@ -8,11 +8,13 @@ const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 /** RFC 7235 §2.1: the scheme is case-insensitive and followed by one or more spaces. */
 const BEARER = /^Bearer +(\S+)$/i;
 
+/** The `WWW-Authenticate` challenge of every 401 (RFC 6750 §3), before any `error=` parameter. */
+export const BEARER_CHALLENGE = 'Bearer realm="parley"';
+
+/** Options of {@link bearerAuth}. */
 export interface BearerAuthOptions {
   /** Resolves a raw key to its principal, `null` when unknown (`core.apiKeys`). */
   apiKeys: { authenticate(key: string): Promise<Principal | null> };
-  /** `realm` of the `WWW-Authenticate` challenge; default `parley`. */
-  realm?: string;
 }
 
 /**
@@ -28,9 +30,8 @@ export interface BearerAuthOptions {
  * renders its own bodies instead of throwing Parley's error family.
  */
 export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler<ParleyEnv> {
-  const realm = (options.realm ?? 'parley').replace(/["\\]/g, '');
   const reject = (c: Context, message: string, error?: 'invalid_request' | 'invalid_token'): never => {
-    c.header('WWW-Authenticate', `Bearer realm="${realm}"${error ? `, error="${error}"` : ''}`);
+    c.header('WWW-Authenticate', `${BEARER_CHALLENGE}${error ? `, error="${error}"` : ''}`);
     throw new ParleyError(ErrorCode.unauthorized, message);
   };
   return async function bearerAuth(c, next) {

@@ -3,28 +3,15 @@ import { memoryAdapters } from '@parley/adapter-memory';
 import { ErrorCode, ParleyError, createCore } from '@parley/core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { ParleyEnv } from '../env.js';
 import { STATUS_BY_CODE } from '../http-errors.js';
-import { createLogger } from '../logger.js';
 import { apiRoutes } from '../routes/api.js';
 import { createSandboxApp } from '../sandbox/sandbox-app.js';
-import { harness, json } from '../test-support/harness.js';
+import { captureLogs, harness, json } from '../test-support/harness.js';
 import { bearerAuth } from './bearer-auth.js';
 import { errorHandler } from './error-handler.js';
 import { jsonBody } from './json-body.js';
-
-function capture() {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { lines, logger: createLogger('info', stream) };
-}
 
 /** Stands in for the rate-limit middleware: sets RateLimit fields, then refuses. */
 const refuse: MiddlewareHandler<ParleyEnv> = async function rateLimit(c) {
@@ -43,7 +30,7 @@ describe('errorHandler', () => {
     adapters.storage.agents.list = async () => {
       throw new Error('connection to db://admin:hunter2@10.0.0.5 refused');
     };
-    const { lines, logger } = capture();
+    const { lines, logger } = captureLogs();
     const h = await harness({ logger }, adapters);
     const response = await h.call('GET', '/api/agents', { headers: { 'X-Request-Id': 'req-500' } });
     expect(response.status).toBe(500);
@@ -57,7 +44,7 @@ describe('errorHandler', () => {
   it('renders rate_limit_exceeded as 429 with Retry-After, keeping headers set before the throw (/api shape)', async () => {
     const core = createCore(memoryAdapters());
     const key = (await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' })).key;
-    const { logger } = capture();
+    const { logger } = captureLogs();
     const app = new Hono<ParleyEnv>()
       .route('/api', apiRoutes(core, { guard: [bearerAuth({ apiKeys: core.apiKeys }), refuse], body: jsonBody() }))
       .onError(errorHandler({ logger }));
@@ -74,7 +61,7 @@ describe('errorHandler', () => {
 
   it('renders rate_limit_exceeded flat under the sandbox, with Retry-After and RateLimit headers', async () => {
     const h = await harness();
-    const sandbox = createSandboxApp(h.core, { guard: [bearerAuth({ apiKeys: h.core.apiKeys }), refuse], logger: capture().logger });
+    const sandbox = createSandboxApp(h.core, { guard: [bearerAuth({ apiKeys: h.core.apiKeys }), refuse], logger: captureLogs().logger });
     const response = await sandbox.request('/plants', { headers: { Authorization: `Bearer ${h.key}` } });
     expect(response.status).toBe(429);
     expect(response.headers.get('Retry-After')).toBe('4');
@@ -87,7 +74,7 @@ describe('errorHandler', () => {
       .get('/teapot', () => {
         throw new HTTPException(413, { message: 'internal detail' });
       })
-      .onError(errorHandler({ logger: capture().logger }));
+      .onError(errorHandler({ logger: captureLogs().logger }));
     const response = await app.request('/teapot');
     expect(response.status).toBe(413);
     expect(await json(response)).toEqual({ error: { code: 'payload_too_large', message: 'The request body is too large.' } });

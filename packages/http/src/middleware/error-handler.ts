@@ -1,9 +1,10 @@
 /** @module The single error handler: renders every failure in the API's or the sandbox's shape. */
 import { ErrorCode } from '@parley/core';
 import type { Context, ErrorHandler } from 'hono';
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.js';
 import type { ParleyEnv } from '../env.js';
 import { STATUS_BY_CODE, toHttpError, type HttpError } from '../http-errors.js';
+import { BEARER_CHALLENGE } from './bearer-auth.js';
 
 /**
  * `api`: `{"error": {"code", "message", "details"?}}` (decisions §3).
@@ -11,6 +12,7 @@ import { STATUS_BY_CODE, toHttpError, type HttpError } from '../http-errors.js';
  */
 export type ErrorShape = 'api' | 'sandbox';
 
+/** Options of {@link errorHandler}. */
 export interface ErrorHandlerOptions {
   /** Where unexpected errors (500) and storage outages (503) are logged, with their cause. */
   logger: Logger;
@@ -30,7 +32,7 @@ function render(c: Context, error: HttpError, shape: ErrorShape): Response {
  * `c.json()` builds on the context's prepared headers.
  */
 function addRequiredHeaders(c: Context, error: HttpError): void {
-  if (error.status === 401 && !c.res.headers.has('WWW-Authenticate')) c.header('WWW-Authenticate', 'Bearer realm="parley"');
+  if (error.status === 401 && !c.res.headers.has('WWW-Authenticate')) c.header('WWW-Authenticate', BEARER_CHALLENGE);
   const retryAfter = error.details?.retryAfterSeconds;
   // RFC 9110 §10.2.3: delay-seconds is a non-negative integer; round up so clients never retry early.
   if (error.status === 429 && typeof retryAfter === 'number' && Number.isFinite(retryAfter)) {

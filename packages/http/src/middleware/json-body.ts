@@ -7,6 +7,7 @@ import type { ParleyEnv } from '../env.js';
 /** Default largest request body: 1 MiB (decisions §1, `BODY_LIMIT_BYTES`). */
 export const DEFAULT_BODY_LIMIT_BYTES = 1_048_576;
 
+/** Options of {@link jsonBody}. */
 export interface JsonBodyOptions {
   /** Largest accepted body in bytes; default {@link DEFAULT_BODY_LIMIT_BYTES}. */
   maxBytes?: number;

@@ -51,10 +51,16 @@ describe('plan rate limits (end to end)', () => {
     }
   });
 
-  it('a Pro workspace: 1 030 concurrent requests → exactly 1 000 admitted', async () => {
+  it('a Pro workspace: 1 030 concurrent requests → exactly 1 000 admitted (plus what refills while they run)', async () => {
+    const started = performance.now();
     const responses = await burst(KEYS.pro, 1030);
-    expect(responses.filter((response) => response.status === 200)).toHaveLength(1000);
-    expect(responses.filter((response) => response.status === 429)).toHaveLength(30);
+    // Pro refills one request every 3.6 s. A burst that takes longer than that on a loaded
+    // machine is legitimately admitted one more per interval; a quick one gets exactly 1 000.
+    const refills = Math.floor((performance.now() - started) / 3_600);
+    const admitted = responses.filter((response) => response.status === 200).length;
+    expect(admitted).toBeGreaterThanOrEqual(1000);
+    expect(admitted).toBeLessThanOrEqual(1000 + refills);
+    expect(responses.filter((response) => response.status === 429)).toHaveLength(1030 - admitted);
     expect(new Set(responses.map((response) => response.headers.get('ratelimit-policy')))).toEqual(new Set(['"pro";q=1000;w=3600']));
   });
 

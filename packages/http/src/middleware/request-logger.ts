@@ -1,9 +1,11 @@
 /** @module One JSON log line per request. */
 import type { MiddlewareHandler } from 'hono';
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.js';
 import type { ParleyEnv } from '../env.js';
 
+/** Options of {@link requestLogger}. */
 export interface RequestLoggerOptions {
+  /** Where the request lines go (at `info`). */
   logger: Logger;
 }
 

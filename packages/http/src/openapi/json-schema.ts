@@ -35,7 +35,7 @@ import type * as v from 'valibot';
  * Schemas the document names in `components.schemas`. `Plant`, `NewPlant` and `Error` keep the
  * names of plants-openapi.json, so the Parley error is `ApiError`.
  */
-export const NAMED_SCHEMAS = {
+const NAMED_SCHEMAS = {
   Agent: AgentSchema,
   AgentList: AgentListSchema,
   AgentCreate: AgentCreateSchema,

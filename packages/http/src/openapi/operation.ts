@@ -7,7 +7,8 @@ import type { MiddlewareHandler } from 'hono';
 import { describeRoute } from 'hono-openapi';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import * as v from 'valibot';
-import { errorResponse, responseHeaders, type ErrorShape, type ErrorStatus } from './responses.js';
+import type { ErrorShape } from '../middleware/error-handler.js';
+import { errorResponse, responseHeaders, type ErrorStatus } from './responses.js';
 import { parametersOf, schemaObject } from './json-schema.js';
 
 /** Tags group operations on the reference page, in this order. */
@@ -78,7 +79,7 @@ function successResponse(success: SuccessDoc, authenticated: boolean): OpenAPIV3
 }
 
 /** The OpenAPI operation object of `doc`. */
-export function operationObject(doc: OperationDoc): OpenAPIV3_1.OperationObject {
+function operationObject(doc: OperationDoc): OpenAPIV3_1.OperationObject {
   const shape = doc.shape ?? 'api';
   const authenticated = doc.scope !== undefined;
   const responses: OpenAPIV3_1.ResponsesObject = { [doc.success.status]: successResponse(doc.success, authenticated) };

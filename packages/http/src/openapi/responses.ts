@@ -3,6 +3,8 @@
  * statuses an operation can answer, in which shape, with which header fields.
  */
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { BEARER_CHALLENGE } from '../middleware/bearer-auth.js';
+import type { ErrorShape } from '../middleware/error-handler.js';
 
 type HeaderRef = OpenAPIV3_1.ReferenceObject;
 
@@ -33,7 +35,7 @@ export const HEADERS: Record<string, OpenAPIV3_1.HeaderObject> = {
     description: 'The Bearer challenge (RFC 6750), with `error="invalid_request"` or `error="invalid_token"` when a key was sent.',
     required: true,
     schema: { type: 'string' },
-    example: 'Bearer realm="parley"',
+    example: BEARER_CHALLENGE,
   },
 };
 
@@ -42,11 +44,8 @@ const header = (name: keyof typeof HEADERS & string): HeaderRef => ({ $ref: `#/c
 /** The statuses an error response may have (decisions §3). */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
 
-/** `api`: `{"error": {"code", "message", "details"?}}`; `sandbox`: plants-openapi.json's flat `Error`. */
-export type ErrorShape = 'api' | 'sandbox';
-
 /** What each status means, naming the codes decisions §3 gives it. */
-export const ERROR_DESCRIPTIONS: Readonly<Record<ErrorStatus, string>> = {
+const ERROR_DESCRIPTIONS: Readonly<Record<ErrorStatus, string>> = {
   400: '`invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input).',
   401: '`unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit.',
   403: '`forbidden`: the key lacks the scope of this operation (`details.requiredScope`).',

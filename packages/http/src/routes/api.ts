@@ -8,6 +8,7 @@ import { conversationRoutes } from './conversations.js';
 import { answerUnmatched } from './fallback.js';
 import { webhookRoutes } from './webhooks.js';
 
+/** Options of {@link apiRoutes}. */
 export interface ApiRoutesOptions {
   /**
    * Middleware every `/api` request passes first, in order: authentication (401), then rate

@@ -3,6 +3,7 @@ import { ErrorCode, HealthSchema, ParleyError, type Core } from '@parley/core';
 import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import { describeOperation } from '../openapi/operation.js';
+import { answerWrongMethods } from './fallback.js';
 
 /** How long `/readyz` waits for `storage.ping()`: probes must answer before their own timeout. */
 export const READINESS_TIMEOUT_MS = 2_000;
@@ -19,9 +20,10 @@ function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
  * `GET /healthz`: 200 `{status: "ok"}` while the process serves requests.
  * `GET /readyz`: 200 `{status: "ok"}` when storage answers a ping within
  * {@link READINESS_TIMEOUT_MS}; otherwise 503 `service_unavailable` (the cause is logged).
+ * Other methods on either path are 405 `method_not_allowed`.
  */
 export function healthRoutes(core: Pick<Core, 'storage'>): Hono<ParleyEnv> {
-  return new Hono<ParleyEnv>()
+  const routes = new Hono<ParleyEnv>()
     .get(
       '/healthz',
       describeOperation({
@@ -51,4 +53,5 @@ export function healthRoutes(core: Pick<Core, 'storage'>): Hono<ParleyEnv> {
         return c.json({ status: 'ok' });
       },
     );
+  return answerWrongMethods(routes);
 }

@@ -12,9 +12,10 @@ import type { OpenAPIV3_1 } from 'openapi-types';
 import type { ParleyEnv } from '../env.js';
 import { createOpenApiDocument } from '../openapi/document.js';
 import { describeOperation } from '../openapi/operation.js';
+import { answerWrongMethods } from './fallback.js';
 
 /** Where the reference page's script is served, relative to the app. */
-export const REFERENCE_SCRIPT_PATH = '/docs/assets/scalar-api-reference.js';
+const REFERENCE_SCRIPT_PATH = '/docs/assets/scalar-api-reference.js';
 
 /**
  * Scalar's standalone bundle. The build copies it into `dist/assets` (so the published package
@@ -37,10 +38,11 @@ function mountPrefix(c: Context, route: string): string {
 /**
  * The document, the page and the page's script, documenting `app` (the app these routes are
  * mounted in, walked when the document is first asked for, so every route is registered by then).
+ * Other methods on these paths are 405 `method_not_allowed`.
  */
 export function referenceRoutes<E extends Env>(app: Hono<E>): Hono<ParleyEnv> {
   let document: Promise<OpenAPIV3_1.Document> | undefined;
-  return new Hono<ParleyEnv>()
+  const routes = new Hono<ParleyEnv>()
     .get(
       '/openapi.json',
       describeOperation({
@@ -101,4 +103,5 @@ export function referenceRoutes<E extends Env>(app: Hono<E>): Hono<ParleyEnv> {
         return c.body(await referenceScript);
       },
     );
+  return answerWrongMethods(routes);
 }

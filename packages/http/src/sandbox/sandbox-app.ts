@@ -20,8 +20,8 @@ import { requireScope } from '../middleware/require-scope.js';
 import { describeOperation } from '../openapi/operation.js';
 import { answerUnmatched } from '../routes/fallback.js';
 
-const PLANTS = v.array(PlantSchema);
-const PLANT_PATH = v.object({ id: PlantIdSchema });
+const PlantArraySchema = v.array(PlantSchema);
+const byId = v.object({ id: PlantIdSchema });
 
 /** Options of {@link createSandboxApp}. */
 export interface SandboxOptions {
@@ -30,8 +30,9 @@ export interface SandboxOptions {
   /** Where unexpected errors are logged; default a pino logger at `info` on stdout. */
   logger?: Logger;
   /**
-   * Middleware every sandbox request passes first, in order; default `[bearerAuth(…), rateLimit(core)]`.
-   * `createApp` passes its own list so the sandbox shares the API's authentication and rate limit.
+   * Middleware every sandbox request passes first, in order; default `[bearerAuth(…), rateLimit(core)]`
+   * over `core.apiKeys` and `core.rateLimiter`, so the API's keys work here and draw on the same
+   * workspace quota (the quota lives in the rate-limit store, not in the middleware).
    */
   guard?: MiddlewareHandler<ParleyEnv>[];
 }
@@ -44,6 +45,7 @@ export interface SandboxOptions {
  * - `DELETE /plants/{id}` → 204, scope `plants:write`.
  * Same bearer keys as the API. Every error, 401 and 403 included, is flat:
  * `{"error": <HTTP status>, "message": "..."}` (the spec's `Error` schema).
+ * @throws TypeError without a `guard` when `core` has no `rateLimits` store (see `rateLimit`).
  */
 export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono<ParleyEnv> {
   const logger = options.logger ?? createLogger();
@@ -63,7 +65,7 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
         scope: 'plants:read',
         shape: 'sandbox',
         query: PlantListQuerySchema,
-        success: { status: 200, description: 'Plant response', schema: PLANTS },
+        success: { status: 200, description: 'Plant response', schema: PlantArraySchema },
       }),
       read,
       async (c) => {
@@ -99,7 +101,7 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
         tag: 'Plants sandbox',
         scope: 'plants:write',
         shape: 'sandbox',
-        path: PLANT_PATH,
+        path: byId,
         success: { status: 204, description: 'Plant deleted' },
         // plants-openapi.json's 400: here an id that is not a positive integer.
         errors: { 400: undefined, 404: 'No plant with this id.' },

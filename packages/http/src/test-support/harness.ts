@@ -1,13 +1,15 @@
 /**
  * @module Test helpers: an app over fresh adapters (memory, or whatever {@link useAdapters}
- * installed, e.g. Redis) with keys of every kind. Not built.
+ * installed, e.g. Redis) with keys of every kind, and a logger whose lines a test can read. Not built.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore, type Core, type CoreOptions, type RateLimitStore, type Scope } from '@parley/core';
 import { StaticHostResolver } from '@parley/core/testing';
 import type { Hono } from 'hono';
+import { Writable } from 'node:stream';
 import { createApp, type AppOptions } from '../app.js';
 import type { ParleyEnv } from '../env.js';
+import { createLogger, type Logger } from '../logger.js';
 
 /** What a harness runs on: the core's adapters, rate limits included. */
 export type HarnessAdapters = CoreOptions & { rateLimits: RateLimitStore };
@@ -22,6 +24,7 @@ export function useAdapters(factory: () => HarnessAdapters | Promise<HarnessAdap
   makeAdapters = factory;
 }
 
+/** A fresh app over fresh adapters, with keys to call it. */
 export interface Harness {
   core: Core;
   app: Hono<ParleyEnv>;
@@ -36,16 +39,21 @@ export interface Harness {
   call(method: string, path: string, init?: CallInit): Promise<Response>;
 }
 
+/** Options of {@link Harness.call}. */
 export interface CallInit {
   /** Bearer key; default the harness's `key`; `null` sends no Authorization header. */
   key?: string | null;
   /** Serialized as JSON with `Content-Type: application/json` unless `raw` is given. */
   json?: unknown;
   /** Sent as is (no Content-Type added). */
-  raw?: NonNullable<RequestInit["body"]>;
+  raw?: NonNullable<RequestInit['body']>;
   headers?: Record<string, string>;
 }
 
+/**
+ * An app with `options` (logging silenced unless a `logger` is given) over `given` adapters, or
+ * over a fresh set from the {@link useAdapters} factory (memory by default).
+ */
 export async function harness(options: AppOptions = {}, given?: HarnessAdapters): Promise<Harness> {
   const adapters = given ?? (await makeAdapters());
   // No network in tests: webhook host names resolve from `adapters.hostResolver` or not at all.
@@ -59,7 +67,7 @@ export async function harness(options: AppOptions = {}, given?: HarnessAdapters)
     const headers: Record<string, string> = { ...init.headers };
     const bearer = init.key === undefined ? key : init.key;
     if (bearer !== null) headers.Authorization ??= `Bearer ${bearer}`;
-    let body: NonNullable<RequestInit["body"]> | undefined = init.raw;
+    let body: NonNullable<RequestInit['body']> | undefined = init.raw;
     if (init.json !== undefined) {
       body = JSON.stringify(init.json);
       headers['Content-Type'] ??= 'application/json';
@@ -75,4 +83,17 @@ export async function json<T = any>(response: Response): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** A valid agent create body. */
 export const agentInput = { name: 'Ada', description: 'Answers billing questions', model: 'modelA-4' } as const;
+
+/** A logger at `info` whose JSON lines land, parsed, in `lines`. */
+export function captureLogs(): { lines: Array<Record<string, unknown>>; logger: Logger } {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  return { lines, logger: createLogger('info', stream) };
+}
