@@ -65,7 +65,7 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
 }
 
 /** Redis adapters for `redis` over a client they own. */
-export function openRedisAdapters(redis: RedisConfig, timeoutMs: number): RedisAdapters {
+function openRedisAdapters(redis: RedisConfig, timeoutMs: number): RedisAdapters {
   const target = 'url' in redis ? { url: redis.url } : { clusterNodes: redis.clusterNodes };
   return createRedisAdapters({ ...target, prefix: redis.prefix, timeoutMs });
 }

@@ -80,13 +80,13 @@ describe('loadConfig', () => {
 
   it('enterprise needs limitPerHour', () => {
     expect(problems({ API_KEYS: JSON.stringify([key({ plan: 'enterprise' })]) })).toEqual([
-      "API_KEYS[0].limitPerHour: plan 'enterprise' needs limitPerHour.",
+      "API_KEYS[0]: plan 'enterprise' needs limitPerHour.",
     ]);
   });
 
   it('all entries of one workspace must agree on plan and limitPerHour', () => {
     expect(problems({ API_KEYS: JSON.stringify([key(), key({ key: 'x'.repeat(20), plan: 'free' })]) })).toEqual([
-      "API_KEYS[1].plan: workspace 'acme' has plan 'pro' at 0 but 'free' here.",
+      "API_KEYS[1]: workspace 'acme' has plan 'pro' in API_KEYS[0] but 'free'.",
     ]);
     expect(problems({ API_KEYS: JSON.stringify([key({ limitPerHour: 10 }), key({ key: 'x'.repeat(20) })]) })).toHaveLength(1);
     expect(loadConfig({ API_KEYS: JSON.stringify([key(), key({ key: 'x'.repeat(20), scopes: [] }), key({ key: 'y'.repeat(20), workspace: 'other', plan: 'free' })]) }).apiKeys).toHaveLength(3);

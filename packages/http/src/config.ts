@@ -1,9 +1,10 @@
 /** @module Server configuration from environment variables (decisions §1), validated at start-up. */
-import { PLANS, SCOPES, planEntryIssues, type Plan, type RateLimitFailurePolicy, type Scope } from '@parley/core';
+import { PLANS, SCOPES, type Plan, type RateLimitFailurePolicy, type Scope } from '@parley/core';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
 import { readRedisConfig, type RedisConfig } from './redis-config.js';
+import { keyPlanProblems } from './api-key-setup.js';
 
 export type { RedisConfig } from './redis-config.js';
 
@@ -108,11 +109,9 @@ function issuePath(issue: v.BaseIssue<unknown>): string {
 
 /** Rules across entries: unique keys, and core's plan rules (decisions §6, §7). */
 function crossCheck(entries: ApiKeyEntry[]): string[] {
-  const planEntries = entries.map((entry) => ({ workspaceId: entry.workspace, plan: entry.plan, limitPerHour: entry.limitPerHour }));
-  const problems = planEntryIssues(planEntries).map((issue) => {
-    const [index, field] = issue.path.split('.');
-    return `API_KEYS[${index}].${field}: ${issue.message}.`;
-  });
+  const problems = keyPlanProblems(
+    entries.map((entry, index) => ({ workspaceId: entry.workspace, plan: entry.plan, limitPerHour: entry.limitPerHour, label: `API_KEYS[${index}]` })),
+  );
   const keys = new Set<string>();
   entries.forEach((entry, index) => {
     if (keys.has(entry.key)) problems.push(`API_KEYS[${index}].key: The same key appears twice.`);
