@@ -81,8 +81,8 @@ export class RateLimiter {
 
   /**
    * Counts one request of `principal`'s workspace now. Resolves within `timeoutMs` plus the
-   * store's own overhead, and never rejects because of the store; it throws only for a key whose
-   * plan has no rule (see `ruleFor`).
+   * store's own overhead, and never rejects because of the store; it throws (before asking the
+   * store) only for a key without a valid rule: see `ruleFor`.
    */
   async check(principal: Principal): Promise<RateLimitResult> {
     const rule = ruleFor(principal, this.plans);
