@@ -54,7 +54,8 @@ export interface RateLimitResult extends RateLimitDecision {
 /**
  * The plan rate limit of each workspace (spec §8, decisions §7): the quota is the workspace's,
  * so every key of a workspace draws on one quota, keyed by the workspace id. Decisions are
- * GCRA's (see `gcra.ts`), made atomically by the store.
+ * GCRA's (see `gcra.ts`), made atomically by the store. The constructor throws `RangeError` for
+ * an invalid plan table, policy, `timeoutMs` or `closedRetryAfterMs`.
  */
 @injectable()
 export class RateLimiter {
