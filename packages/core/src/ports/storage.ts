@@ -30,9 +30,11 @@ export interface OffsetPage {
   limit: number;
 }
 
+/** `storage.agents`: the agents of each workspace. */
 export interface AgentStore {
   /** Stores a new agent (its id is new). */
   insert(workspaceId: string, agent: Agent): Promise<void>;
+  /** The agent with this id, or `null`. */
   get(workspaceId: string, id: string): Promise<Agent | null>;
   /** Newest first; `total` counts every agent matching `status` (all when absent). */
   list(workspaceId: string, query: OffsetPage & { status?: AgentStatus }): Promise<PageResult<Agent>>;
@@ -53,16 +55,18 @@ export interface ConversationFilter {
   status?: ConversationStatus;
 }
 
+/** `storage.conversations`: each workspace's conversations, each tied to an existing agent. */
 export interface ConversationStore {
   /**
    * Stores a new conversation if its agent exists, checked atomically with the write so no
    * conversation outlives its agent; `false` (nothing written) when the agent does not exist.
    */
   insert(workspaceId: string, conversation: Conversation): Promise<boolean>;
+  /** The conversation with this id, or `null`. */
   get(workspaceId: string, id: string): Promise<Conversation | null>;
   /** Newest first; `total` counts every conversation matching the filter. */
   list(workspaceId: string, query: OffsetPage & ConversationFilter): Promise<PageResult<Conversation>>;
-  /** Replaces an existing conversation (same id, same agent); `false` when it does not exist. */
+  /** Replaces an existing conversation (same id; callers never change `agentId`); `false` when it does not exist. */
   replace(workspaceId: string, conversation: Conversation): Promise<boolean>;
 }
 
@@ -74,6 +78,7 @@ export interface MessagePage {
   hasMore: boolean;
 }
 
+/** `storage.messages`: each conversation's history, kept in id order. */
 export interface MessageStore {
   /**
    * Appends a message if its conversation exists (checked atomically with the write);
@@ -94,9 +99,11 @@ export interface MessageStore {
   ): Promise<MessagePage | null>;
 }
 
+/** `storage.webhookEndpoints`: each workspace's webhook endpoints, secrets included. */
 export interface WebhookEndpointStore {
   /** Stores a new endpoint, secret included (its id is new). */
   insert(workspaceId: string, endpoint: WebhookEndpointRecord): Promise<void>;
+  /** The endpoint with this id, or `null`. */
   get(workspaceId: string, id: string): Promise<WebhookEndpointRecord | null>;
   /** Newest first. */
   list(workspaceId: string, query: OffsetPage): Promise<PageResult<WebhookEndpointRecord>>;
@@ -106,6 +113,7 @@ export interface WebhookEndpointStore {
   delete(workspaceId: string, id: string): Promise<boolean>;
 }
 
+/** `storage.plants`: each workspace's plants of the sandbox, keyed by their numeric id. */
 export interface PlantStore {
   /**
    * Adds `plants` the first time it is called for a workspace; later calls do nothing, even
