@@ -35,6 +35,12 @@ describe('planRules', () => {
     expect(DEFAULT_PLAN_RULES.free).toEqual({ limit: 100, periodMs: 3_600_000 });
   });
 
+  it('keeps the default of a plan whose override is given as undefined', () => {
+    const plans = planRules({ free: undefined, pro: { limit: 5, periodMs: 60_000 } });
+    expect(ruleFor({ plan: 'free' }, plans)).toEqual({ limit: 100, periodMs: 3_600_000 });
+    expect(ruleFor({ plan: 'pro' }, plans)).toEqual({ limit: 5, periodMs: 60_000 });
+  });
+
   it('fails at start-up on an invalid rule, naming the plan', () => {
     expect(() => planRules({ pro: { limit: 0, periodMs: 60_000 } })).toThrow("Plan 'pro': limit must be an integer ≥ 1, got 0");
     expect(() => planRules({ free: { limit: 10, periodMs: 1_500 } })).toThrow(/whole number of seconds/);

@@ -23,11 +23,14 @@ export const DEFAULT_PLAN_RULES: Readonly<PlanRules> = Object.freeze({
 });
 
 /**
- * The built-in table with `overrides` applied. Throws `RangeError` for a rule that is not valid
- * (see {@link ruleIssue}), so a bad configuration fails at start-up rather than per request.
+ * The built-in table with `overrides` applied; an override given as `undefined` keeps the
+ * default. Throws `RangeError` for a rule that is not valid (see {@link ruleIssue}), so a bad
+ * configuration fails at start-up rather than per request.
  */
 export function planRules(overrides: Partial<PlanRules> = {}): PlanRules {
-  const rules: PlanRules = { ...DEFAULT_PLAN_RULES, ...overrides };
+  // A spread would let `{ free: undefined }` erase Free's rule, and every Free request would fail.
+  const given = Object.entries(overrides).filter(([, rule]) => rule !== undefined);
+  const rules: PlanRules = { ...DEFAULT_PLAN_RULES, ...Object.fromEntries(given) };
   for (const [plan, rule] of Object.entries(rules) as Array<[Plan, RateLimitRule | undefined]>) {
     if (rule === undefined) continue;
     const problem = ruleIssue(rule);
