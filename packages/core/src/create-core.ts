@@ -50,7 +50,9 @@ export interface Core {
    * without limits).
    */
   rateLimiter: RateLimiter | undefined;
+  /** `options.storage`, for what is not a service call (the readiness probe's `ping`). */
   storage: Storage;
+  /** The clock every service reads (`options.clock` or the system clock). */
   clock: Clock;
   /** The child container the services were resolved from (register more of your own here). */
   container: DependencyContainer;
