@@ -1,9 +1,9 @@
 /** @module MemoryRateLimitStore against the rate-limit store contract, plus its sweeping. */
 import { runRateLimitStoreContract } from '@parley/core/testing';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryRateLimitStore } from './memory-rate-limit.js';
 
-runRateLimitStoreContract({ describe, it, expect, beforeEach }, () => new MemoryRateLimitStore());
+runRateLimitStoreContract({ describe, it, expect }, () => new MemoryRateLimitStore());
 
 describe('MemoryRateLimitStore', () => {
   const rule = { limit: 2, periodMs: 1000 };

@@ -57,12 +57,14 @@ export interface Core {
   plants: PlantService;
   apiKeys: ApiKeyService;
   /**
-   * Per-workspace plan limits over `options.rateLimits`; `undefined` when no store was given, so
-   * a core built for scripts or tests without limits stays as before (the HTTP middleware then
-   * refuses to start rather than serve unlimited).
+   * Per-workspace plan limits over `options.rateLimits`; `undefined` when no store was given, which
+   * suits scripts and tests (the HTTP rate-limit middleware refuses such a core rather than serve
+   * without limits).
    */
   rateLimiter: RateLimiter | undefined;
+  /** `options.storage`, for what is not a service call (the readiness probe's `ping`). */
   storage: Storage;
+  /** The clock every service reads (`options.clock` or the system clock). */
   clock: Clock;
   /** The child container the services were resolved from (register more of your own here). */
   container: DependencyContainer;
@@ -71,6 +73,8 @@ export interface Core {
 /**
  * Builds the services in a new child container (the global tsyringe container is never
  * touched, so several cores can live in one process).
+ * @throws RangeError when `plans`, `rateLimitFailure` or `rateLimitTimeoutMs` is invalid (only
+ *   checked when `rateLimits` is given), so a bad configuration fails at start-up.
  */
 export function createCore(options: CoreOptions): Core {
   const clock = options.clock ?? systemClock;

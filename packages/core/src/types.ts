@@ -1,9 +1,12 @@
 /** @module The domain records services return and storage ports persist. */
 
-/** Agent status (spec §3): new agents are `active`. */
-export type AgentStatus = 'active' | 'inactive';
+/** Agent statuses (spec §3): new agents are `active`. */
+export const AGENT_STATUSES = ['active', 'inactive'] as const;
+/** One of {@link AGENT_STATUSES}. */
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
 /** Models an agent may be created with (spec §2.1). */
 export const AGENT_MODELS = ['modelA-4', 'modelA-3.5-turbo', 'modelB-3'] as const;
+/** One of {@link AGENT_MODELS}. A stored agent's `model` is a plain string: the list may change. */
 export type AgentModel = (typeof AGENT_MODELS)[number];
 
 /** A JSON object as stored in `metadata` and `configuration`. */
@@ -24,8 +27,10 @@ export interface Agent {
   updatedAt: string;
 }
 
-/** Conversation status (spec §3): `active → completed` is the only transition. */
-export type ConversationStatus = 'active' | 'completed';
+/** Conversation statuses (spec §3): `active → completed` is the only transition. */
+export const CONVERSATION_STATUSES = ['active', 'completed'] as const;
+/** One of {@link CONVERSATION_STATUSES}. */
+export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
 /** A conversation with one agent (spec §2.2). */
 export interface Conversation {
@@ -37,7 +42,9 @@ export interface Conversation {
   createdAt: string;
 }
 
+/** Who wrote a message (spec §2.3): `assistant` messages emit `message.received`, the others `message.sent`. */
 export const MESSAGE_ROLES = ['user', 'assistant', 'system'] as const;
+/** One of {@link MESSAGE_ROLES}. */
 export type MessageRole = (typeof MESSAGE_ROLES)[number];
 
 /** A message in a conversation (spec §2.3). */
@@ -60,6 +67,7 @@ export const EVENT_TYPES = [
   'message.sent',
   'message.received',
 ] as const;
+/** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** A webhook endpoint as the API returns it: never carries the secret (decisions §4). */
@@ -104,6 +112,7 @@ export interface PageResult<T> {
 
 /** Plans of spec §8. */
 export const PLANS = ['free', 'pro', 'enterprise'] as const;
+/** One of {@link PLANS}. */
 export type Plan = (typeof PLANS)[number];
 
 /** Scopes an API key may hold (decisions §6); `*` is all of them. */
@@ -117,6 +126,7 @@ export const SCOPES = [
   'plants:read',
   'plants:write',
 ] as const;
+/** One of {@link SCOPES}. */
 export type Scope = (typeof SCOPES)[number];
 
 /**

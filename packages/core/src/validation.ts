@@ -6,7 +6,7 @@ import { ErrorCode, ParleyError, type ValidationIssue } from './errors.js';
  * The message of an issue without the received value, so details never echo input
  * (decisions §3). Custom messages set on a schema take precedence over this one.
  */
-function describe(issue: v.BaseIssue<unknown>): string {
+function issueMessage(issue: v.BaseIssue<unknown>): string {
   if (issue.type === 'strict_object' && issue.expected === 'never') return 'Unknown field.';
   if (issue.received === 'undefined' && issue.kind === 'schema') return 'Required.';
   if (issue.type === 'picklist') return `Invalid value: expected one of ${issue.expected}.`;
@@ -32,7 +32,7 @@ export function parse<const TSchema extends v.GenericSchema>(schema: TSchema, in
   if (Array.isArray(input) && OBJECT_SCHEMA_TYPES.has(schema.type)) {
     throw validationFailed([{ path: '', message: NOT_AN_OBJECT }]);
   }
-  const result = v.safeParse(schema, input, { message: describe });
+  const result = v.safeParse(schema, input, { message: issueMessage });
   if (result.success) return result.output;
   throw validationFailed(result.issues.map(toIssue));
 }

@@ -13,6 +13,13 @@ describe('ruleFor', () => {
     expect(ruleFor({ plan: 'free', limitPerHour: 10 })).toEqual({ limit: 10, periodMs: 3_600_000 });
   });
 
+  it('refuses a limitPerHour that is not an integer from 1 to 3 600 000, as a configuration fault', () => {
+    for (const limitPerHour of [0, -5, 2.5, 3_600_001, Number.NaN]) {
+      expect(() => ruleFor({ plan: 'enterprise', limitPerHour }), String(limitPerHour)).toThrow(/limitPerHour/);
+    }
+    expect(ruleFor({ plan: 'enterprise', limitPerHour: 3_600_000 })).toEqual({ limit: 3_600_000, periodMs: 3_600_000 });
+  });
+
   it('refuses an Enterprise key without limitPerHour unless the table has a default', () => {
     expect(() => ruleFor({ plan: 'enterprise' })).toThrow(/limitPerHour/);
     const plans = planRules({ enterprise: { limit: 50_000, periodMs: 3_600_000 } });
@@ -26,6 +33,12 @@ describe('planRules', () => {
     expect(ruleFor({ plan: 'free' }, plans)).toEqual({ limit: 10, periodMs: 60_000 });
     expect(ruleFor({ plan: 'pro' }, plans)).toEqual({ limit: 1000, periodMs: 3_600_000 });
     expect(DEFAULT_PLAN_RULES.free).toEqual({ limit: 100, periodMs: 3_600_000 });
+  });
+
+  it('keeps the default of a plan whose override is given as undefined', () => {
+    const plans = planRules({ free: undefined, pro: { limit: 5, periodMs: 60_000 } });
+    expect(ruleFor({ plan: 'free' }, plans)).toEqual({ limit: 100, periodMs: 3_600_000 });
+    expect(ruleFor({ plan: 'pro' }, plans)).toEqual({ limit: 5, periodMs: 60_000 });
   });
 
   it('fails at start-up on an invalid rule, naming the plan', () => {

@@ -23,11 +23,14 @@ export const DEFAULT_PLAN_RULES: Readonly<PlanRules> = Object.freeze({
 });
 
 /**
- * The built-in table with `overrides` applied. Throws `RangeError` for a rule that is not valid
- * (see {@link ruleIssue}), so a bad configuration fails at start-up rather than per request.
+ * The built-in table with `overrides` applied; an override given as `undefined` keeps the
+ * default. Throws `RangeError` for a rule that is not valid (see {@link ruleIssue}), so a bad
+ * configuration fails at start-up rather than per request.
  */
 export function planRules(overrides: Partial<PlanRules> = {}): PlanRules {
-  const rules: PlanRules = { ...DEFAULT_PLAN_RULES, ...overrides };
+  // A spread would let `{ free: undefined }` erase Free's rule, and every Free request would fail.
+  const given = Object.entries(overrides).filter(([, rule]) => rule !== undefined);
+  const rules: PlanRules = { ...DEFAULT_PLAN_RULES, ...Object.fromEntries(given) };
   for (const [plan, rule] of Object.entries(rules) as Array<[Plan, RateLimitRule | undefined]>) {
     if (rule === undefined) continue;
     const problem = ruleIssue(rule);
@@ -54,10 +57,17 @@ export function ruleIssue(rule: RateLimitRule): string | null {
 /**
  * The rule that applies to `principal`: its `limitPerHour` per hour when set (enterprise keys,
  * or an override on any plan), else its plan's rule. Throws a plain `Error` (a configuration
- * fault, logged as a 500) for an enterprise key without `limitPerHour` and no table default.
+ * fault, logged as a 500) for a `limitPerHour` that is not an integer from 1 to 3 600 000, and
+ * for an enterprise key without `limitPerHour` and no table default.
  */
 export function ruleFor(principal: Pick<Principal, 'plan' | 'limitPerHour'>, plans: PlanRules = DEFAULT_PLAN_RULES): RateLimitRule {
-  if (principal.limitPerHour !== undefined) return { limit: principal.limitPerHour, periodMs: HOUR_MS };
+  if (principal.limitPerHour !== undefined) {
+    // Checked here too, not only at start-up: a key from code or from a store bypasses that check,
+    // and an invalid rule would otherwise fail inside the store and pass for a store outage.
+    const problem = limitPerHourIssue(principal.limitPerHour);
+    if (problem) throw new Error(`Invalid key: ${problem}, got ${principal.limitPerHour}`);
+    return { limit: principal.limitPerHour, periodMs: HOUR_MS };
+  }
   const rule = plans[principal.plan];
   if (!rule) throw new Error(`No rate limit for plan '${principal.plan}': give the key a limitPerHour`);
   return rule;
@@ -81,8 +91,9 @@ export function planEntryIssues(entries: ReadonlyArray<PlanEntry>): ValidationIs
   const firstOf = new Map<string, number>();
   entries.forEach((entry, index) => {
     const { limitPerHour } = entry;
-    if (limitPerHour !== undefined && ruleIssue({ limit: limitPerHour, periodMs: HOUR_MS }) !== null) {
-      issues.push({ path: `${index}.limitPerHour`, message: `limitPerHour must be an integer from 1 to ${HOUR_MS}` });
+    const problem = limitPerHour === undefined ? null : limitPerHourIssue(limitPerHour);
+    if (problem) {
+      issues.push({ path: `${index}.limitPerHour`, message: problem });
     } else if (entry.plan === 'enterprise' && limitPerHour === undefined) {
       issues.push({ path: `${index}.limitPerHour`, message: `plan 'enterprise' needs limitPerHour` });
     }
@@ -105,4 +116,9 @@ export function planEntryIssues(entries: ReadonlyArray<PlanEntry>): ValidationIs
     }
   });
   return issues;
+}
+
+/** Why `limitPerHour` cannot be a key's hourly rule, or `null`. */
+function limitPerHourIssue(limitPerHour: number): string | null {
+  return ruleIssue({ limit: limitPerHour, periodMs: HOUR_MS }) === null ? null : `limitPerHour must be an integer from 1 to ${HOUR_MS}`;
 }

@@ -118,6 +118,17 @@ describe('RateLimiter', () => {
     expect(warn.mock.calls[0]![0]).toBe("[parley] rate-limit store failed for 'ws9', failing open:");
   });
 
+  it('throws for a key whose limitPerHour is no valid rule, without blaming the store or asking it', async () => {
+    const onStoreError = vi.fn();
+    const { store, calls } = scriptedStore(async () => ok);
+    for (const failure of ['open', 'closed'] as const) {
+      const limiter = new RateLimiter(store, new ManualClock(), { failure, onStoreError });
+      await expect(limiter.check(principal('ws1', 'enterprise', 0))).rejects.toThrow(/limitPerHour/);
+    }
+    expect(onStoreError).not.toHaveBeenCalled();
+    expect(calls).toEqual([]);
+  });
+
   it('rejects invalid options and plan tables at construction', () => {
     const { store } = scriptedStore(async () => ok);
     const clock = new ManualClock();

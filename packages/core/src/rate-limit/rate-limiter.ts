@@ -54,7 +54,8 @@ export interface RateLimitResult extends RateLimitDecision {
 /**
  * The plan rate limit of each workspace (spec §8, decisions §7): the quota is the workspace's,
  * so every key of a workspace draws on one quota, keyed by the workspace id. Decisions are
- * GCRA's (see `gcra.ts`), made atomically by the store.
+ * GCRA's (see `gcra.ts`), made atomically by the store. The constructor throws `RangeError` for
+ * an invalid plan table, policy, `timeoutMs` or `closedRetryAfterMs`.
  */
 @injectable()
 export class RateLimiter {
@@ -81,8 +82,8 @@ export class RateLimiter {
 
   /**
    * Counts one request of `principal`'s workspace now. Resolves within `timeoutMs` plus the
-   * store's own overhead, and never rejects because of the store; it throws only for a key whose
-   * plan has no rule (see `ruleFor`).
+   * store's own overhead, and never rejects because of the store; it throws (before asking the
+   * store) only for a key without a valid rule: see `ruleFor`.
    */
   async check(principal: Principal): Promise<RateLimitResult> {
     const rule = ruleFor(principal, this.plans);

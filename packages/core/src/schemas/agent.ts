@@ -1,6 +1,6 @@
 /** @module Agent request schemas (spec §4.1, decisions §4–§5): the single source of validation. */
 import * as v from 'valibot';
-import { AGENT_MODELS } from '../types.js';
+import { AGENT_MODELS, AGENT_STATUSES } from '../types.js';
 import { JsonObjectSchema, PageQueryEntries, text } from './common.js';
 
 const fields = {
@@ -16,7 +16,7 @@ const fields = {
     v.maxValue(1_000_000, 'Expected an integer from 1 to 1000000.'),
   ),
   configuration: JsonObjectSchema,
-  status: v.picklist(['active', 'inactive']),
+  status: v.picklist(AGENT_STATUSES),
 };
 
 /** Body of `POST /api/agents`. Unknown fields are rejected. */

@@ -55,11 +55,10 @@ export const JsonObjectSchema = v.pipe(
 );
 
 /**
- * An integer query parameter in `[min, max]`: a number, or a string of decimal digits as it
- * arrives in a URL query.
+ * An integer query or path parameter in `[min, max]`: a number, or a string of at most 16 decimal
+ * digits as it arrives in a URL. Every failure reports `message`.
  */
-export function integerParam(min: number, max: number) {
-  const message = `Expected an integer from ${min} to ${max}.`;
+export function integerParam(min: number, max: number, message = `Expected an integer from ${min} to ${max}.`) {
   return v.pipe(
     v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,16}$/), v.transform(Number))], message),
     v.integer(message),
@@ -77,7 +76,7 @@ export const PageQueryEntries = {
   limit: v.optional(integerParam(1, PAGE_LIMIT.max), PAGE_LIMIT.default),
 };
 
-/** A non-empty string of at most `max` characters. */
+/** A string of `min` (default 1) to `max` characters, counted in UTF-16 code units. */
 export function text(max: number, min = 1) {
   return v.pipe(v.string(), v.minLength(min, `Expected at least ${min} character(s).`), v.maxLength(max, `Expected at most ${max} characters.`));
 }

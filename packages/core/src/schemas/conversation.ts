@@ -1,9 +1,9 @@
 /** @module Conversation and message request schemas (spec §4.2, decisions §4–§5). */
 import * as v from 'valibot';
-import { MESSAGE_ROLES } from '../types.js';
+import { CONVERSATION_STATUSES, MESSAGE_ROLES } from '../types.js';
 import { JsonObjectSchema, PageQueryEntries, integerParam, text } from './common.js';
 
-const status = v.picklist(['active', 'completed']);
+const status = v.picklist(CONVERSATION_STATUSES);
 
 /** Body of `POST /api/conversations`. */
 export const ConversationCreateSchema = v.strictObject({

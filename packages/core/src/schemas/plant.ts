@@ -1,16 +1,18 @@
 /** @module Plants sandbox schemas, after plants-openapi.json. */
 import * as v from 'valibot';
+import { integerParam } from './common.js';
 
 const INT32_MAX = 2_147_483_647;
+const LIMIT_MESSAGE = `limit must be an integer from 0 to ${INT32_MAX}.`;
 
-/** Query of `GET /plants`: `limit`, an int32 ≥ 0 given as decimal digits. */
+/** Query of `GET /plants`: `limit`, an int32 ≥ 0 given as a number or at most 10 decimal digits. */
 export const PlantListQuerySchema = v.object({
   limit: v.optional(
     v.pipe(
-      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,10}$/), v.transform(Number))], 'limit must be an integer from 0 to 2147483647.'),
-      v.integer('limit must be an integer from 0 to 2147483647.'),
-      v.minValue(0, 'limit must be an integer from 0 to 2147483647.'),
-      v.maxValue(INT32_MAX, 'limit must be an integer from 0 to 2147483647.'),
+      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,10}$/), v.transform(Number))], LIMIT_MESSAGE),
+      v.integer(LIMIT_MESSAGE),
+      v.minValue(0, LIMIT_MESSAGE),
+      v.maxValue(INT32_MAX, LIMIT_MESSAGE),
       v.metadata({ format: 'int32', description: 'The maximum number of results to return' }),
     ),
   ),
@@ -40,8 +42,6 @@ export type PlantCreateInput = v.InferInput<typeof PlantCreateSchema>;
  * (or a number, which is how the OpenAPI document can call it an integer).
  */
 export const PlantIdSchema = v.pipe(
-  v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,16}$/), v.transform(Number))], 'id must be a positive integer.'),
-  v.safeInteger('id must be a positive integer.'),
-  v.minValue(1, 'id must be a positive integer.'),
+  integerParam(1, Number.MAX_SAFE_INTEGER, 'id must be a positive integer.'),
   v.metadata({ format: 'int64', description: 'ID of plant to delete' }),
 );

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { ErrorCode } from '../errors.js';
-import { EVENT_TYPES, MESSAGE_ROLES } from '../types.js';
+import { AGENT_STATUSES, CONVERSATION_STATUSES, EVENT_TYPES, MESSAGE_ROLES } from '../types.js';
 import { JsonObjectSchema } from './common.js';
 
 /** An ISO 8601 UTC timestamp with milliseconds (decisions §2). */
@@ -29,7 +29,7 @@ export const AgentSchema = v.object({
   temperature: v.nullable(v.number()),
   maxTokens: v.nullable(v.pipe(v.number(), v.integer())),
   configuration: JsonObjectSchema,
-  status: v.picklist(['active', 'inactive']),
+  status: v.picklist(AGENT_STATUSES),
   createdAt: timestamp,
   updatedAt: timestamp,
 });
@@ -40,7 +40,7 @@ export const ConversationSchema = v.object({
   agentId: id('agt'),
   userId: v.nullable(v.string()),
   metadata: JsonObjectSchema,
-  status: v.picklist(['active', 'completed']),
+  status: v.picklist(CONVERSATION_STATUSES),
   createdAt: timestamp,
 });
 

@@ -1,7 +1,8 @@
 /** @module AgentService on the memory adapters: records, paging, updates, the delete cascade and events. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
-import { createCore, ParleyError, type AgentCreateInput } from '../index.js';
+import { createCore, type AgentCreateInput } from '../index.js';
+import { issuePaths, MARK, rejection, sized } from '../test-support/errors.js';
 import { ManualClock } from '../testing/clock.js';
 
 const START = '2026-01-01T00:00:00.000Z';
@@ -12,15 +13,6 @@ function setup() {
   const clock = new ManualClock(Date.parse(START));
   const core = createCore({ ...adapters, clock });
   return { core, clock, events: () => adapters.events.events().map((event) => ({ type: event.type, id: event.data.id })) };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ParleyError> {
-  const error = await promise.then(
-    () => new Error('Expected a rejection, but the promise resolved.'),
-    (reason: unknown) => reason,
-  );
-  if (error instanceof ParleyError) return error;
-  throw error;
 }
 
 describe('AgentService', () => {
@@ -192,13 +184,6 @@ function nest(levels: number, leaf: unknown = 1): Record<string, unknown> {
   for (let level = 0; level < levels; level += 1) value = { a: value };
   return value as Record<string, unknown>;
 }
-
-const MARK = 'Zq9-SUBMITTED-VALUE';
-/** A string of exactly `length` characters that contains {@link MARK}. */
-const sized = (length: number) => MARK + 'x'.repeat(length - MARK.length);
-
-/** The distinct paths of a validation error's issues. */
-const issuePaths = (error: ParleyError) => [...new Set((error.details?.['issues'] as Array<{ path: string }>).map((issue) => issue.path))];
 
 describe('AgentService validation (decisions §4)', () => {
   const accepted: Array<[string, Record<string, unknown>]> = [

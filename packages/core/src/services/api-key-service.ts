@@ -69,7 +69,7 @@ export class ApiKeyService {
     return { key, record };
   }
 
-  /** Every key (hashes only), or those of one workspace. */
+  /** Every key (hashes only), or those of one workspace; oldest first. */
   list(workspaceId?: string): Promise<ApiKeyRecord[]> {
     return this.store.list(workspaceId);
   }

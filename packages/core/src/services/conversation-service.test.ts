@@ -1,13 +1,11 @@
 /** @module ConversationService on the memory adapters: conversations, their state, messages and history. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
-import { createCore, encodeCursor, ParleyError, type Conversation, type MessageHistory } from '../index.js';
+import { createCore, encodeCursor, type Conversation, type MessageHistory } from '../index.js';
+import { issuePaths, MARK, rejection, sized } from '../test-support/errors.js';
 import { ManualClock } from '../testing/clock.js';
 
 const START = '2026-01-01T00:00:00.000Z';
-const MARK = 'Zq9-SUBMITTED-VALUE';
-/** A string of exactly `length` characters that contains {@link MARK}. */
-const sized = (length: number) => MARK + 'x'.repeat(length - MARK.length);
 
 async function setup() {
   const adapters = memoryAdapters();
@@ -17,17 +15,6 @@ async function setup() {
   const events = () => adapters.events.events().slice(1);
   return { core, clock, agent, events, types: () => events().map((event) => event.type) };
 }
-
-async function rejection(promise: Promise<unknown>): Promise<ParleyError> {
-  const error = await promise.then(
-    () => new Error('Expected a rejection, but the promise resolved.'),
-    (reason: unknown) => reason,
-  );
-  if (error instanceof ParleyError) return error;
-  throw error;
-}
-
-const issuePaths = (error: ParleyError) => [...new Set((error.details?.['issues'] as Array<{ path: string }>).map((issue) => issue.path))];
 
 describe('ConversationService: conversations', () => {
   it('starts an active conversation with null userId and {} metadata and emits conversation.started', async () => {

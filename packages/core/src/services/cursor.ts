@@ -26,6 +26,7 @@ export function decodeCursor(conversationId: string, cursor: string): string {
   return messageId;
 }
 
+/** The `invalid_request` error of every unusable cursor: one message, whatever was wrong with it. */
 export function invalidCursor(): ParleyError {
   return new ParleyError(ErrorCode.invalidRequest, 'The cursor is not valid for this conversation.');
 }

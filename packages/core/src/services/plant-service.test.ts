@@ -1,19 +1,11 @@
 /** @module PlantService on the memory adapters: the sample catalogue, limits, create and delete. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
-import { createCore, ParleyError, SAMPLE_PLANTS } from '../index.js';
+import { createCore, SAMPLE_PLANTS } from '../index.js';
+import { rejection } from '../test-support/errors.js';
 
 function setup() {
   return createCore(memoryAdapters());
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ParleyError> {
-  const error = await promise.then(
-    () => new Error('Expected a rejection, but the promise resolved.'),
-    (reason: unknown) => reason,
-  );
-  if (error instanceof ParleyError) return error;
-  throw error;
 }
 
 const ids = (plants: ReadonlyArray<{ id: number }>) => plants.map((plant) => plant.id);

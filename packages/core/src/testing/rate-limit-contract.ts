@@ -2,7 +2,12 @@
 import { randomUUID } from 'node:crypto';
 import type { RateLimitDecision, RateLimitRule, RateLimitStore } from '../ports/rate-limit.js';
 import { gcra } from '../rate-limit/gcra.js';
-import type { ContractTestApi } from './contract.js';
+import { contractGroup, type ContractTestApi } from './contract.js';
+
+/** Options of {@link runRateLimitStoreContract}: `skip` names opted-out tests as `'rate limits: <title>'`. */
+export interface RateLimitStoreContractOptions {
+  skip?: readonly string[];
+}
 
 const FREE: RateLimitRule = { limit: 100, periodMs: 3_600_000 }; // T = 36 000 ms
 const SMALL: RateLimitRule = { limit: 5, periodMs: 60_000 }; // T = 12 000 ms
@@ -25,20 +30,21 @@ const refused = (limit: number, resetMs: number, retryAfterMs: number): RateLimi
 
 /**
  * Registers the rate-limit store contract: `factory` returns a fresh store for each test (it may
- * share a backend: every test uses keys of its own). Times are near the real clock, so adapters
- * that set TTLs, relative or absolute, behave as in production.
+ * share a backend: every test uses keys of its own, which expire on their own). Times are near
+ * the real clock, so adapters that set TTLs, relative or absolute, behave as in production.
  */
 export function runRateLimitStoreContract(
   t: ContractTestApi,
   factory: () => RateLimitStore | Promise<RateLimitStore>,
+  options: RateLimitStoreContractOptions = {},
 ): void {
-  const { describe, it, expect } = t;
+  const { expect } = t;
   const key = (name: string) => `contract-${name}-${randomUUID()}`;
   const base = () => Date.now();
+  const open = async () => ({ subject: await factory(), cleanup: async () => {} });
 
-  describe('RateLimitStore contract', () => {
-    it('admits exactly `limit` requests at one instant, then refuses', async () => {
-      const store = await factory();
+  contractGroup(t, 'rate limits', open, options.skip ?? [], (test) => {
+    test('admits exactly `limit` requests at one instant, then refuses', async (store) => {
       const [k, now] = [key('burst'), base()];
       const decisions: RateLimitDecision[] = [];
       for (let i = 0; i < 7; i++) decisions.push(await store.hit(k, SMALL, now));
@@ -53,8 +59,7 @@ export function runRateLimitStoreContract(
       ]);
     });
 
-    it('records nothing for a refused request', async () => {
-      const store = await factory();
+    test('records nothing for a refused request', async (store) => {
       const [hammered, quiet, now] = [key('hammered'), key('quiet'), base()];
       for (let i = 0; i < 5; i++) {
         await store.hit(hammered, SMALL, now);
@@ -70,8 +75,7 @@ export function runRateLimitStoreContract(
       expect(await store.hit(quiet, SMALL, now + 12_000)).toEqual(allowed(5, 0, 60_000));
     });
 
-    it('gives quota back one emission interval at a time, to the millisecond', async () => {
-      const store = await factory();
+    test('gives quota back one emission interval at a time, to the millisecond', async (store) => {
       const [k, now] = [key('refill'), base()];
       for (let i = 0; i < 5; i++) await store.hit(k, SMALL, now);
       expect(await store.hit(k, SMALL, now + 11_999)).toEqual(refused(5, 48_001, 1));
@@ -86,8 +90,7 @@ export function runRateLimitStoreContract(
       expect(await store.hit(k, SMALL, now + 108_000)).toEqual(allowed(5, 4, 12_000));
     });
 
-    it('reports remaining, resetMs and retryAfterMs exactly at the boundaries of a Free plan', async () => {
-      const store = await factory();
+    test('reports remaining, resetMs and retryAfterMs exactly at the boundaries of a Free plan', async (store) => {
       const [k, now] = [key('free'), base()];
       expect(await store.hit(k, FREE, now)).toEqual(allowed(100, 99, 36_000));
       for (let i = 2; i < 100; i++) await store.hit(k, FREE, now);
@@ -100,8 +103,7 @@ export function runRateLimitStoreContract(
       expect(await store.hit(k, FREE, now + 396_000)).toEqual(allowed(100, 9, 3_276_000));
     });
 
-    it('keeps keys independent', async () => {
-      const store = await factory();
+    test('keeps keys independent', async (store) => {
       const [a, b, now] = [key('a'), key('b'), base()];
       for (let i = 0; i < 5; i++) await store.hit(a, SMALL, now);
       expect((await store.hit(a, SMALL, now)).allowed).toBe(false);
@@ -109,8 +111,7 @@ export function runRateLimitStoreContract(
       expect((await store.hit(a, SMALL, now)).allowed).toBe(false);
     });
 
-    it('decides exactly as gcra() for a scripted sequence, rule changes included', async () => {
-      const store = await factory();
+    test('decides exactly as gcra() for a scripted sequence, rule changes included', async (store) => {
       const now = base();
       const keys = [key('s0'), key('s1'), key('s2')];
       const model = new Map<string, number | null>();
@@ -128,8 +129,7 @@ export function runRateLimitStoreContract(
       }
     });
 
-    it('admits exactly `limit` of 500 simultaneous requests', async () => {
-      const store = await factory();
+    test('admits exactly `limit` of 500 simultaneous requests', async (store) => {
       const [k, now] = [key('concurrent'), base()];
       const decisions = await Promise.all(Array.from({ length: 500 }, () => store.hit(k, FREE, now)));
       const admitted = decisions.filter((decision) => decision.allowed);
