@@ -32,10 +32,6 @@ export function checkPrefix(prefix: string): string {
   return prefix;
 }
 
-/** Statuses an agent index exists for: a replace removes the member from all and adds it to one. */
-export const AGENT_STATUSES: readonly AgentStatus[] = ['active', 'inactive'];
-/** Statuses a conversation index exists for. */
-export const CONVERSATION_STATUSES: readonly ConversationStatus[] = ['active', 'completed'];
 
 /** The keys of one workspace (`<prefix>{<workspace>}:…`). */
 export interface WorkspaceKeys {

@@ -1,7 +1,7 @@
 /** @module Agents on Redis: a HASH of records, an index of all agents and one per status. */
-import type { Agent, AgentStatus, AgentStore, OffsetPage, PageResult } from '@parley/core';
+import { AGENT_STATUSES, type Agent, type AgentStatus, type AgentStore, type OffsetPage, type PageResult } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
-import { AGENT_STATUSES, workspaceKeys } from '../keys.js';
+import { workspaceKeys } from '../keys.js';
 import { AGENT_DELETE } from '../scripts/cascade.js';
 import { INSERT, PAGE, REPLACE } from '../scripts/records.js';
 import { pageReply, strings } from '../scripts/script.js';

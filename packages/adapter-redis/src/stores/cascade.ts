@@ -1,6 +1,7 @@
 /** @module Finishing an agent's cascade delete: its conversations and messages, in bounded batches. */
+import { CONVERSATION_STATUSES } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
-import { CONVERSATION_STATUSES, workspaceKeys } from '../keys.js';
+import { workspaceKeys } from '../keys.js';
 import { CASCADE_NEXT, CASCADE_PURGE } from '../scripts/cascade.js';
 import { strings } from '../scripts/script.js';
 import { parseOwner } from './conversation-store.js';

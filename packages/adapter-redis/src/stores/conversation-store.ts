@@ -3,9 +3,9 @@
  * and sorted-set indexes per workspace, per status, per agent, per user, and per agent or
  * user × status.
  */
-import type { Conversation, ConversationFilter, ConversationStore, OffsetPage, PageResult } from '@parley/core';
+import { CONVERSATION_STATUSES, type Conversation, type ConversationFilter, type ConversationStore, type OffsetPage, type PageResult } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
-import { CONVERSATION_STATUSES, workspaceKeys, type WorkspaceKeys } from '../keys.js';
+import { workspaceKeys, type WorkspaceKeys } from '../keys.js';
 import { CONVERSATION_INSERT, CONVERSATION_REPLACE, INTERSECTION_PAGE } from '../scripts/conversations.js';
 import { PAGE } from '../scripts/records.js';
 import { pageReply } from '../scripts/script.js';

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createCore, ParleyError, type WebhookCreateInput, type WebhookEndpoint } from '../index.js';
 import { ManualClock } from '../testing/clock.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';
+import { rejection } from '../test-support/errors.js';
 
 const START = '2026-01-01T00:00:00.000Z';
 const MARK = 'Zq9-SUBMITTED-VALUE';
@@ -30,15 +31,6 @@ function expectRefusedTarget(error: ParleyError, kind: string): void {
   expect(error.details).toEqual({ issues: [{ path: 'url', message: expect.stringContaining(`${kind} address`) }] });
   expect(error.message).toBe(`Validation failed. url: ${(error.details!['issues'] as Array<{ message: string }>)[0]!.message}`);
   expect(JSON.stringify({ message: error.message, details: error.details }).toLowerCase()).not.toContain(MARK.toLowerCase());
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ParleyError> {
-  const error = await promise.then(
-    () => new Error('Expected a rejection, but the promise resolved.'),
-    (reason: unknown) => reason,
-  );
-  if (error instanceof ParleyError) return error;
-  throw error;
 }
 
 describe('WebhookService', () => {
