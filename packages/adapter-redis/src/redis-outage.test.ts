@@ -13,7 +13,10 @@ import { createRedisAdapters, type RedisAdapters } from './create-redis-adapters
 import { RedisStorage } from './redis-storage.js';
 import { describeIfAvailable } from '../test/redis-available.js';
 import { freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../test/redis-server.js';
-import { Records, WS } from '../test/records.js';
+import { Records } from '@parley/core/testing';
+
+/** The workspace these Redis-specific tests write to (under a unique key prefix). */
+const WS = 'ws_redis_specific';
 
 const describeServer = describeIfAvailable('A private redis-server', await probeRedisBinaries());
 

@@ -13,8 +13,11 @@ import { AGENT_DELETE } from '../src/scripts/cascade.js';
 import { runScript } from '../src/scripts/script.js';
 import { CASCADE_BATCH } from '../src/stores/cascade.js';
 import { runApiKeyUpsertTests } from './api-key-upsert-suite.js';
-import { Records, WS } from './records.js';
+import { Records } from '@parley/core/testing';
 import { countPrefix, deletePrefix, uniquePrefix } from './redis-available.js';
+
+/** The workspace these Redis-specific tests write to (under a unique key prefix). */
+const WS = 'ws_redis_specific';
 
 /** Runs `body` with a storage under a fresh prefix, deleting the prefix afterwards. */
 function withStorage(client: () => RedisClient, body: (storage: RedisStorage, prefix: string) => Promise<void>) {

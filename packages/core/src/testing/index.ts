@@ -10,3 +10,4 @@ export {
   type ApiKeyStoreFixture,
 } from './api-key-contract.js';
 export * from './rate-limit-contract.js';
+export { Records } from './storage-contract/fixtures.js';
