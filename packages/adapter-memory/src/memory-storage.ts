@@ -97,9 +97,10 @@ export class MemoryStorage implements Storage {
         (status === undefined || conversation.status === status);
       return newestFirst(this.workspace(workspaceId).conversations.values(), matches, page);
     },
-    replace: async (workspaceId, conversation) => {
+    replace: async (workspaceId, conversation, condition = {}) => {
       const { conversations } = this.workspace(workspaceId);
-      if (!conversations.has(conversation.id)) return false;
+      const stored = conversations.get(conversation.id);
+      if (!stored || (condition.ifStatus !== undefined && stored.status !== condition.ifStatus)) return false;
       conversations.set(conversation.id, structuredClone(conversation));
       return true;
     },

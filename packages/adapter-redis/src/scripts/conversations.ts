@@ -31,9 +31,11 @@ return 1
  * Replaces an existing conversation and moves it between indexes.
  * KEYS: conversation hash, owner hash, then `leaveCount` indexes to leave (every index but the
  * all-conversations one of the expected owner), then indexes to join.
- * ARGV: id, json, leaveCount, expected owner, new owner.
- * Returns 1 (replaced), 0 (absent, nothing written), or the stored owner when it differs from
- * the expected one (nothing written: the caller retries with the right keys).
+ * ARGV: id, json, leaveCount, expected owner, new owner, and the KEYS position of the status
+ * index the conversation must be in (0: no status condition).
+ * Returns 1 (replaced), 0 (absent, or not in that status index: nothing written), or the stored
+ * owner when it differs from the expected one (nothing written: the caller retries with the
+ * right keys).
  */
 export const CONVERSATION_REPLACE: LuaScript = {
   name: 'conversation_replace',
@@ -41,6 +43,8 @@ export const CONVERSATION_REPLACE: LuaScript = {
 local owner = redis.call('HGET', KEYS[2], ARGV[1])
 if not owner then return 0 end
 if owner ~= ARGV[4] then return owner end
+local status_index = tonumber(ARGV[6])
+if status_index > 0 and not redis.call('ZSCORE', KEYS[status_index], ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[5])
 local leave = tonumber(ARGV[3])

@@ -3,7 +3,7 @@
  * and sorted-set indexes per workspace, per status, per agent, per user, and per agent or
  * user × status.
  */
-import { CONVERSATION_STATUSES, type Conversation, type ConversationFilter, type ConversationStore, type OffsetPage, type PageResult } from '@parley/core';
+import { CONVERSATION_STATUSES, type Conversation, type ConversationFilter, type ConversationStatus, type ConversationStore, type OffsetPage, type PageResult } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
 import { workspaceKeys, type WorkspaceKeys } from '../keys.js';
 import { CONVERSATION_INSERT, CONVERSATION_REPLACE, INTERSECTION_PAGE } from '../scripts/conversations.js';
@@ -98,7 +98,7 @@ export class RedisConversationStore implements ConversationStore {
     return pageReply<Conversation>(await this.runner.script(PAGE, [index, keys.conv], [offset, limit]));
   }
 
-  async replace(workspaceId: string, conversation: Conversation): Promise<boolean> {
+  async replace(workspaceId: string, conversation: Conversation, condition: { ifStatus?: ConversationStatus } = {}): Promise<boolean> {
     const keys = this.keys(workspaceId);
     // Assume the stored agent and user are the new ones (the port says "same agent"; the user
     // cannot change through the API). If not, the script hands back the stored owner and we
@@ -107,10 +107,12 @@ export class RedisConversationStore implements ConversationStore {
     let stored = owner;
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const leave = leavableIndexes(keys, parseOwner(stored));
+      // The stored status is the status index the conversation is in (the leave list holds them all).
+      const statusIndex = condition.ifStatus === undefined ? 0 : 3 + leave.indexOf(keys.convsByStatus(condition.ifStatus));
       const reply = await this.runner.script(
         CONVERSATION_REPLACE,
         [keys.conv, keys.convOwner, ...leave, ...indexesOf(keys, conversation)],
-        [conversation.id, JSON.stringify(conversation), leave.length, stored, owner],
+        [conversation.id, JSON.stringify(conversation), leave.length, stored, owner, statusIndex],
       );
       if (typeof reply !== 'string') return reply === 1;
       stored = reply;

@@ -66,8 +66,13 @@ export interface ConversationStore {
   get(workspaceId: string, id: string): Promise<Conversation | null>;
   /** Newest first; `total` counts every conversation matching the filter. */
   list(workspaceId: string, query: OffsetPage & ConversationFilter): Promise<PageResult<Conversation>>;
-  /** Replaces an existing conversation (same id; callers never change `agentId`); `false` when it does not exist. */
-  replace(workspaceId: string, conversation: Conversation): Promise<boolean>;
+  /**
+   * Replaces an existing conversation (same id; callers never change `agentId`); `false` (nothing
+   * written) when it does not exist or, with `ifStatus`, when its stored status is another one —
+   * checked atomically with the write, so of two concurrent `active → completed` replaces exactly
+   * one succeeds.
+   */
+  replace(workspaceId: string, conversation: Conversation, condition?: { ifStatus?: ConversationStatus }): Promise<boolean>;
 }
 
 /** One page of a conversation's history. */

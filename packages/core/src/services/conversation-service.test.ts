@@ -81,6 +81,18 @@ describe('ConversationService: conversations', () => {
     expect(types()).toEqual(['conversation.started', 'conversation.completed']);
   });
 
+  it('emits conversation.completed once when several requests complete it at the same time', async () => {
+    const { core, agent, types } = await setup();
+    const conversation = await core.conversations.create('ws1', { agentId: agent.id });
+    const results = await Promise.all(
+      [1, 2, 3].map((n) => core.conversations.update('ws1', conversation.id, { status: 'completed', metadata: { by: n } })),
+    );
+    expect(results.map((result) => result.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(types()).toEqual(['conversation.started', 'conversation.completed']);
+    // Every request's metadata was applied in turn: none was lost to the race.
+    expect((await core.conversations.get('ws1', conversation.id)).metadata).toEqual(results[2]!.metadata);
+  });
+
   it('keeps active a no-op while active and refuses reactivating a completed conversation (conflict)', async () => {
     const { core, agent, types } = await setup();
     const conversation = await core.conversations.create('ws1', { agentId: agent.id });

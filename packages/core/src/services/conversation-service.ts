@@ -94,27 +94,36 @@ export class ConversationService {
 
   /**
    * Replaces `metadata` and/or moves `status` from `active` to `completed`, emitting
-   * `conversation.completed` on that transition. Completing twice is a no-op; `status: "active"`
-   * is a no-op while active.
+   * `conversation.completed` on that transition — once, however many requests complete the
+   * conversation at the same time. Completing twice is a no-op; `status: "active"` is a no-op
+   * while active.
    * @throws ParleyError `validation_failed`, `not_found`; `conflict` (reactivating a completed one)
    */
   async update(workspaceId: string, id: string, input: ConversationUpdateInput): Promise<Conversation> {
     const changes = parse(ConversationUpdateSchema, input);
-    const current = await this.get(workspaceId, id);
-    if (changes.status === 'active' && current.status === 'completed') {
-      throw new ParleyError(ErrorCode.conflict, `Conversation '${id}' is completed and cannot be reactivated.`);
+    // The write applies only while the status is still the one read. Status moves at most once
+    // (active → completed), so a request that loses that race is decided again, once, against
+    // the final status; a second miss means the conversation was deleted meanwhile.
+    for (let attempt = 1; attempt <= 2; attempt += 1) {
+      const current = await this.get(workspaceId, id);
+      if (changes.status === 'active' && current.status === 'completed') {
+        throw new ParleyError(ErrorCode.conflict, `Conversation '${id}' is completed and cannot be reactivated.`);
+      }
+      const completing = changes.status === 'completed' && current.status === 'active';
+      if (!completing && changes.metadata === undefined) return current;
+      const conversation: Conversation = {
+        ...current,
+        metadata: changes.metadata ?? current.metadata,
+        status: completing ? 'completed' : current.status,
+      };
+      if (await this.storage.conversations.replace(workspaceId, conversation, { ifStatus: current.status })) {
+        if (completing) await this.emit(workspaceId, 'conversation.completed', conversation);
+        return conversation;
+      }
     }
-    const completing = changes.status === 'completed' && current.status === 'active';
-    if (!completing && changes.metadata === undefined) return current;
-    const conversation: Conversation = {
-      ...current,
-      metadata: changes.metadata ?? current.metadata,
-      status: completing ? 'completed' : current.status,
-    };
-    if (!(await this.storage.conversations.replace(workspaceId, conversation))) throw ParleyError.notFound('conversation', id);
-    if (completing) await this.emit(workspaceId, 'conversation.completed', conversation);
-    return conversation;
+    throw ParleyError.notFound('conversation', id);
   }
+
 
   /**
    * Stores a message and emits `message.sent` (roles `user`, `system`) or `message.received`

@@ -112,6 +112,25 @@ export function conversationTests(t: ContractTestApi, open: () => Promise<Opened
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(0);
     });
 
+    test('replace with ifStatus writes only while the stored status is that one; of concurrent ones exactly one wins', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'user_1' });
+      const completions = [1, 2, 3].map((n): Conversation => ({ ...conversation, status: 'completed', metadata: { by: n } }));
+      const outcomes = await Promise.all(completions.map((completed) => storage.conversations.replace(WS, completed, { ifStatus: 'active' })));
+      expect(outcomes.filter(Boolean)).toHaveLength(1);
+      const winner = completions[outcomes.indexOf(true)]!;
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(winner);
+      // The losers wrote nothing, indexes included.
+      expect(await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'completed', userId: 'user_1' })).toEqual({ items: [winner], total: 1 });
+      expect((await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'active' })).total).toBe(0);
+      const annotated: Conversation = { ...winner, metadata: { note: 'later' } };
+      expect(await storage.conversations.replace(WS, annotated, { ifStatus: 'active' })).toBe(false);
+      expect(await storage.conversations.replace(WS, annotated, { ifStatus: 'completed' })).toBe(true);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(annotated);
+      expect(await storage.conversations.replace(WS, records.conversation(agent.id), { ifStatus: 'active' })).toBe(false);
+    });
+
     test('returned records are copies: mutating an input or a result changes nothing stored', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
