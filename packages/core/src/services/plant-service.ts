@@ -19,19 +19,22 @@ export const SAMPLE_PLANTS: readonly Plant[] = Object.freeze([
 /** The sandbox's plants. Errors are `ParleyError`s; the sandbox app renders them flat. */
 @injectable()
 export class PlantService {
+  /** Workspaces seeded by this process: seeding is once per workspace, so later calls skip the round trip. */
+  private readonly seeded = new Set<string>();
+
   constructor(@inject(TOKENS.storage) private readonly storage: Storage) {}
 
   /** Plants by ascending id, at most `limit` (int32 ≥ 0) when given. @throws `validation_failed` */
   async list(workspaceId: string, query: PlantListQuery = {}): Promise<Plant[]> {
     const { limit } = parse(PlantListQuerySchema, query);
-    await this.storage.plants.seed(workspaceId, SAMPLE_PLANTS);
+    await this.seed(workspaceId);
     return this.storage.plants.list(workspaceId, limit);
   }
 
   /** Adds a plant. @throws `validation_failed`; `conflict` when the id is taken */
   async create(workspaceId: string, input: PlantCreateInput): Promise<Plant> {
     const plant = parse(PlantCreateSchema, input);
-    await this.storage.plants.seed(workspaceId, SAMPLE_PLANTS);
+    await this.seed(workspaceId);
     if (!(await this.storage.plants.insert(workspaceId, plant))) {
       throw new ParleyError(ErrorCode.conflict, `A plant with id ${plant.id} exists.`);
     }
@@ -41,7 +44,14 @@ export class PlantService {
   /** Deletes a plant by its id (decimal digits, as in a path). @throws `validation_failed`, `not_found` */
   async delete(workspaceId: string, id: string): Promise<void> {
     const plantId = parse(PlantIdSchema, id);
-    await this.storage.plants.seed(workspaceId, SAMPLE_PLANTS);
+    await this.seed(workspaceId);
     if (!(await this.storage.plants.delete(workspaceId, plantId))) throw ParleyError.notFound('plant', id);
+  }
+
+  /** Gives the workspace its sample catalogue the first time (the store makes that idempotent). */
+  private async seed(workspaceId: string): Promise<void> {
+    if (this.seeded.has(workspaceId)) return;
+    await this.storage.plants.seed(workspaceId, SAMPLE_PLANTS);
+    this.seeded.add(workspaceId);
   }
 }
