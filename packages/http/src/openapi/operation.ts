@@ -7,7 +7,9 @@ import type { MiddlewareHandler } from 'hono';
 import { describeRoute } from 'hono-openapi';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import * as v from 'valibot';
+import type { ParleyEnv } from '../env.js';
 import type { ErrorShape } from '../middleware/error-handler.js';
+import { requireScope } from '../middleware/require-scope.js';
 import { errorResponse, responseHeaders, type ErrorStatus } from './responses.js';
 import { parametersOf, schemaObject } from './json-schema.js';
 
@@ -101,9 +103,13 @@ function operationObject(doc: OperationDoc): OpenAPIV3_1.OperationObject {
 }
 
 /**
- * A pass-through middleware carrying `doc` for hono-openapi, which finds it when it walks the
- * app's routes: put it right after the route's path, so the documentation sits with the handler.
+ * The route's middleware carrying `doc` for hono-openapi, which finds it when it walks the app's
+ * routes: put it right after the route's path, so the documentation sits with the handler. With
+ * `doc.scope` it is also the route's scope check (403 `forbidden`, decisions §6), so the scope the
+ * document states is the scope enforced; without one it passes requests through.
  */
-export function describeOperation(doc: OperationDoc): MiddlewareHandler {
-  return describeRoute(operationObject(doc) as Parameters<typeof describeRoute>[0]);
+export function describeOperation(doc: OperationDoc): MiddlewareHandler<ParleyEnv> {
+  const described = describeRoute(operationObject(doc) as Parameters<typeof describeRoute>[0]);
+  // hono-openapi reads the spec from a symbol-keyed property, which Object.assign copies.
+  return doc.scope === undefined ? described : Object.assign(requireScope(doc.scope), described);
 }

@@ -14,7 +14,6 @@ import {
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
-import { requireScope } from '../middleware/require-scope.js';
 import { describeOperation, idPath } from '../openapi/operation.js';
 
 const byId = idPath('agent', 'agt_');
@@ -26,8 +25,6 @@ const notFound = 'No agent with this id in the key\'s workspace.';
  * they are cast to the service's input types here.
  */
 export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, string, JsonBodyInput>): Hono<ParleyEnv> {
-  const read = requireScope('agents:read');
-  const write = requireScope('agents:write');
   return new Hono<ParleyEnv>()
     .post(
       '/',
@@ -40,7 +37,6 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
         body: AgentCreateSchema,
         success: { status: 201, description: 'The created agent, every field present.', schema: AgentSchema },
       }),
-      write,
       body,
       async (c) => {
         const agent = await core.agents.create(c.var.principal.workspaceId, c.req.valid('json') as AgentCreateInput);
@@ -58,7 +54,6 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
         query: AgentListQuerySchema,
         success: { status: 200, description: 'A page of agents with the total count.', schema: AgentListSchema },
       }),
-      read,
       async (c) => {
         return c.json(await core.agents.list(c.var.principal.workspaceId, c.req.query() as AgentListQuery));
       },
@@ -74,7 +69,6 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
         success: { status: 200, description: 'The agent.', schema: AgentSchema },
         errors: { 404: notFound },
       }),
-      read,
       async (c) => {
         return c.json(await core.agents.get(c.var.principal.workspaceId, c.req.param('id')));
       },
@@ -92,7 +86,6 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
         success: { status: 200, description: 'The whole updated agent.', schema: AgentSchema },
         errors: { 404: notFound },
       }),
-      write,
       body,
       async (c) => {
         const agent = await core.agents.update(c.var.principal.workspaceId, c.req.param('id'), c.req.valid('json') as AgentUpdateInput);
@@ -111,7 +104,6 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
         success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
         errors: { 404: notFound },
       }),
-      write,
       async (c) => {
         const agent = await core.agents.delete(c.var.principal.workspaceId, c.req.param('id'));
         return c.json({ success: true, message: `Agent ${agent.id} and its conversations were deleted.` });

@@ -22,7 +22,6 @@ import {
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
-import { requireScope } from '../middleware/require-scope.js';
 import { describeOperation, idPath } from '../openapi/operation.js';
 
 const byId = idPath('conversation', 'conv_');
@@ -35,8 +34,6 @@ const notFound = 'No conversation with this id in the key\'s workspace.';
  * checks against.
  */
 export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, string, JsonBodyInput>): Hono<ParleyEnv> {
-  const read = requireScope('conversations:read');
-  const write = requireScope('conversations:write');
   return new Hono<ParleyEnv>()
     .post(
       '/',
@@ -50,7 +47,6 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
         success: { status: 201, description: 'The started conversation.', schema: ConversationSchema },
         errors: { 404: 'No agent with this `agentId` in the key\'s workspace.', 409: '`conflict`: the agent is inactive.' },
       }),
-      write,
       body,
       async (c) => {
         const input = c.req.valid('json') as ConversationCreateInput;
@@ -68,7 +64,6 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
         query: ConversationListQuerySchema,
         success: { status: 200, description: 'A page of conversations with the total count.', schema: ConversationListSchema },
       }),
-      read,
       async (c) => {
         return c.json(await core.conversations.list(c.var.principal.workspaceId, c.req.query() as ConversationListQuery));
       },
@@ -84,7 +79,6 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
         success: { status: 200, description: 'The conversation.', schema: ConversationSchema },
         errors: { 404: notFound },
       }),
-      read,
       async (c) => {
         return c.json(await core.conversations.get(c.var.principal.workspaceId, c.req.param('id')));
       },
@@ -103,7 +97,6 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
         success: { status: 200, description: 'The whole conversation.', schema: ConversationSchema },
         errors: { 404: notFound, 409: '`conflict`: `status: "active"` on a completed conversation.' },
       }),
-      write,
       body,
       async (c) => {
         const input = c.req.valid('json') as ConversationUpdateInput;
@@ -123,7 +116,6 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
         success: { status: 201, description: 'The stored message.', schema: MessageSchema },
         errors: { 404: notFound, 409: '`conflict`: the conversation is completed.' },
       }),
-      write,
       body,
       async (c) => {
         const input = c.req.valid('json') as MessageCreateInput;
@@ -147,7 +139,6 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
           404: notFound,
         },
       }),
-      read,
       async (c) => {
         const query = c.req.query() as MessageHistoryQuery;
         return c.json(await core.conversations.history(c.var.principal.workspaceId, c.req.param('id'), query));

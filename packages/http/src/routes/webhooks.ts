@@ -15,7 +15,6 @@ import {
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
-import { requireScope } from '../middleware/require-scope.js';
 import { describeOperation, idPath } from '../openapi/operation.js';
 
 const byId = idPath('webhook endpoint', 'wh_');
@@ -27,8 +26,6 @@ const notFound = 'No webhook endpoint with this id in the key\'s workspace.';
  * `GET /:id/deliveries` arrives with webhook delivery.
  */
 export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, string, JsonBodyInput>): Hono<ParleyEnv> {
-  const read = requireScope('webhooks:read');
-  const write = requireScope('webhooks:write');
   return new Hono<ParleyEnv>()
     .post(
       '/',
@@ -41,7 +38,6 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
         body: WebhookCreateSchema,
         success: { status: 201, description: 'The enabled endpoint (with `secret` only when generated).', schema: WebhookEndpointCreatedSchema },
       }),
-      write,
       body,
       async (c) => {
         const input = c.req.valid('json') as WebhookCreateInput;
@@ -59,7 +55,6 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
         query: WebhookListQuerySchema,
         success: { status: 200, description: 'A page of endpoints with the total count.', schema: WebhookEndpointListSchema },
       }),
-      read,
       async (c) => {
         return c.json(await core.webhooks.list(c.var.principal.workspaceId, c.req.query() as WebhookListQuery));
       },
@@ -75,7 +70,6 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
         success: { status: 200, description: 'The endpoint, without its secret.', schema: WebhookEndpointSchema },
         errors: { 404: notFound },
       }),
-      read,
       async (c) => {
         return c.json(await core.webhooks.get(c.var.principal.workspaceId, c.req.param('id')));
       },
@@ -92,7 +86,6 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
         success: { status: 200, description: 'The whole updated endpoint.', schema: WebhookEndpointSchema },
         errors: { 404: notFound },
       }),
-      write,
       body,
       async (c) => {
         const input = c.req.valid('json') as WebhookUpdateInput;
@@ -110,7 +103,6 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
         success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
         errors: { 404: notFound },
       }),
-      write,
       async (c) => {
         const id = c.req.param('id');
         await core.webhooks.delete(c.var.principal.workspaceId, id);

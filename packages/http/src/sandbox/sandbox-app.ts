@@ -16,7 +16,6 @@ import { bearerAuth } from '../middleware/bearer-auth.js';
 import { errorHandler } from '../middleware/error-handler.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { rateLimit } from '../middleware/rate-limit.js';
-import { requireScope } from '../middleware/require-scope.js';
 import { describeOperation } from '../openapi/operation.js';
 import { answerUnmatched } from '../routes/fallback.js';
 
@@ -50,8 +49,6 @@ export interface SandboxOptions {
 export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono<ParleyEnv> {
   const logger = options.logger ?? createLogger();
   const body = jsonBody({ maxBytes: options.bodyLimitBytes });
-  const read = requireScope('plants:read');
-  const write = requireScope('plants:write');
   const sandbox = new Hono<ParleyEnv>();
   sandbox.use('*', ...(options.guard ?? [bearerAuth({ apiKeys: core.apiKeys }), rateLimit(core)]));
   sandbox
@@ -67,7 +64,6 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
         query: PlantListQuerySchema,
         success: { status: 200, description: 'Plant response', schema: PlantArraySchema },
       }),
-      read,
       async (c) => {
         return c.json(await core.plants.list(c.var.principal.workspaceId, c.req.query() as PlantListQuery));
       },
@@ -85,7 +81,6 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
         success: { status: 200, description: 'plant response', schema: PlantSchema },
         errors: { 409: 'A plant with this id exists.' },
       }),
-      write,
       body,
       async (c) => {
         // plants-openapi.json answers a created plant with 200, not 201.
@@ -106,7 +101,6 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
         // plants-openapi.json's 400: here an id that is not a positive integer.
         errors: { 400: undefined, 404: 'No plant with this id.' },
       }),
-      write,
       async (c) => {
         await core.plants.delete(c.var.principal.workspaceId, c.req.param('id'));
         return c.body(null, 204);
