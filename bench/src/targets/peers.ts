@@ -1,0 +1,157 @@
+/**
+ * @module Hand-written peers: what a team would write instead of Parley, measured in the same run.
+ *
+ * `PEER=bare`: Hono returning a JSON object (GET /json) and validating a body with valibot into a
+ * Map (POST /json) — the floor of any Hono route. `PEER=map`: Hono over Maps with a bearer check
+ * (SHA-256 of the key looked up in a Map) and a per-workspace request counter, for the same routes
+ * as Parley. `PEER=ioredis`: the same over Redis, each route one pipeline (one round trip).
+ * Prints one JSON line `{port, key, agentId, conversationId}` once listening.
+ */
+import { serve } from '@hono/node-server';
+import { createHash, randomUUID } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import { Redis } from 'ioredis';
+import * as v from 'valibot';
+
+const peer = process.env.PEER ?? 'bare';
+const KEY = 'bench-peer-key-0123456789abcdef';
+const WORKSPACE = 'bench';
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+const MessageSchema = v.strictObject({
+  role: v.picklist(['user', 'assistant', 'system']),
+  content: v.pipe(v.string(), v.minLength(1), v.maxLength(100_000)),
+  metadata: v.optional(v.record(v.string(), v.unknown())),
+});
+
+interface Message {
+  id: string;
+  conversationId: string;
+  role: string;
+  content: string;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+}
+
+const app = new Hono();
+/** Run before exit on SIGTERM (the Redis peer deletes its keys). */
+const cleanups: Array<() => Promise<unknown>> = [];
+const seeded = { agentId: `agt_${randomUUID()}`, conversationId: `conv_${randomUUID()}` };
+const agent = {
+  id: seeded.agentId, name: 'Bench', description: 'A benchmark agent', model: 'modelA-4', systemPrompt: null, temperature: null,
+  maxTokens: null, configuration: {}, status: 'active', createdAt: new Date().toISOString(), updatedAt: new Date().toISOString(),
+};
+const newMessage = (conversationId: string, body: v.InferOutput<typeof MessageSchema>): Message => ({
+  id: `msg_${Date.now().toString(36)}${randomUUID()}`, conversationId, role: body.role, content: body.content, metadata: body.metadata ?? {}, createdAt: new Date().toISOString(),
+});
+
+if (peer === 'bare') {
+  const store = new Map<string, unknown>();
+  app.get('/json', (c) => c.json(agent));
+  app.post('/json', async (c) => {
+    const result = v.safeParse(MessageSchema, await c.req.json());
+    if (!result.success) return c.json({ error: 'invalid' }, 400);
+    const message = newMessage('c', result.output);
+    store.set(message.id, message);
+    return c.json(message, 201);
+  });
+} else if (peer === 'map') {
+  const keys = new Map([[sha256(KEY), WORKSPACE]]);
+  const counters = new Map<string, number>();
+  const agents = new Map([[agent.id, agent]]);
+  for (let i = 0; i < 30; i += 1) agents.set(`agt_${i}`, { ...agent, id: `agt_${i}` });
+  const histories = new Map<string, Message[]>([[seeded.conversationId, []]]);
+  for (let i = 0; i < 100; i += 1) histories.get(seeded.conversationId)!.push(newMessage(seeded.conversationId, { role: 'user', content: `message ${i}` }));
+  const auth = (c: Context): string | null => {
+    const header = c.req.header('authorization');
+    const workspace = header?.startsWith('Bearer ') ? keys.get(sha256(header.slice(7))) : undefined;
+    if (!workspace) return null;
+    counters.set(workspace, (counters.get(workspace) ?? 0) + 1);
+    return workspace;
+  };
+  app.get('/api/agents/:id', (c) => {
+    if (!auth(c)) return c.json({ error: 'unauthorized' }, 401);
+    const found = agents.get(c.req.param('id'));
+    return found ? c.json(found) : c.json({ error: 'not_found' }, 404);
+  });
+  app.get('/api/agents', (c) => {
+    if (!auth(c)) return c.json({ error: 'unauthorized' }, 401);
+    const limit = Number(c.req.query('limit') ?? 20);
+    const all = [...agents.values()];
+    return c.json({ agents: all.slice(0, limit), total: all.length, page: 1, limit });
+  });
+  app.post('/api/conversations/:id/messages', async (c) => {
+    if (!auth(c)) return c.json({ error: 'unauthorized' }, 401);
+    const history = histories.get(c.req.param('id'));
+    if (!history) return c.json({ error: 'not_found' }, 404);
+    const result = v.safeParse(MessageSchema, await c.req.json());
+    if (!result.success) return c.json({ error: 'invalid' }, 400);
+    const message = newMessage(c.req.param('id'), result.output);
+    history.push(message);
+    return c.json(message, 201);
+  });
+  app.get('/api/conversations/:id/messages', (c) => {
+    if (!auth(c)) return c.json({ error: 'unauthorized' }, 401);
+    const history = histories.get(c.req.param('id'));
+    if (!history) return c.json({ error: 'not_found' }, 404);
+    const limit = Number(c.req.query('limit') ?? 50);
+    return c.json({ messages: history.slice(-limit), hasMore: history.length > limit });
+  });
+} else if (peer === 'ioredis') {
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  // A page is one script (ZRANGE + HMGET) so the route stays one round trip, like Parley's.
+  redis.defineCommand('page', {
+    numberOfKeys: 2,
+    lua: `local ids = redis.call('ZRANGE', KEYS[1], '+', '-', 'BYLEX', 'REV', 'LIMIT', 0, ARGV[1])
+if #ids == 0 then return {} end
+return redis.call('HMGET', KEYS[2], unpack(ids))`,
+  });
+  const page = (pipeline: ReturnType<Redis['pipeline']>, key: string, hash: string, limit: number) =>
+    (pipeline as unknown as { page(k1: string, k2: string, limit: number): typeof pipeline }).page(key, hash, limit);
+  const prefix = `bench-peer:${randomUUID().slice(0, 8)}:`;
+  await redis.hset(`${prefix}keys`, sha256(KEY), WORKSPACE);
+  await redis.hset(`${prefix}agents`, agent.id, JSON.stringify(agent));
+  const history = `${prefix}msgs:${seeded.conversationId}`;
+  const pipeline = redis.pipeline();
+  for (let i = 0; i < 100; i += 1) {
+    const message = newMessage(seeded.conversationId, { role: 'user', content: `message ${i}` });
+    pipeline.zadd(history, 0, message.id).hset(`${prefix}msg`, message.id, JSON.stringify(message));
+  }
+  await pipeline.exec();
+  const bearer = (c: Context) => {
+    const header = c.req.header('authorization');
+    return header?.startsWith('Bearer ') ? sha256(header.slice(7)) : '';
+  };
+  app.get('/api/agents/:id', async (c) => {
+    // One pipeline: key lookup, counter, record.
+    const replies = await redis.pipeline().hget(`${prefix}keys`, bearer(c)).incr(`${prefix}count`).hget(`${prefix}agents`, c.req.param('id')).exec();
+    if (!replies?.[0]?.[1]) return c.json({ error: 'unauthorized' }, 401);
+    const raw = replies[2]?.[1] as string | null;
+    return raw ? c.body(raw, 200, { 'content-type': 'application/json' }) : c.json({ error: 'not_found' }, 404);
+  });
+  app.post('/api/conversations/:id/messages', async (c) => {
+    const result = v.safeParse(MessageSchema, await c.req.json());
+    if (!result.success) return c.json({ error: 'invalid' }, 400);
+    const message = newMessage(c.req.param('id'), result.output);
+    const json = JSON.stringify(message);
+    const replies = await redis.pipeline().hget(`${prefix}keys`, bearer(c)).incr(`${prefix}count`).zadd(history, 0, message.id).hset(`${prefix}msg`, message.id, json).exec();
+    if (!replies?.[0]?.[1]) return c.json({ error: 'unauthorized' }, 401);
+    return c.body(json, 201, { 'content-type': 'application/json' });
+  });
+  app.get('/api/conversations/:id/messages', async (c) => {
+    const limit = Number(c.req.query('limit') ?? 50);
+    const replies = await page(redis.pipeline().hget(`${prefix}keys`, bearer(c)).incr(`${prefix}count`), history, `${prefix}msg`, limit).exec();
+    if (!replies?.[0]?.[1]) return c.json({ error: 'unauthorized' }, 401);
+    const rows = replies[2]?.[1] as string[];
+    return c.body(`{"messages":[${rows.reverse().join(',')}],"hasMore":false}`, 200, { 'content-type': 'application/json' });
+  });
+  cleanups.push(() => redis.del(`${prefix}keys`, `${prefix}agents`, history, `${prefix}msg`, `${prefix}count`).finally(() => redis.disconnect()));
+}
+
+const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+  process.stdout.write(`${JSON.stringify({ port: info.port, key: KEY, ...seeded })}\n`);
+});
+process.on('SIGTERM', () => {
+  server.close();
+  void Promise.allSettled(cleanups.map((cleanup) => cleanup())).then(() => process.exit(0));
+});
