@@ -88,7 +88,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
     const core = createServerCore(backend.adapters, config, logger);
     const keys = await setUpApiKeys(core, backend.keyStorage, config.apiKeys);
-    const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger });
+    const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger, ...(config.corsOrigins && { corsOrigins: config.corsOrigins }) });
     const handle = await serve(app, { port: config.port, hostname: config.host });
     print(banner(reachableUrl(handle), backend.description, keys));
     logger.info({ url: handle.url, storage: backend.description }, 'listening');
