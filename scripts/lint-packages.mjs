@@ -25,6 +25,7 @@ const packages = readdirSync(join(root, 'packages'))
   .map((name) => join(root, 'packages', name))
   .filter((dir) => !JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).private);
 
+const LICENSE = readFileSync(join(root, 'LICENSE'), 'utf8');
 const SHIPPED = /^(package\.json|README\.md|LICENSE(\.md|\.txt)?|dist\/.+|bin\/[a-z-]+\.js)$/;
 const NEVER = /(\.test\.|\.tsbuildinfo$|\/test-support\/)/;
 /** What `attw --profile esm-only` ignores. */
@@ -46,6 +47,11 @@ async function check(dir, destination) {
     if ('resolutionKind' in problem && IGNORED_RESOLUTIONS.includes(problem.resolutionKind)) continue;
     problems.push(`attw ${problem.kind}: ${JSON.stringify(problem)} (details: npx attw --pack ${dir} --profile esm-only)`);
   }
+
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  if (manifest.license !== 'MIT') problems.push(`license is ${JSON.stringify(manifest.license)}, not "MIT" (LICENSE)`);
+  if (!packed.files.some((file) => file.path === 'LICENSE')) problems.push('npm pack would ship no LICENSE');
+  else if (readFileSync(join(dir, 'LICENSE'), 'utf8') !== LICENSE) problems.push('LICENSE differs from the repository\'s LICENSE');
 
   const unexpected = packed.files.map((file) => file.path).filter((file) => !SHIPPED.test(file) || NEVER.test(file));
   if (unexpected.length) problems.push(`npm pack would ship: ${unexpected.join(', ')}`);
