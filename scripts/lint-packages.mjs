@@ -5,7 +5,7 @@
  * - publint (strict): `exports`, `files`, `main` and `types` point at packed files and agree;
  * - @arethetypeswrong (the engine of its CLI, profile esm-only: the packages are ESM only, so
  *   node10 and require() resolution are not checked): types resolve under node16 and bundlers;
- * - a file list check: only `package.json`, README, LICENSE and built `dist` files ship; no
+ * - a file list check: only `package.json`, README, LICENSE, built `dist` files and `bin` entry scripts ship; no
  *   tests, build info or sources.
  * Packages are checked in parallel; the exit code is 1 when anything fails.
  */
@@ -25,7 +25,8 @@ const packages = readdirSync(join(root, 'packages'))
   .map((name) => join(root, 'packages', name))
   .filter((dir) => !JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).private);
 
-const SHIPPED = /^(package\.json|README\.md|LICENSE(\.md|\.txt)?|dist\/.+)$/;
+const LICENSE = readFileSync(join(root, 'LICENSE'), 'utf8');
+const SHIPPED = /^(package\.json|README\.md|LICENSE(\.md|\.txt)?|dist\/.+|bin\/[a-z-]+\.js)$/;
 const NEVER = /(\.test\.|\.tsbuildinfo$|\/test-support\/)/;
 /** What `attw --profile esm-only` ignores. */
 const IGNORED_RESOLUTIONS = ['node10', 'node16-cjs'];
@@ -46,6 +47,11 @@ async function check(dir, destination) {
     if ('resolutionKind' in problem && IGNORED_RESOLUTIONS.includes(problem.resolutionKind)) continue;
     problems.push(`attw ${problem.kind}: ${JSON.stringify(problem)} (details: npx attw --pack ${dir} --profile esm-only)`);
   }
+
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  if (manifest.license !== 'MIT') problems.push(`license is ${JSON.stringify(manifest.license)}, not "MIT" (LICENSE)`);
+  if (!packed.files.some((file) => file.path === 'LICENSE')) problems.push('npm pack would ship no LICENSE');
+  else if (readFileSync(join(dir, 'LICENSE'), 'utf8') !== LICENSE) problems.push('LICENSE differs from the repository\'s LICENSE');
 
   const unexpected = packed.files.map((file) => file.path).filter((file) => !SHIPPED.test(file) || NEVER.test(file));
   if (unexpected.length) problems.push(`npm pack would ship: ${unexpected.join(', ')}`);

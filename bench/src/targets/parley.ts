@@ -8,7 +8,7 @@
  * messages, and one to append to. Prints one JSON line: `{port, key, agentId, conversations:
  * {append, small, medium, large}, rssPerMillionMessages}` (bytes, measured around the large fill).
  */
-import { loadConfig, startServer } from '@parley/http';
+import { loadConfig, startServer } from '@parley/http/server';
 
 const KEY = 'bench-parley-key-0123456789abcdef';
 const WORKSPACE = 'bench';

@@ -2,7 +2,7 @@
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createParleyClient } from '@parley/client';
 import { createCore } from '@parley/core';
-import { serve } from '@parley/http';
+import { serve } from '@parley/http/server';
 import { expect, it } from 'vitest';
 import { createHostApp } from './main.js';
 

@@ -10,7 +10,8 @@
  */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore, type Core } from '@parley/core';
-import { createApp, serve } from '@parley/http';
+import { createApp } from '@parley/http';
+import { serve } from '@parley/http/server';
 import { Hono } from 'hono';
 import { fileURLToPath } from 'node:url';
 

@@ -3,7 +3,7 @@
  * Redis ones (`server.ts`) and tests pass memory ones (`app.test.ts`).
  */
 import { createCore, type CoreOptions } from '@parley/core';
-import { createApp } from '@parley/http';
+import { createApp, createLogger, toErrorResponse } from '@parley/http';
 import { Hono } from 'hono';
 
 /** The workspace this product keeps its support conversations in. */
@@ -12,16 +12,21 @@ export const WORKSPACE = 'support';
 /**
  * A support desk: `POST /tickets {agentId, customer, question}` opens a conversation with the
  * question as its first message; Parley's API is mounted under `/parley` for the agents' side.
+ * The desk's own routes render errors as Parley does (`toErrorResponse`), so an unknown agent is
+ * `404 {"error": {"code": "not_found", …}}` and a bad question `400 validation_failed`, not a
+ * bare 500 with a stack trace on stderr.
  */
 export function createSupportDesk(adapters: CoreOptions) {
   const core = createCore(adapters);
+  const logger = createLogger('warn');
   const app = new Hono();
+  app.onError((error, c) => toErrorResponse(error, c, { logger }));
   app.post('/tickets', async (c) => {
     const { agentId, customer, question } = await c.req.json<{ agentId: string; customer: string; question: string }>();
     const conversation = await core.conversations.create(WORKSPACE, { agentId, userId: customer });
     await core.conversations.sendMessage(WORKSPACE, conversation.id, { role: 'user', content: question });
     return c.json({ ticket: conversation.id }, 201);
   });
-  app.route('/parley', createApp(core, { logLevel: 'warn' }));
+  app.route('/parley', createApp(core, { logger }));
   return { app, core };
 }

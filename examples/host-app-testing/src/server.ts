@@ -4,7 +4,7 @@
  */
 import { MemoryEventPublisher } from '@parley/adapter-memory';
 import { createRedisAdapters } from '@parley/adapter-redis';
-import { serve } from '@parley/http';
+import { serve } from '@parley/http/server';
 import { createSupportDesk } from './app.js';
 
 const redis = createRedisAdapters({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });

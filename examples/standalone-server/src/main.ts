@@ -3,7 +3,7 @@
  * Settings come from the environment exactly as for the command (PORT, HOST, API_KEYS, …).
  * Run it: `npm run build && npm start -w @parley-examples/standalone-server`.
  */
-import { loadConfig, startServer } from '@parley/http';
+import { loadConfig, startServer } from '@parley/http/server';
 
 // Invalid settings throw a ConfigError naming every problem, as `parley serve` prints them.
 const running = await startServer(loadConfig(process.env));

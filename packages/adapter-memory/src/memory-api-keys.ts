@@ -1,5 +1,5 @@
 /** @module API keys in this process's memory (keys from configuration, tests). */
-import type { ApiKeyRecord, ApiKeyStore } from '@parley/core';
+import { regrantApiKey, sameApiKeyGrant, type ApiKeyRecord, type ApiKeyStore, type ApiKeyUpsert } from '@parley/core';
 
 /** {@link ApiKeyStore} in memory, indexed by hash. Lost when the process exits. */
 export class MemoryApiKeyStore implements ApiKeyStore {
@@ -12,6 +12,19 @@ export class MemoryApiKeyStore implements ApiKeyStore {
 
   async insert(record: ApiKeyRecord): Promise<void> {
     this.byHash.set(record.hash, structuredClone(record));
+  }
+
+  /** Compare and write happen in one synchronous section, so concurrent upserts cannot interleave. */
+  async upsert(record: ApiKeyRecord): Promise<ApiKeyUpsert> {
+    const existing = this.byHash.get(record.hash);
+    if (existing === undefined) {
+      this.byHash.set(record.hash, structuredClone(record));
+      return { outcome: 'created', record: structuredClone(record) };
+    }
+    const wanted = regrantApiKey(existing, record);
+    if (sameApiKeyGrant(existing, wanted)) return { outcome: 'unchanged', record: structuredClone(existing) };
+    this.byHash.set(record.hash, wanted);
+    return { outcome: 'updated', record: structuredClone(wanted) };
   }
 
   async list(workspaceId?: string): Promise<ApiKeyRecord[]> {

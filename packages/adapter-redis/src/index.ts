@@ -1,6 +1,6 @@
 /** @module @parley/adapter-redis: Parley's ports on Redis (standalone or Cluster), via ioredis. */
 export { RedisStorage } from './redis-storage.js';
-export { RedisApiKeyStore, type ApiKeyUpsert } from './redis-api-keys.js';
+export { RedisApiKeyStore } from './redis-api-keys.js';
 export { RedisRateLimitStore } from './redis-rate-limits.js';
 export { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
 export {

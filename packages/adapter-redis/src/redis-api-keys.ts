@@ -2,17 +2,11 @@
  * @module API keys on Redis: global (looked up by hash), under the hash tag `{keys}` so every
  * script's keys share one Cluster slot.
  */
-import type { ApiKeyRecord, ApiKeyStore } from '@parley/core';
+import { regrantApiKey, sameApiKeyGrant, type ApiKeyRecord, type ApiKeyStore, type ApiKeyUpsert } from '@parley/core';
 import { RedisAdapter } from './connection.js';
 import { apiKeyKeys } from './keys.js';
 import { KEY_BY_ID, KEY_INSERT, KEY_INSERT_NEW, KEY_LIST, KEY_REPLACE, KEY_REVOKE } from './scripts/api-keys.js';
 import { records, strings } from './scripts/script.js';
-
-/** What {@link RedisApiKeyStore.upsert} did, and the record now stored under the key's hash. */
-export interface ApiKeyUpsert {
-  outcome: 'created' | 'updated' | 'unchanged';
-  record: ApiKeyRecord;
-}
 
 /** How often an upsert or revoke retries when another writer changed the same key in between. */
 const ATTEMPTS = 5;
@@ -64,8 +58,8 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
       );
       if (typeof stored !== 'string') return { outcome: 'created', record };
       const existing = JSON.parse(stored) as ApiKeyRecord;
-      const wanted = withGrant(existing, record);
-      if (sameGrant(existing, wanted)) return { outcome: 'unchanged', record: existing };
+      const wanted = regrantApiKey(existing, record);
+      if (sameApiKeyGrant(existing, wanted)) return { outcome: 'unchanged', record: existing };
       const replaced = await this.runner.script(
         KEY_REPLACE,
         [keys.byHash, keys.byWorkspace(existing.workspaceId), keys.byWorkspace(wanted.workspaceId)],
@@ -108,27 +102,4 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
 function scoreOf(createdAt: string): number {
   const ms = Date.parse(createdAt);
   return Number.isFinite(ms) ? ms : 0;
-}
-
-/** `existing`'s identity (key id, hash, creation time) with `grant`'s workspace, plan, scopes and limit. */
-function withGrant(existing: ApiKeyRecord, grant: ApiKeyRecord): ApiKeyRecord {
-  return {
-    keyId: existing.keyId,
-    workspaceId: grant.workspaceId,
-    plan: grant.plan,
-    scopes: [...grant.scopes],
-    ...(grant.limitPerHour === undefined ? {} : { limitPerHour: grant.limitPerHour }),
-    hash: existing.hash,
-    createdAt: existing.createdAt,
-  };
-}
-
-function sameGrant(a: ApiKeyRecord, b: ApiKeyRecord): boolean {
-  return (
-    a.workspaceId === b.workspaceId &&
-    a.plan === b.plan &&
-    a.limitPerHour === b.limitPerHour &&
-    a.scopes.length === b.scopes.length &&
-    a.scopes.every((scope, index) => scope === b.scopes[index])
-  );
 }

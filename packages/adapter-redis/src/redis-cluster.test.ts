@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
 import { runRedisContracts } from '../test/contract-suites.js';
 import { describeIfAvailable } from '../test/redis-available.js';
-import { probeRedisBinaries, startCluster, type RedisClusterProcesses } from '../test/redis-server.js';
+import { probeRedisBinaries, startCluster, type RedisClusterProcesses } from '../test/redis-available.js';
 import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
 
 const describeCluster = describeIfAvailable('A private Redis Cluster (redis-server, redis-cli)', await probeRedisBinaries());

@@ -12,7 +12,7 @@ import { RedisRunner, resilientRedisOptions } from './connection.js';
 import { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
 import { RedisStorage } from './redis-storage.js';
 import { describeIfAvailable } from '../test/redis-available.js';
-import { freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../test/redis-server.js';
+import { freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../test/redis-available.js';
 import { Records } from '@parley/core/testing';
 
 /** The workspace these Redis-specific tests write to (under a unique key prefix). */

@@ -2,7 +2,8 @@
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore, type Core } from '@parley/core';
 import { StaticHostResolver } from '@parley/core/testing';
-import { createApp, serve, type ServerHandle } from '@parley/http';
+import { createApp } from '@parley/http';
+import { serve, type ServerHandle } from '@parley/http/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createParleyClient, isParleyApiError, ParleyApiError, type ParleyClient } from './index.js';
 

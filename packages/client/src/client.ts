@@ -1,6 +1,6 @@
 /** @module `createParleyClient`: one typed method per operation of Parley's API, over openapi-fetch. */
 import createClient, { type Client } from 'openapi-fetch';
-import { ParleyApiError } from './errors.js';
+import { ParleyApiError, ParleyNetworkError } from './errors.js';
 import type { paths } from './generated/openapi.js';
 import type * as T from './index.js';
 
@@ -32,6 +32,18 @@ interface FetchResult<D> {
   response: Response;
 }
 
+/** Aborts the caller asked for pass through; every other failure to get an answer is a {@link ParleyNetworkError}. */
+function reporting(send: (request: Request) => Promise<Response>): (request: Request) => Promise<Response> {
+  return async (request) => {
+    try {
+      return await send(request);
+    } catch (error) {
+      if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) throw error;
+      throw new ParleyNetworkError(request, error);
+    }
+  };
+}
+
 /** The data of a 2xx answer; a {@link ParleyApiError} for anything else. */
 async function unwrap<D>(request: Promise<FetchResult<D>>): Promise<Exclude<D, undefined>> {
   const { data, error, response } = await request;
@@ -41,7 +53,8 @@ async function unwrap<D>(request: Promise<FetchResult<D>>): Promise<Exclude<D, u
 
 /**
  * A client for Parley's HTTP API. Every method resolves to the response body and rejects with a
- * {@link ParleyApiError} for any answer that is not 2xx. `raw` is the underlying openapi-fetch
+ * {@link ParleyApiError} for any answer that is not 2xx, and with a {@link ParleyNetworkError}
+ * when no answer arrives (connection refused, reset, DNS). `raw` is the underlying openapi-fetch
  * client, typed by the same document, for anything the methods do not cover (response headers,
  * abort signals, middleware).
  *
@@ -53,7 +66,8 @@ export function createParleyClient(options: ParleyClientOptions) {
   const raw: Client<paths> = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}` },
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    // Read globalThis.fetch per call, so a fetch installed later (tests, polyfills) is used.
+    fetch: reporting(options.fetch ?? ((request) => globalThis.fetch(request))),
   });
   const byId = (id: string) => ({ params: { path: { id } } });
 

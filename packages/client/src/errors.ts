@@ -25,7 +25,7 @@ function messageOf(body: unknown, status: number): string {
 
 /**
  * Thrown by every method of the client when Parley answers with a status that is not 2xx.
- * Network failures are not wrapped: `fetch`'s own error reaches the caller.
+ * When no answer arrives at all, the error is a {@link ParleyNetworkError} instead.
  */
 export class ParleyApiError extends Error {
   override readonly name = 'ParleyApiError';
@@ -61,4 +61,55 @@ export class ParleyApiError extends Error {
 /** True when `error` is a {@link ParleyApiError}, optionally with the given code. */
 export function isParleyApiError(error: unknown, code?: ErrorCode | 'http_error'): error is ParleyApiError {
   return error instanceof ParleyApiError && (code === undefined || error.code === code);
+}
+
+/**
+ * Thrown by every method of the client (and by `raw` calls) when no HTTP answer arrived: the
+ * connection was refused or reset, the host name did not resolve, TLS failed. `fetch` reports
+ * all of these as a bare `TypeError: fetch failed`; this says which request failed and why,
+ * and keeps that error as `cause`. Aborts (`AbortError`, `TimeoutError`) are not wrapped: the
+ * caller asked for them.
+ */
+export class ParleyNetworkError extends Error {
+  override readonly name = 'ParleyNetworkError';
+  /** Always `network_error`, so code can switch on `code` across both error classes. */
+  readonly code = 'network_error';
+  /** The request's method. */
+  readonly method: string;
+  /** The request's URL. */
+  readonly url: string;
+  /** The system error code underneath when there is one: `ECONNREFUSED`, `ENOTFOUND`, `ECONNRESET`, … */
+  readonly causeCode: string | undefined;
+
+  constructor(request: Request, cause: unknown) {
+    const causeCode = systemCode(cause);
+    const why = innermostMessage(cause);
+    super(`Could not reach Parley: ${request.method} ${request.url} failed (${why}).`, { cause });
+    this.method = request.method;
+    this.url = request.url;
+    this.causeCode = causeCode;
+  }
+}
+
+/** The `code` of `error` or of the first error in its `cause` chain that has one. */
+function systemCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/** The message of the deepest error in `error`'s cause chain: `connect ECONNREFUSED 127.0.0.1:1` rather than `fetch failed`. */
+function innermostMessage(error: unknown): string {
+  let message = error instanceof Error ? error.message : String(error);
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth += 1) {
+    if (current.message) message = current.message;
+  }
+  return message;
+}
+
+/** True when `error` is a {@link ParleyNetworkError}: Parley could not be reached at all. */
+export function isParleyNetworkError(error: unknown): error is ParleyNetworkError {
+  return error instanceof ParleyNetworkError;
 }

@@ -1,5 +1,5 @@
 /** @module Wires the services to the adapters in a container of their own. */
-import { container as rootContainer, type DependencyContainer } from './di.js';
+import { instanceCachingFactory, container as rootContainer, type DependencyContainer } from './di.js';
 import type { ApiKeyStore } from './ports/api-keys.js';
 import { systemClock, type Clock } from './ports/clock.js';
 import type { EventPublisher } from './ports/events.js';
@@ -47,6 +47,17 @@ export interface CoreOptions {
    * resolver, `systemHostResolver`). Tests inject one that needs no network.
    */
   hostResolver?: HostResolver;
+  /**
+   * Called with the core's own container after Parley registered the adapters and options above
+   * under {@link TOKENS}, and before any service is built. Registrations made here win: replace a
+   * port (`container.register(TOKENS.clock, { useValue: myClock })`; the default id generator
+   * then reads that clock) or a service (`container.register(AgentService, { useFactory: (c) =>
+   * new AuditedAgentService(c.resolve(TOKENS.storage), c.resolve(TOKENS.events),
+   * c.resolve(TOKENS.clock), c.resolve(TOKENS.ids)) })`: a factory, because tsyringe does not
+   * inherit the base class's `@inject` tokens). Every service that depends on what you
+   * replaced receives the replacement; `core.storage` and `core.clock` are the replacements too.
+   */
+  register?: (container: DependencyContainer) => void;
 }
 
 /** Parley's services over one set of adapters. */
@@ -62,52 +73,60 @@ export interface Core {
    * without limits).
    */
   rateLimiter: RateLimiter | undefined;
-  /** `options.storage`, for what is not a service call (the readiness probe's `ping`). */
+  /** The storage the services use (`options.storage` unless `register` replaced it), for what is not a service call (the readiness probe's `ping`). */
   storage: Storage;
-  /** The clock every service reads (`options.clock` or the system clock). */
+  /** The clock every service reads (`options.clock`, a `register` replacement, or the system clock). */
   clock: Clock;
-  /** The child container the services were resolved from (register more of your own here). */
+  /** The child container the services were resolved from (see {@link CoreOptions.register}). */
   container: DependencyContainer;
 }
 
 /**
  * Builds the services in a new child container (the global tsyringe container is never
- * touched, so several cores can live in one process).
+ * touched, so several cores can live in one process). `options.register` may replace any port
+ * or service first; `rateLimiter` is built when a rate-limit store is registered either way.
  * @throws RangeError when `plans`, `rateLimitFailure` or `rateLimitTimeoutMs` is invalid (only
  *   checked when `rateLimits` is given), so a bad configuration fails at start-up.
  */
 export function createCore(options: CoreOptions): Core {
-  const clock = options.clock ?? systemClock;
   const container = rootContainer.createChildContainer();
   container.register(TOKENS.storage, { useValue: options.storage });
   container.register(TOKENS.apiKeys, { useValue: options.apiKeys });
   container.register(TOKENS.events, { useValue: options.events });
-  container.register(TOKENS.clock, { useValue: clock });
-  container.register(TOKENS.ids, { useValue: options.ids ?? createUlidGenerator(() => clock.now()) });
-  if (options.rateLimits) {
-    container.register(TOKENS.rateLimits, { useValue: options.rateLimits });
-    const limiterOptions: RateLimiterOptions = {
-      ...(options.plans && { plans: options.plans }),
-      ...(options.rateLimitFailure && { failure: options.rateLimitFailure }),
-      ...(options.rateLimitTimeoutMs !== undefined && { timeoutMs: options.rateLimitTimeoutMs }),
-      ...(options.onRateLimitStoreError && { onStoreError: options.onRateLimitStoreError }),
-    };
-    container.register(TOKENS.rateLimiterOptions, { useValue: limiterOptions });
+  container.register(TOKENS.clock, { useValue: options.clock ?? systemClock });
+  if (options.ids) container.register(TOKENS.ids, { useValue: options.ids });
+  else {
+    // One generator per core (ids stay monotonic across services), on whichever clock is registered.
+    container.register(TOKENS.ids, {
+      useFactory: instanceCachingFactory((resolver) => {
+        const clock = resolver.resolve<Clock>(TOKENS.clock);
+        return createUlidGenerator(() => clock.now());
+      }),
+    });
   }
+  if (options.rateLimits) container.register(TOKENS.rateLimits, { useValue: options.rateLimits });
+  const limiterOptions: RateLimiterOptions = {
+    ...(options.plans && { plans: options.plans }),
+    ...(options.rateLimitFailure && { failure: options.rateLimitFailure }),
+    ...(options.rateLimitTimeoutMs !== undefined && { timeoutMs: options.rateLimitTimeoutMs }),
+    ...(options.onRateLimitStoreError && { onStoreError: options.onRateLimitStoreError }),
+  };
+  container.register(TOKENS.rateLimiterOptions, { useValue: limiterOptions });
   const targets = new WebhookTargetPolicy({
     allowPrivate: options.allowPrivateWebhookUrls ?? false,
     ...(options.hostResolver && { resolver: options.hostResolver }),
   });
   container.register(TOKENS.webhookTargets, { useValue: targets });
+  options.register?.(container);
   return {
     agents: container.resolve(AgentService),
     conversations: container.resolve(ConversationService),
     webhooks: container.resolve(WebhookService),
     plants: container.resolve(PlantService),
     apiKeys: container.resolve(ApiKeyService),
-    rateLimiter: options.rateLimits ? container.resolve(RateLimiter) : undefined,
-    storage: options.storage,
-    clock,
+    rateLimiter: container.isRegistered(TOKENS.rateLimits) ? container.resolve(RateLimiter) : undefined,
+    storage: container.resolve<Storage>(TOKENS.storage),
+    clock: container.resolve<Clock>(TOKENS.clock),
     container,
   };
 }

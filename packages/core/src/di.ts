@@ -3,4 +3,4 @@
  * polyfill is in place whatever module a host imports first.
  */
 import 'reflect-metadata';
-export { container, inject, injectable, type DependencyContainer } from 'tsyringe';
+export { container, inject, injectable, instanceCachingFactory, type DependencyContainer } from 'tsyringe';

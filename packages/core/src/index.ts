@@ -1,5 +1,6 @@
 /** @module @parley/core: Parley's domain services, schemas, errors and ports. */
 import './di.js';
+export type { DependencyContainer } from './di.js';
 
 export * from './types.js';
 export * from './errors.js';
@@ -13,6 +14,7 @@ export * from './services/webhook-service.js';
 export * from './services/webhook-targets.js';
 export * from './services/plant-service.js';
 export * from './services/api-key-service.js';
+export * from './services/api-key-grant.js';
 export { encodeCursor } from './services/cursor.js';
 export * from './rate-limit/gcra.js';
 export * from './rate-limit/plans.js';

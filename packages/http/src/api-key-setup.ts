@@ -1,9 +1,9 @@
 /**
- * @module API keys at server start-up: `API_KEYS` issued into memory, or upserted into Redis
- * next to keys made with `parley keys create`; a development key only on memory storage.
+ * @module API keys at server start-up: `API_KEYS` upserted into the key store (memory or Redis,
+ * through the same port) next to keys made with `parley keys create`; a development key only
+ * on storage that dies with the process.
  */
-import type { RedisApiKeyStore } from '@parley/adapter-redis';
-import { TOKENS, hashApiKey, planEntryIssues, type ApiKeyRecord, type Core, type IdGenerator, type PlanEntry } from '@parley/core';
+import { TOKENS, hashApiKey, planEntryIssues, type ApiKeyRecord, type ApiKeyStore, type Core, type IdGenerator, type PlanEntry } from '@parley/core';
 import type { ApiKeyEntry } from './config.js';
 
 /** What start-up did about API keys, for the banner. */
@@ -34,34 +34,39 @@ function grantOf(entry: ApiKeyEntry) {
   return { workspaceId: entry.workspace, plan: entry.plan, scopes: entry.scopes ?? ['*'], limitPerHour: entry.limitPerHour };
 }
 
-/**
- * Memory storage: issues every `API_KEYS` entry, or with none one development key (workspace
- * `default`, plan `pro`, all scopes) whose raw value the banner prints once.
- */
-export async function setUpMemoryKeys(core: Core, entries: ApiKeyEntry[] | undefined): Promise<ApiKeySetup> {
-  if (entries === undefined) {
-    const { key } = await core.apiKeys.issue({ workspaceId: 'default', plan: 'pro', scopes: ['*'] });
-    return { devKey: key, lines: [] };
-  }
-  for (const entry of entries) await core.apiKeys.issue(grantOf(entry), entry.key);
-  return { lines: [`API keys: ${entries.length} from API_KEYS.`] };
+/** What start-up needs to know about where keys are stored. */
+export interface KeyStorage {
+  /** Named in the banner, e.g. `Redis` or `memory`. */
+  name: string;
+  /**
+   * Keys outlive this process and are shared with other instances (Redis): no development key
+   * is made, since one per start would pile up, and `parley keys` manages them.
+   */
+  persistent: boolean;
 }
 
 /**
- * Redis: upserts every `API_KEYS` entry by its hash, so restarts and instances starting together
- * store each key once (a changed entry updates the stored key's grant in place). Keys already in
- * Redis stay; removing an entry from `API_KEYS` does not revoke its key. No development key is
- * made: it would pile up in shared storage with every start. Instead the banner says how to
- * create a key when there is none.
+ * Sets up the server's API keys on `core`'s key store, whatever its kind: every `API_KEYS` entry
+ * is upserted by its hash, so restarts and instances starting together store each key once (a
+ * changed entry updates the stored key's grant in place). Keys already stored stay; removing an
+ * entry from `API_KEYS` does not revoke its key. Without `API_KEYS`, non-persistent storage gets
+ * one development key (workspace `default`, plan `pro`, all scopes) whose raw value the banner
+ * prints once; persistent storage gets none, and the banner says how to create one.
  * @throws Error listing every key whose plan disagrees with its workspace's other keys, before
- * anything is written; ParleyError `service_unavailable` when Redis cannot be reached.
+ * anything is written; ParleyError `service_unavailable` when the store cannot be reached.
  */
-export async function setUpRedisKeys(core: Core, store: RedisApiKeyStore, entries: ApiKeyEntry[] = []): Promise<ApiKeySetup> {
-  const configured = new Set(entries.map((entry) => hashApiKey(entry.key)));
-  const kept = (await store.list()).filter((record) => !configured.has(record.hash));
+export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: ApiKeyEntry[] | undefined): Promise<ApiKeySetup> {
+  if (entries === undefined && !storage.persistent) {
+    const { key } = await core.apiKeys.issue({ workspaceId: 'default', plan: 'pro', scopes: ['*'] });
+    return { devKey: key, lines: [] };
+  }
+  const store = core.container.resolve<ApiKeyStore>(TOKENS.apiKeys);
+  const configured = entries ?? [];
+  const hashes = new Set(configured.map((entry) => hashApiKey(entry.key)));
+  const kept = (await store.list()).filter((record) => !hashes.has(record.hash));
   const problems = keyPlanProblems([
-    ...kept.map((record) => ({ ...record, label: `key ${record.keyId} (in Redis)` })),
-    ...entries.map((entry, index) => ({ ...grantOf(entry), label: `API_KEYS[${index}]` })),
+    ...kept.map((record) => ({ ...record, label: `key ${record.keyId} (in ${storage.name})` })),
+    ...configured.map((entry, index) => ({ ...grantOf(entry), label: `API_KEYS[${index}]` })),
   ]);
   if (problems.length > 0) {
     throw new Error(
@@ -71,7 +76,7 @@ export async function setUpRedisKeys(core: Core, store: RedisApiKeyStore, entrie
   }
   const ids = core.container.resolve<IdGenerator>(TOKENS.ids);
   const outcomes = { created: 0, updated: 0, unchanged: 0 };
-  for (const entry of entries) {
+  for (const entry of configured) {
     const { limitPerHour, ...grant } = grantOf(entry);
     const record: ApiKeyRecord = {
       keyId: ids.next('key'),
@@ -82,8 +87,8 @@ export async function setUpRedisKeys(core: Core, store: RedisApiKeyStore, entrie
     };
     outcomes[(await store.upsert(record)).outcome] += 1;
   }
-  const total = kept.length + entries.length;
-  if (total === 0) {
+  const total = kept.length + configured.length;
+  if (total === 0 && storage.persistent) {
     return {
       lines: [
         'No API keys yet: every /api and /sandbox request answers 401 until you create one. With the same',
@@ -95,6 +100,8 @@ export async function setUpRedisKeys(core: Core, store: RedisApiKeyStore, entrie
       ],
     };
   }
-  const fromConfig = entries.length === 0 ? [] : [`${entries.length} from API_KEYS (${outcomes.created} new, ${outcomes.updated} updated, ${outcomes.unchanged} unchanged)`];
-  return { lines: [`API keys: ${[...fromConfig, `${total} in Redis in total`].join('; ')}. List them with \`parley keys list\`.`] };
+  if (total === 0) return { lines: ['No API keys: API_KEYS is empty, so every /api and /sandbox request answers 401.'] };
+  const fromConfig = configured.length === 0 ? [] : [`${configured.length} from API_KEYS (${outcomes.created} new, ${outcomes.updated} updated, ${outcomes.unchanged} unchanged)`];
+  const listing = storage.persistent ? ' List them with `parley keys list`.' : '';
+  return { lines: [`API keys: ${[...fromConfig, `${total} in ${storage.name} in total`].join('; ')}.${listing}`] };
 }

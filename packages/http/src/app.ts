@@ -5,6 +5,8 @@ import { requestId } from 'hono/request-id';
 import type { ParleyEnv } from './env.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { bearerAuth } from './middleware/bearer-auth.js';
+import { compressJson } from './middleware/compress-json.js';
+import { crossOrigin } from './middleware/cross-origin.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { DEFAULT_BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
 import { rateLimit } from './middleware/rate-limit.js';
@@ -24,6 +26,14 @@ export interface AppOptions {
   logger?: Logger;
   /** Serve `GET /openapi.json` and the reference page `GET /docs`, without authentication; default true. */
   docs?: boolean;
+  /**
+   * Origins whose pages may call the API from a browser: `'*'` or exact origins
+   * (`['https://app.example.com']`). Preflights are answered without a key. Default: none, and
+   * no CORS headers are sent.
+   */
+  corsOrigins?: '*' | readonly string[];
+  /** Compress JSON responses of 1 KiB or more when the client accepts gzip or deflate; default true. */
+  compression?: boolean;
 }
 
 /**
@@ -39,7 +49,8 @@ export interface AppOptions {
  * request-id and logging middleware then also cover the host's routes under that path.
  *
  * Request pipeline, whose order gives decisions §3's error precedence:
- * request id → request log → [/api, /sandbox] bearer auth (401) → rate limit (429) → route
+ * request id → request log → JSON compression → CORS (preflights answered here) → [/api,
+ * /sandbox] bearer auth (401) → rate limit (429) → route
  * match (404/405) → scope (403) → body size (413) → media type (415) → JSON (400
  * `invalid_request`) → core: schema (400 `validation_failed`), resource (404), state (409).
  * @throws TypeError when `core` was created without a `rateLimits` store: a server never runs
@@ -58,6 +69,9 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
 
   const app = new Hono<ParleyEnv>();
   app.use(requestId(), requestLogger({ logger }));
+  if (options.compression ?? true) app.use(compressJson());
+  // Before authentication: browsers send preflights without the Authorization header.
+  if (options.corsOrigins !== undefined) app.use(crossOrigin(options.corsOrigins));
   app.route('/', healthRoutes(core));
   app.route('/api', apiRoutes(core, { guard, body: jsonBody({ maxBytes: bodyLimitBytes }) }));
   app.route('/sandbox', createSandboxApp(core, { guard, bodyLimitBytes, logger }));

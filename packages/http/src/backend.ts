@@ -3,8 +3,9 @@
  * for storage, rate limits and API keys. Events stay in memory until webhook delivery lands.
  */
 import { MemoryEventPublisher, memoryAdapters } from '@parley/adapter-memory';
-import { createRedisAdapters, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
+import { createRedisAdapters, type RedisAdapters } from '@parley/adapter-redis';
 import type { ApiKeyStore, CoreOptions, RateLimitStore, Storage } from '@parley/core';
+import type { KeyStorage } from './api-key-setup.js';
 import type { Logger } from './logger.js';
 import { describeRedis, type RedisConfig } from './redis-config.js';
 
@@ -18,8 +19,8 @@ export const SERVER_REDIS_TIMEOUT_MS = 500;
 /** The adapters of a running server, and what they need at start-up and shutdown. */
 export interface Backend {
   adapters: Pick<CoreOptions, 'events'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
-  /** The Redis key store (for upserting `API_KEYS`); `undefined` on memory storage. */
-  redisKeys: RedisApiKeyStore | undefined;
+  /** Where API keys live, as start-up needs to know it (whether a development key is made). */
+  keyStorage: KeyStorage;
   /** For the banner and logs, e.g. `memory storage: data is lost when the server stops`. */
   description: string;
   /**
@@ -44,7 +45,7 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
   if (redis === undefined) {
     return {
       adapters: memoryAdapters(),
-      redisKeys: undefined,
+      keyStorage: { name: 'memory', persistent: false },
       description: 'memory storage: data is lost when the server stops',
       waitUntilReachable: async () => {},
       close: async () => {},
@@ -57,7 +58,7 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
   return {
     // Webhook delivery is not built yet; events stay per instance until it moves them to Redis.
     adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, events: new MemoryEventPublisher() },
-    redisKeys: adapters.apiKeys,
+    keyStorage: { name: 'Redis', persistent: true },
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),
     close: () => adapters.close(),

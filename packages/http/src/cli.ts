@@ -30,6 +30,8 @@ Environment (all optional):
   RATE_LIMIT_FAILURE          open or closed: admit or refuse (503) requests when the rate-limit
                               store does not answer within 250 ms (default open)
   BODY_LIMIT_BYTES            larger request bodies get 413 (default 1048576)
+  CORS_ORIGINS                * or comma-separated origins (https://app.example.com) whose
+                              pages may call the API from a browser (default: none)
   WEBHOOK_ALLOW_PRIVATE_URLS  true allows loopback/private webhook targets (default false)
   WEBHOOK_RETRY_DELAYS        seconds between delivery attempts (default 5,300,1800,7200,18000,36000,36000)
   LOG_LEVEL                   fatal, error, warn, info, debug, trace or silent (default info)

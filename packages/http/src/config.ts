@@ -41,6 +41,8 @@ export interface Config {
   webhookRetryDelaysSeconds: number[];
   /** `LOG_LEVEL`, default `info`. */
   logLevel: LogLevel;
+  /** `CORS_ORIGINS`: `'*'` or exact origins allowed to call from a browser; unset: no CORS headers. */
+  corsOrigins?: '*' | string[];
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every problem, one per line, never a secret. */
@@ -58,6 +60,18 @@ function integer(min: number, max: number) {
   return v.pipe(v.string(), v.regex(/^\d{1,16}$/, message), v.transform(Number), v.minValue(min, message), v.maxValue(max, message));
 }
 
+/** An origin as browsers send it in `Origin`: `http(s)://host[:port]`, nothing more (RFC 6454). */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+const CORS_MESSAGE = 'Expected * or comma-separated origins such as https://app.example.com (scheme, host and optional port; no path or trailing slash).';
+
 const EnvSchemas = {
   PORT: integer(0, 65_535),
   HOST: v.pipe(v.string(), v.regex(/^[^\s/]+$/, 'Expected a host name or IP address.')),
@@ -70,6 +84,12 @@ const EnvSchemas = {
   ),
   LOG_LEVEL: v.picklist(LOG_LEVELS, `Expected one of ${LOG_LEVELS.join(', ')}.`),
   RATE_LIMIT_FAILURE: v.picklist(['open', 'closed'], 'Expected open or closed.'),
+  CORS_ORIGINS: v.pipe(
+    v.string(),
+    v.transform((value) => value.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')),
+    v.check((origins) => (origins.length === 1 && origins[0] === '*') || (origins.length > 0 && origins.every(isOrigin)), CORS_MESSAGE),
+    v.transform((origins): '*' | string[] => (origins[0] === '*' ? '*' : origins)),
+  ),
 };
 
 /** A key that can travel in `Authorization: Bearer` (RFC 6750 b64token) and is not trivially guessable. */
@@ -164,6 +184,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowPrivateUrls: read('WEBHOOK_ALLOW_PRIVATE_URLS', 'false'),
     webhookRetryDelaysSeconds: read('WEBHOOK_RETRY_DELAYS', DEFAULT_RETRY_DELAYS),
     logLevel: read('LOG_LEVEL', 'info'),
+    corsOrigins: read('CORS_ORIGINS'),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config as Config;

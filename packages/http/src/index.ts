@@ -1,15 +1,15 @@
 /**
- * @module @parley/http: Parley's HTTP API as an embeddable Hono app, the plants sandbox, a
- * draining Node server and the configuration loader behind the `parley` command.
+ * @module @parley/http: Parley's HTTP API as an embeddable Hono app, the plants sandbox, the
+ * OpenAPI document and the pieces a host reuses (error rendering, rate-limit headers, logger).
+ * It loads no Redis client and no server: the ready-made server, its configuration and the
+ * `parley` command live behind `@parley/http/server`.
  */
 export { createApp, type AppOptions } from './app.js';
 export { createSandboxApp, type SandboxOptions } from './sandbox/sandbox-app.js';
-export { serve, type ServeOptions, type ServerHandle } from './serve.js';
-export { loadConfig, loadRedisConfig, ConfigError, type Config, type ApiKeyEntry, type RedisConfig } from './config.js';
-export { startServer, type RunningServer, type StartOptions } from './start.js';
 export { createOpenApiDocument } from './openapi/document.js';
 export { STATUS_BY_CODE } from './http-errors.js';
+export { toErrorResponse, type ErrorHandlerOptions, type ErrorShape } from './middleware/error-handler.js';
 export { rateLimit, rateLimitHeaders, type RateLimitOptions } from './middleware/rate-limit.js';
-export { createLogger, LOG_LEVELS, type LogLevel } from './logger.js';
+export { createLogger, LOG_LEVELS, type LogLevel, type Logger } from './logger.js';
 export { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
 export type { ParleyEnv } from './env.js';

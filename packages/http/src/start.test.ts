@@ -39,10 +39,21 @@ describe('startServer', () => {
       expect(server.devKey).toBeUndefined();
       expect(printed).not.toContain('KEY=');
       expect(printed).not.toContain('reader-key');
+      expect(printed).toContain('API keys: 2 from API_KEYS (2 new, 0 updated, 0 unchanged); 2 in memory in total.');
       const call = (key: string, method = 'GET') => fetch(`${server.handle.url}/api/agents`, { method, headers: { Authorization: `Bearer ${key}` } });
       expect((await call('reader-key-0123456789')).status).toBe(200);
       expect((await call('reader-key-0123456789', 'POST')).status).toBe(403);
       expect(await server.core.apiKeys.authenticate('big-key-0123456789abc')).toMatchObject({ workspaceId: 'bigco', plan: 'enterprise', limitPerHour: 50000 });
+    });
+  });
+
+  it('answers pages of the CORS_ORIGINS origins, and sends no CORS headers without it', async () => {
+    const fromApp = (server: RunningServer) => fetch(`${server.handle.url}/api/agents`, { headers: { Authorization: `Bearer ${server.devKey}`, Origin: 'http://app.example.com' } });
+    await started({ CORS_ORIGINS: 'http://app.example.com' }, async (server) => {
+      expect((await fromApp(server)).headers.get('Access-Control-Allow-Origin')).toBe('http://app.example.com');
+    });
+    await started({}, async (server) => {
+      expect((await fromApp(server)).headers.get('Access-Control-Allow-Origin')).toBeNull();
     });
   });
 

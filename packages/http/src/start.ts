@@ -3,7 +3,7 @@
  * keys, app, listener — and stops it: drain first, then close Redis.
  */
 import { createCore, type Core, type CoreOptions } from '@parley/core';
-import { setUpMemoryKeys, setUpRedisKeys, type ApiKeySetup } from './api-key-setup.js';
+import { setUpApiKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
 import { openBackend } from './backend.js';
 import type { Config } from './config.js';
@@ -87,8 +87,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   try {
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
     const core = createServerCore(backend.adapters, config, logger);
-    const keys = backend.redisKeys ? await setUpRedisKeys(core, backend.redisKeys, config.apiKeys) : await setUpMemoryKeys(core, config.apiKeys);
-    const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger });
+    const keys = await setUpApiKeys(core, backend.keyStorage, config.apiKeys);
+    const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger, ...(config.corsOrigins && { corsOrigins: config.corsOrigins }) });
     const handle = await serve(app, { port: config.port, hostname: config.host });
     print(banner(reachableUrl(handle), backend.description, keys));
     logger.info({ url: handle.url, storage: backend.description }, 'listening');

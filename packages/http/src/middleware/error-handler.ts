@@ -1,7 +1,7 @@
 /** @module The single error handler: renders every failure in the API's or the sandbox's shape. */
 import { ErrorCode } from '@parley/core';
 import type { Context, ErrorHandler } from 'hono';
-import type { Logger } from '../logger.js';
+import { createLogger, type Logger } from '../logger.js';
 import type { ParleyEnv } from '../env.js';
 import { STATUS_BY_CODE, toHttpError, type HttpError } from '../http-errors.js';
 import { BEARER_CHALLENGE } from './bearer-auth.js';
@@ -56,6 +56,22 @@ export function errorHandler(options: ErrorHandlerOptions): ErrorHandler<ParleyE
     addRequiredHeaders(c, httpError);
     return render(c, httpError, shape);
   };
+}
+
+let fallbackLogger: Logger | undefined;
+
+/**
+ * `error` as Parley renders it, for a host's own route that calls core: a `ParleyError`
+ * `not_found` answers `404 {"error": {"code": "not_found", …}}` rather than Hono's bare 500, and
+ * anything unexpected answers a generic `500 internal_error` (logged with its cause, never echoed).
+ * Use it in a `catch`, or for all of a host's routes: `host.onError((error, c) => toErrorResponse(error, c))`.
+ * @param options.logger where unexpected errors are logged; default a pino logger on stdout at `warn`.
+ * @param options.shape `api` (default) or `sandbox` (`{"error": <status>, "message"}`).
+ */
+export function toErrorResponse(error: unknown, c: Context, options: Partial<ErrorHandlerOptions> = {}): Response {
+  const logger = options.logger ?? (fallbackLogger ??= createLogger('warn'));
+  // `errorHandler` only reads the error through `toHttpError`, which accepts anything thrown.
+  return errorHandler({ logger, shape: options.shape ?? 'api' })(error as Error, c as Context<ParleyEnv>) as Response;
 }
 
 /** Answers 404 `not_found` for a path no route matches, in the given shape. */

@@ -50,7 +50,7 @@ describe('GET /openapi.json', () => {
     expect(operationsOf(await fetchDocument(app))).toEqual(routes);
   });
 
-  it('misses a route registered without describeOperation, which the comparison above reports', async () => {
+  it('misses a route registered without documentAndRequireScope, which the comparison above reports', async () => {
     const core = createCore(memoryAdapters());
     const app = createApp(core, { logLevel: 'silent' });
     app.get('/api/undocumented', (c) => c.text('hi'));

@@ -18,7 +18,7 @@ const DESCRIPTION = `Agents, conversations with them, the messages of each conve
 
 /**
  * Walks `app`'s routes (hono-openapi's `generateSpecs`) and assembles the document: each route's
- * operation comes from the `describeOperation` middleware on it; schemas, header fields and the
+ * operation comes from the `documentAndRequireScope` middleware on it; schemas, header fields and the
  * bearer scheme are shared components. Routes without a description are left out, which the
  * route-coverage test catches. Paths are relative to `app`: a host that mounts it under a prefix
  * puts that prefix in `servers`.

@@ -1,6 +1,6 @@
 /**
- * @module `describeOperation`: a route's OpenAPI operation, written beside its handler and built
- * from core's valibot schemas. It documents only; core still validates.
+ * @module `documentAndRequireScope`: a route's OpenAPI operation, written beside its handler and
+ * built from core's valibot schemas, and the check of the scope it states. Core still validates.
  */
 import type { Scope } from '@parley/core';
 import type { MiddlewareHandler } from 'hono';
@@ -108,7 +108,7 @@ function operationObject(doc: OperationDoc): OpenAPIV3_1.OperationObject {
  * `doc.scope` it is also the route's scope check (403 `forbidden`, decisions §6), so the scope the
  * document states is the scope enforced; without one it passes requests through.
  */
-export function describeOperation(doc: OperationDoc): MiddlewareHandler<ParleyEnv> {
+export function documentAndRequireScope(doc: OperationDoc): MiddlewareHandler<ParleyEnv> {
   const described = describeRoute(operationObject(doc) as Parameters<typeof describeRoute>[0]);
   // hono-openapi reads the spec from a symbol-keyed property, which Object.assign copies.
   return doc.scope === undefined ? described : Object.assign(requireScope(doc.scope), described);

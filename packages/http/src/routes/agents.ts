@@ -14,7 +14,7 @@ import {
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
-import { describeOperation, idPath } from '../openapi/operation.js';
+import { documentAndRequireScope, idPath } from '../openapi/operation.js';
 
 const byId = idPath('agent', 'agt_');
 const notFound = 'No agent with this id in the key\'s workspace.';
@@ -28,7 +28,7 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
   return new Hono<ParleyEnv>()
     .post(
       '/',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'createAgent',
         summary: 'Create an agent',
         description: 'A new agent is `active`. Emits `agent.created`.',
@@ -45,7 +45,7 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
     )
     .get(
       '/',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'listAgents',
         summary: 'List agents',
         description: 'Page-numbered, newest first.',
@@ -60,7 +60,7 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
     )
     .get(
       '/:id',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'getAgent',
         summary: 'Get an agent',
         tag: 'Agents',
@@ -75,7 +75,7 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
     )
     .patch(
       '/:id',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'updateAgent',
         summary: 'Update an agent',
         description: 'Every field is optional; `null` clears `systemPrompt`, `temperature` and `maxTokens`; `configuration` is replaced as a whole. Emits `agent.updated`.',
@@ -94,7 +94,7 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
     )
     .delete(
       '/:id',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'deleteAgent',
         summary: 'Delete an agent',
         description: 'Also deletes its conversations and their messages. Emits only `agent.deleted`.',

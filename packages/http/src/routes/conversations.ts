@@ -22,7 +22,7 @@ import {
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
-import { describeOperation, idPath } from '../openapi/operation.js';
+import { documentAndRequireScope, idPath } from '../openapi/operation.js';
 
 const byId = idPath('conversation', 'conv_');
 const notFound = 'No conversation with this id in the key\'s workspace.';
@@ -37,7 +37,7 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
   return new Hono<ParleyEnv>()
     .post(
       '/',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'createConversation',
         summary: 'Start a conversation',
         description: 'A new conversation is `active`. Emits `conversation.started`.',
@@ -55,7 +55,7 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
     )
     .get(
       '/',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'listConversations',
         summary: 'List conversations',
         description: 'Page-numbered, newest first, filtered by `agentId`, `userId` and `status` when given.',
@@ -70,7 +70,7 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
     )
     .get(
       '/:id',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'getConversation',
         summary: 'Get a conversation',
         tag: 'Conversations',
@@ -85,7 +85,7 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
     )
     .patch(
       '/:id',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'updateConversation',
         summary: 'Update or complete a conversation',
         description:
@@ -105,7 +105,7 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
     )
     .post(
       '/:id/messages',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'sendMessage',
         summary: 'Send a message',
         description: 'Emits `message.sent` for `user` and `system` messages, `message.received` for `assistant` ones.',
@@ -124,7 +124,7 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
     )
     .get(
       '/:id/messages',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'getMessageHistory',
         summary: 'Get the message history',
         description:

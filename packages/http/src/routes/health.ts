@@ -2,7 +2,7 @@
 import { ErrorCode, HealthSchema, ParleyError, type Core } from '@parley/core';
 import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';
-import { describeOperation } from '../openapi/operation.js';
+import { documentAndRequireScope } from '../openapi/operation.js';
 import { answerWrongMethods } from './fallback.js';
 
 /** How long `/readyz` waits for `storage.ping()`: probes must answer before their own timeout. */
@@ -26,7 +26,7 @@ export function healthRoutes(core: Pick<Core, 'storage'>): Hono<ParleyEnv> {
   const routes = new Hono<ParleyEnv>()
     .get(
       '/healthz',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'getHealth',
         summary: 'Liveness probe',
         tag: 'Operations',
@@ -36,7 +36,7 @@ export function healthRoutes(core: Pick<Core, 'storage'>): Hono<ParleyEnv> {
     )
     .get(
       '/readyz',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'getReadiness',
         summary: 'Readiness probe',
         description: `Storage answered a ping within ${READINESS_TIMEOUT_MS} ms.`,

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { ParleyEnv } from '../env.js';
 import { createOpenApiDocument } from '../openapi/document.js';
-import { describeOperation } from '../openapi/operation.js';
+import { documentAndRequireScope } from '../openapi/operation.js';
 import { answerWrongMethods } from './fallback.js';
 
 /** Where the reference page's script is served, relative to the app. */
@@ -45,7 +45,7 @@ export function referenceRoutes<E extends Env>(app: Hono<E>): Hono<ParleyEnv> {
   const routes = new Hono<ParleyEnv>()
     .get(
       '/openapi.json',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'getOpenApiDocument',
         summary: 'This OpenAPI document',
         description: 'OpenAPI 3.1, generated from the same valibot schemas that validate requests. `servers` names the prefix the API is mounted under.',
@@ -63,7 +63,7 @@ export function referenceRoutes<E extends Env>(app: Hono<E>): Hono<ParleyEnv> {
     )
     .get(
       '/docs',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'getApiReference',
         summary: 'API reference page',
         description: 'An interactive reference for this document (Scalar), served with its script from this server.',
@@ -86,7 +86,7 @@ export function referenceRoutes<E extends Env>(app: Hono<E>): Hono<ParleyEnv> {
     )
     .get(
       REFERENCE_SCRIPT_PATH,
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'getApiReferenceScript',
         summary: 'Script of the reference page',
         description: "Scalar's standalone bundle (@scalar/api-reference, MIT), so the page needs no CDN.",

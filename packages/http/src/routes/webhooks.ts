@@ -15,7 +15,7 @@ import {
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
-import { describeOperation, idPath } from '../openapi/operation.js';
+import { documentAndRequireScope, idPath } from '../openapi/operation.js';
 
 const byId = idPath('webhook endpoint', 'wh_');
 const notFound = 'No webhook endpoint with this id in the key\'s workspace.';
@@ -29,7 +29,7 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
   return new Hono<ParleyEnv>()
     .post(
       '/',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'createWebhook',
         summary: 'Register a webhook endpoint',
         description: 'Without a `secret`, Parley generates a `whsec_` one and returns it in this response only.',
@@ -46,7 +46,7 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
     )
     .get(
       '/',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'listWebhooks',
         summary: 'List webhook endpoints',
         description: 'Page-numbered, newest first.',
@@ -61,7 +61,7 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
     )
     .get(
       '/:id',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'getWebhook',
         summary: 'Get a webhook endpoint',
         tag: 'Webhooks',
@@ -76,7 +76,7 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
     )
     .patch(
       '/:id',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'updateWebhook',
         summary: 'Update a webhook endpoint',
         tag: 'Webhooks',
@@ -94,7 +94,7 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
     )
     .delete(
       '/:id',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'deleteWebhook',
         summary: 'Delete a webhook endpoint',
         tag: 'Webhooks',

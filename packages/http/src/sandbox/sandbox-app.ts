@@ -16,7 +16,7 @@ import { bearerAuth } from '../middleware/bearer-auth.js';
 import { errorHandler } from '../middleware/error-handler.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { rateLimit } from '../middleware/rate-limit.js';
-import { describeOperation } from '../openapi/operation.js';
+import { documentAndRequireScope } from '../openapi/operation.js';
 import { answerUnmatched } from '../routes/fallback.js';
 
 const PlantArraySchema = v.array(PlantSchema);
@@ -54,7 +54,7 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
   sandbox
     .get(
       '/plants',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'listPlants',
         summary: 'List plants',
         description: 'Returns all plants from the system that the user has access to',
@@ -70,7 +70,7 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
     )
     .post(
       '/plants',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'createPlant',
         summary: 'Add a plant',
         description: 'Creates a new plant in the store',
@@ -89,7 +89,7 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
     )
     .delete(
       '/plants/:id',
-      describeOperation({
+      documentAndRequireScope({
         operationId: 'deletePlant',
         summary: 'Delete a plant',
         description: 'Deletes a single plant based on the ID supplied',

@@ -1,7 +1,15 @@
 /**
- * @module Test helpers: the Redis test support of `@parley/adapter-redis` (finding the shared
- * server, skipping loudly or failing under `CI=true`, per-test prefixes, private servers), reused
- * by the HTTP tests rather than rewritten. Not built.
+ * @module Test helpers: the Redis test support of `@parley/adapter-redis/testing` (finding the
+ * shared server, skipping loudly or failing under `CI=true`, per-test prefixes, private servers),
+ * reused by the HTTP tests rather than rewritten, with `describeIfAvailable` bound to vitest. Not built.
  */
-export { REDIS_URL, countPrefix, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from '../../../adapter-redis/test/redis-available.js';
-export { freePort as freeRedisPort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../../../adapter-redis/test/redis-server.js';
+import { describeIfAvailable as describeWith } from '@parley/adapter-redis/testing';
+import { describe, it } from 'vitest';
+
+export { REDIS_URL, countPrefix, deletePrefix, probeRedis, uniquePrefix } from '@parley/adapter-redis/testing';
+export { freePort as freeRedisPort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '@parley/adapter-redis/testing';
+
+/** `describe` when `problem` is `null`, else `describe.skip` (failing under `CI=true`). */
+export function describeIfAvailable(what: string, problem: string | null) {
+  return describeWith({ describe, it }, what, problem);
+}

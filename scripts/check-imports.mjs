@@ -1,0 +1,81 @@
+/**
+ * @module `npm run lint:packages` (second part): every source, test, script and example imports
+ * only what its own package declares. A bare import must name the package itself or one of its
+ * `dependencies`, `peerDependencies` or `devDependencies` (tests, scripts and benchmarks may also
+ * use the repository's root devDependencies: vitest, tsx, …); a relative import must stay inside
+ * the package. Workspaces resolve undeclared packages through the hoisted node_modules, so
+ * without this check such an import works here and breaks for whoever installs the package.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const rootDev = new Set(Object.keys(rootManifest.devDependencies ?? {}));
+
+/**
+ * Imports allowed although undeclared, each with its reason. Core's service tests run on the
+ * memory adapter, which depends on core: declaring it would make a workspace cycle that turbo
+ * refuses to build.
+ */
+const EXCEPTIONS = [{ from: 'packages/core/', imports: '@parley/adapter-memory', onlyIn: /\.test\.ts$/ }];
+
+const SOURCE = /\.(ts|mts|mjs|js)$/;
+const SKIP_DIRS = new Set(['node_modules', 'dist', 'generated', '.turbo']);
+const SPECIFIERS = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function* files(dir) {
+  if (!existsSync(dir)) return;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) {
+      if (!SKIP_DIRS.has(name)) yield* files(path);
+    } else if (SOURCE.test(name) && !name.endsWith('.d.ts')) yield path;
+  }
+}
+
+/** `@scope/name` or `name` of a bare specifier. */
+const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+
+/** Test code, scripts and benchmarks: never published, so root devDependencies are fine there. */
+const isToolingFile = (path) => /\.test\.ts$|[/\\](test|test-support|bench|scripts)[/\\]/.test(path);
+
+const problems = [];
+const workspaces = [...readdirSync(join(root, 'packages')).map((name) => join(root, 'packages', name)), ...readdirSync(join(root, 'examples')).map((name) => join(root, 'examples', name))];
+for (const dir of workspaces) {
+  const manifestPath = join(dir, 'package.json');
+  if (!existsSync(manifestPath)) continue;
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+  const declared = new Set([manifest.name, ...Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies, ...manifest.devDependencies })]);
+  for (const sub of ['src', 'test', 'bench', 'scripts', 'bin']) {
+    for (const file of files(join(dir, sub))) {
+      // Examples in comments are not imports: drop block comments and whole-line // comments.
+      const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+      const where = relative(root, file);
+      for (const match of text.matchAll(SPECIFIERS)) {
+        const specifier = match[1] ?? match[2] ?? match[3];
+        if (specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0])) continue;
+        if (specifier.startsWith('.')) {
+          const target = resolve(dirname(file), specifier);
+          if (!(target + sep).startsWith(dir + sep) && target !== dir) problems.push(`${where}: '${specifier}' reaches outside ${relative(root, dir)}`);
+          continue;
+        }
+        if (specifier.startsWith('data:')) continue;
+        const name = packageOf(specifier);
+        if (declared.has(name)) continue;
+        if (isToolingFile(file) && rootDev.has(name)) continue;
+        if (EXCEPTIONS.some((rule) => where.startsWith(rule.from) && rule.imports === name && rule.onlyIn.test(where))) continue;
+        problems.push(`${where}: imports '${specifier}', which ${manifest.name} does not declare`);
+      }
+    }
+  }
+}
+
+if (problems.length > 0) {
+  console.error(`✗ undeclared imports:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
+  process.exitCode = 1;
+} else {
+  console.log('✓ every import is declared by its package');
+}
