@@ -11,4 +11,4 @@ export {
   type RedisTarget,
 } from './connection.js';
 export { DEFAULT_PREFIX } from './keys.js';
-export { isConnectionFault } from './faults.js';
+export { isConnectionFault, redactRedisError } from './faults.js';
