@@ -14,7 +14,9 @@ export const ErrorCode = Object.freeze({
   conflict: 'conflict',
   payloadTooLarge: 'payload_too_large',
   unsupportedMediaType: 'unsupported_media_type',
+  requestTimeout: 'request_timeout',
   rateLimitExceeded: 'rate_limit_exceeded',
+  requestHeaderFieldsTooLarge: 'request_header_fields_too_large',
   internalError: 'internal_error',
   serviceUnavailable: 'service_unavailable',
 } as const);

@@ -17,7 +17,9 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  request_timeout: 408,
   rate_limit_exceeded: 429,
+  request_header_fields_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
 });
@@ -43,7 +45,9 @@ const GENERIC_MESSAGE: Readonly<Record<ErrorCode, string>> = Object.freeze({
   conflict: 'The request conflicts with the current state.',
   payload_too_large: 'The request body is too large.',
   unsupported_media_type: 'The request body must be application/json.',
+  request_timeout: 'The request was not received in time.',
   rate_limit_exceeded: 'Rate limit exceeded.',
+  request_header_fields_too_large: 'The request header fields are too large.',
   internal_error: 'Internal server error.',
   service_unavailable: 'The service is temporarily unavailable.',
 });

@@ -563,7 +563,7 @@ export interface components {
         ApiError: {
             error: {
                 /** @enum {string} */
-                code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "rate_limit_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
                 /** @description Safe to show; never contains internals. */
                 message: string;
                 details?: {
