@@ -2,6 +2,7 @@
 export { RedisStorage } from './redis-storage.js';
 export { RedisApiKeyStore, type ApiKeyUpsert } from './redis-api-keys.js';
 export { RedisRateLimitStore } from './redis-rate-limits.js';
+export { RedisIdempotencyStore } from './redis-idempotency.js';
 export { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
 export {
   DEFAULT_TIMEOUT_MS,
