@@ -12,7 +12,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** The longest a connection lingers after its response, in ms (Apache's lingering close waits up to 30 s; clients here stop within a round trip). */
+/**
+ * The longest a connection lingers after its response, in ms. Clients that read the response stop
+ * sending at once; 5 s lets one that writes its whole body first finish on a slow link.
+ */
 export const LINGER_MS = 5_000;
 
 /** The most request bytes read and discarded while lingering (checked every 100 ms); past it the connection is cut. */
