@@ -3,13 +3,14 @@
  * system prompt, message text and more, at `LOG_LEVEL=debug`, on memory and on a private Redis
  * that then refuses writes (`OOM` under `maxmemory`, `NOPERM` through an ACL user), hangs
  * (SIGSTOP) and dies (SIGKILL). Clients get 503 for the Redis faults, and no captured log line
- * contains a planted string.
+ * contains a planted string or the API key.
  */
 import { MemoryEventPublisher, memoryAdapters } from '@parley/adapter-memory';
 import { createRedisAdapters, type RedisAdapters } from '@parley/adapter-redis';
 import type { CoreOptions, RateLimitStore } from '@parley/core';
 import { StaticHostResolver } from '@parley/core/testing';
 import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import { SERVER_REDIS_TIMEOUT_MS } from './backend.js';
@@ -42,6 +43,8 @@ async function logged(adapters: Adapters, given?: string) {
   const call = async (method: string, path: string, json?: unknown) => {
     const headers: Record<string, string> = { Authorization: `Bearer ${key}` };
     if (json !== undefined) headers['Content-Type'] = 'application/json';
+    // Every create also goes through the idempotency store, which keeps the response (secrets included).
+    if (method === 'POST') headers['Idempotency-Key'] = randomUUID();
     const response = await app.request(path, { method, headers, ...(json === undefined ? {} : { body: JSON.stringify(json) }) });
     return { status: response.status, body: (await response.json().catch(() => null)) as any };
   };
@@ -91,20 +94,21 @@ async function everyRoute(call: Call, ids: { agent: string; conversation: string
 }
 
 /** Fails naming the line and the planted string when any log line contains one. */
-function expectNothingPlanted(lines: Array<Record<string, unknown>>): void {
+function expectNothingPlanted(lines: Array<Record<string, unknown>>, apiKey?: string): void {
+  const secrets = { ...PLANTED, ...(apiKey ? { apiKey } : {}) };
   for (const line of lines) {
     const text = JSON.stringify(line);
-    for (const [what, planted] of Object.entries(PLANTED)) expect(text, `a log line contains the planted ${what}`).not.toContain(planted);
+    for (const [what, planted] of Object.entries(secrets)) expect(text, `a log line contains the planted ${what}`).not.toContain(planted);
   }
 }
 
 describe('no secret or content in any log: memory storage at LOG_LEVEL=debug', () => {
   it('runs every route, writes and reads, and logs none of the planted strings', async () => {
-    const { call, lines } = await logged(memoryAdapters());
+    const { call, lines, key } = await logged(memoryAdapters());
     const statuses = await everyRoute(call, await seed(call));
     expect(statuses.every((status) => status < 300)).toBe(true);
     expect(lines.filter((line) => line.msg === 'request').length).toBeGreaterThanOrEqual(statuses.length);
-    expectNothingPlanted(lines);
+    expectNothingPlanted(lines, key);
   });
 });
 
@@ -133,15 +137,17 @@ describeServer('no secret or content in any log: Redis faults at LOG_LEVEL=debug
   function adapters(url: string): Adapters {
     const created = createRedisAdapters({ url, prefix: 'parley-log-secrets:', timeoutMs: SERVER_REDIS_TIMEOUT_MS });
     opened.push(created);
-    return { storage: created.storage, apiKeys: created.apiKeys, rateLimits: created.rateLimits, events: new MemoryEventPublisher() };
+    return { storage: created.storage, apiKeys: created.apiKeys, rateLimits: created.rateLimits, idempotency: created.idempotency, events: new MemoryEventPublisher() };
   }
 
   /** The statuses of the create and update routes among {@link everyRoute}'s, by index. */
   const WRITES = [0, 3, 4, 7, 8, 9, 11, 14, 15];
 
   it('OOM (maxmemory reached under noeviction): writes answer 503, and the log holds the reply but no planted string', async () => {
-    const { call, lines } = await logged(adapters(redis.url));
+    const { call, lines, key } = await logged(adapters(redis.url));
     const ids = await seed(call);
+    // Healthy first: every route answers, at debug, without logging what it stored.
+    expect((await everyRoute(call, await seed(call))).every((status) => status < 300)).toBe(true);
     await admin.config('SET', 'maxmemory-policy', 'noeviction');
     await admin.config('SET', 'maxmemory', '1');
     try {
@@ -154,7 +160,7 @@ describeServer('no secret or content in any log: Redis faults at LOG_LEVEL=debug
     const failures = lines.filter((line) => line.msg === 'request failed');
     expect(failures.length).toBeGreaterThanOrEqual(WRITES.length);
     expect(JSON.stringify(failures)).toContain('OOM command not allowed');
-    expectNothingPlanted(lines);
+    expectNothingPlanted(lines, key);
   });
 
   it('NOPERM (an ACL user without write commands): writes answer 503, and no planted string is logged', async () => {
@@ -162,7 +168,7 @@ describeServer('no secret or content in any log: Redis faults at LOG_LEVEL=debug
     const ids = await seed(writer.call);
     // Same key prefix, so the reader finds the writer's key (a read) but may not write anything.
     const reader = adapters(redis.url.replace('redis://', 'redis://reader:reader-password@'));
-    const { call, lines } = await logged(reader, writer.key);
+    const { call, lines, key } = await logged(reader, writer.key);
     const statuses = await everyRoute(call, ids);
     for (const index of WRITES) expect(statuses[index], `route #${index}`).toBe(503);
     expect(statuses.every((status) => status !== 500)).toBe(true);
@@ -170,11 +176,11 @@ describeServer('no secret or content in any log: Redis faults at LOG_LEVEL=debug
     const failures = lines.filter((line) => line.msg === 'request failed');
     expect(failures.length).toBeGreaterThanOrEqual(WRITES.length);
     expect(JSON.stringify(failures)).toMatch(/NOPERM|can't run this command/);
-    expectNothingPlanted(lines);
+    expectNothingPlanted(lines, key);
   });
 
   it('a hung Redis (SIGSTOP) and a dropped connection (SIGKILL): 503 within the deadline, nothing planted logged', async () => {
-    const { call, lines } = await logged(adapters(redis.url));
+    const { call, lines, key } = await logged(adapters(redis.url));
     const ids = await seed(call);
     redis.pause();
     let paused: number[];
@@ -188,6 +194,6 @@ describeServer('no secret or content in any log: Redis faults at LOG_LEVEL=debug
     const dropped = [await call('POST', `/api/conversations/${ids.conversation}/messages`, { role: 'user', content: PLANTED.message })].map((result) => result.status);
     expect(dropped).toEqual([503]);
     expect(lines.filter((line) => line.msg === 'request failed').length).toBeGreaterThanOrEqual(3);
-    expectNothingPlanted(lines);
+    expectNothingPlanted(lines, key);
   });
 });
