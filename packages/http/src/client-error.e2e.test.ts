@@ -88,6 +88,17 @@ describe('requests refused below the app answer in the error shape', () => {
   });
 });
 
+it('a request that does not arrive in time → 408 request_timeout', async () => {
+  const slow = await serve(createApp(createCore(memoryAdapters()), { logLevel: 'silent' }), { port: 0, requestTimeoutMs: 300 });
+  try {
+    // Headers begun, never finished.
+    const [response] = await rawResponses(slow.port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    expectError(response!, 408, 'request_timeout');
+  } finally {
+    await slow.close();
+  }
+});
+
 describe('a compressed body', () => {
   it('Content-Encoding: gzip → 415 unsupported_media_type with Accept-Encoding: identity', async () => {
     const response = await rawExchange(handle.port, { head: ['POST /api/agents HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${key}`, 'Content-Type: application/json', 'Content-Encoding: gzip', 'Content-Length: 2'], body: Buffer.from('{}') });
