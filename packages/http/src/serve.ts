@@ -72,7 +72,6 @@ export function serve(app: { fetch: (request: Request, env: HttpBindings) => Res
     // Called when no Request can be built (an invalid Host or request target).
     { hostname, errorHandler: () => invalidRequestResponse() },
   );
-  // `requireHostHeader: false`: Node would answer a missing Host with an empty 400; hostProblem() answers it in the API's shape.
   const timeouts =
     options.requestTimeoutMs === undefined
       ? {}
@@ -81,6 +80,7 @@ export function serve(app: { fetch: (request: Request, env: HttpBindings) => Res
           headersTimeout: options.requestTimeoutMs,
           connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(options.requestTimeoutMs / 4))),
         };
+  // `requireHostHeader: false`: Node would answer a missing Host with an empty 400; hostProblem() answers it in the API's shape.
   const server = createServer({ requireHostHeader: false, ...timeouts }, listener);
   server.on('clientError', answerClientError);
   return new Promise((resolve, reject) => {
