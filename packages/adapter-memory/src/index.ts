@@ -3,15 +3,16 @@ import { MemoryApiKeyStore } from './memory-api-keys.js';
 import { MemoryEventPublisher } from './memory-events.js';
 import { MemoryStorage } from './memory-storage.js';
 import { MemoryRateLimitStore } from './memory-rate-limit.js';
+import { MemoryIdempotencyStore } from './memory-idempotency.js';
 
-export { MemoryApiKeyStore, MemoryEventPublisher, MemoryStorage };
+export { MemoryApiKeyStore, MemoryEventPublisher, MemoryIdempotencyStore, MemoryStorage };
 export type { EventListener } from './memory-events.js';
 export { MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from './memory-rate-limit.js';
 
 /**
  * A fresh set of memory adapters, ready for `createCore(memoryAdapters())`:
  * `{ storage: MemoryStorage, apiKeys: MemoryApiKeyStore, events: MemoryEventPublisher,
- * rateLimits: MemoryRateLimitStore }`.
+ * rateLimits: MemoryRateLimitStore, idempotency: MemoryIdempotencyStore }`.
  */
 export function memoryAdapters() {
   return {
@@ -19,5 +20,6 @@ export function memoryAdapters() {
     apiKeys: new MemoryApiKeyStore(),
     events: new MemoryEventPublisher(),
     rateLimits: new MemoryRateLimitStore(),
+    idempotency: new MemoryIdempotencyStore(),
   };
 }

@@ -1,6 +1,7 @@
 /** @module One call that builds every Redis adapter over one shared client. */
 import { closeClient, connect, type RedisAdapterOptions, type RedisClient } from './connection.js';
 import { RedisApiKeyStore } from './redis-api-keys.js';
+import { RedisIdempotencyStore } from './redis-idempotency.js';
 import { RedisRateLimitStore } from './redis-rate-limits.js';
 import { RedisStorage } from './redis-storage.js';
 
@@ -9,14 +10,16 @@ export interface RedisAdapters {
   storage: RedisStorage;
   apiKeys: RedisApiKeyStore;
   rateLimits: RedisRateLimitStore;
-  /** The one ioredis client the three share. */
+  /** `Idempotency-Key`s, atomic across instances. */
+  idempotency: RedisIdempotencyStore;
+  /** The one ioredis client they share. */
   client: RedisClient;
   /** Closes the client if it was created here (from `url` or `clusterNodes`); idempotent. */
   close(): Promise<void>;
 }
 
 /**
- * Storage, API keys and rate limits on one Redis connection (standalone or Cluster), for wiring
+ * Storage, API keys, rate limits and idempotency keys on one Redis connection (standalone or Cluster), for wiring
  * a server in one call:
  *
  * ```ts
@@ -38,6 +41,7 @@ export function createRedisAdapters(options: RedisAdapterOptions): RedisAdapters
     storage: new RedisStorage(shared),
     apiKeys: new RedisApiKeyStore(shared),
     rateLimits: new RedisRateLimitStore(shared),
+    idempotency: new RedisIdempotencyStore(shared),
     client,
     close: () => closeClient(client, owned),
   };

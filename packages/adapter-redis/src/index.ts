@@ -2,6 +2,7 @@
 export { RedisStorage } from './redis-storage.js';
 export { RedisApiKeyStore } from './redis-api-keys.js';
 export { RedisRateLimitStore } from './redis-rate-limits.js';
+export { RedisIdempotencyStore } from './redis-idempotency.js';
 export { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
 export {
   DEFAULT_TIMEOUT_MS,
@@ -11,4 +12,4 @@ export {
   type RedisTarget,
 } from './connection.js';
 export { DEFAULT_PREFIX } from './keys.js';
-export { isConnectionFault } from './faults.js';
+export { isConnectionFault, redactRedisError } from './faults.js';

@@ -122,3 +122,11 @@ export function apiKeyKeys(prefix: string): ApiKeyKeys {
 export function rateLimitKey(prefix: string, key: string): string {
   return `${prefix}rl:${part(key)}`;
 }
+
+/**
+ * The HASH holding one `Idempotency-Key` of a workspace (`<prefix>{<workspace>}:idem:<sha256>`):
+ * the key is hashed, so any 255 visible characters make a short key name of fixed length.
+ */
+export function idempotencyKey(prefix: string, workspaceId: string, keyHash: string): string {
+  return `${prefix}{${part(workspaceId)}}:idem:${part(keyHash)}`;
+}

@@ -1,17 +1,18 @@
 /**
- * @module Test support: core's three contract suites, run against the Redis adapters over a
+ * @module Test support: core's contract suites, run against the Redis adapters over a
  * client a test file provides (standalone or Cluster), each test under a fresh key prefix that
  * is deleted afterwards.
  */
-import { runApiKeyStoreContract, runRateLimitStoreContract, runStorageContract } from '@parley/core/testing';
+import { runApiKeyStoreContract, runIdempotencyStoreContract, runRateLimitStoreContract, runStorageContract } from '@parley/core/testing';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RedisClient } from '../src/connection.js';
 import { RedisApiKeyStore } from '../src/redis-api-keys.js';
+import { RedisIdempotencyStore } from '../src/redis-idempotency.js';
 import { RedisRateLimitStore } from '../src/redis-rate-limits.js';
 import { RedisStorage } from '../src/redis-storage.js';
 import { deletePrefix, uniquePrefix } from './redis-available.js';
 
-/** Registers the storage, API key and rate-limit contracts; `client()` is called inside tests. */
+/** Registers the storage, API key, idempotency and rate-limit contracts; `client()` is called inside tests. */
 export function runRedisContracts(client: () => RedisClient, label: string): void {
   runStorageContract({ describe, it, expect }, () => {
     const prefix = uniquePrefix(`${label}-storage`);
@@ -21,6 +22,11 @@ export function runRedisContracts(client: () => RedisClient, label: string): voi
   runApiKeyStoreContract({ describe, it, expect }, () => {
     const prefix = uniquePrefix(`${label}-keys`);
     return { apiKeys: new RedisApiKeyStore({ client: client(), prefix }), cleanup: () => deletePrefix(client(), prefix) };
+  });
+
+  runIdempotencyStoreContract({ describe, it, expect }, () => {
+    const prefix = uniquePrefix(`${label}-idem`);
+    return { store: new RedisIdempotencyStore({ client: client(), prefix }), cleanup: () => deletePrefix(client(), prefix) };
   });
 
   // The rate-limit suite has no per-test cleanup: its keys live under one prefix for the file.

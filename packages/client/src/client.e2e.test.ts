@@ -104,6 +104,16 @@ describe('@parley/client against a running server', () => {
     expect(gone).toMatchObject({ status: 404, code: 'http_error', message: expect.stringContaining('100'), body: { error: 404 } });
   });
 
+  it('sends idempotencyKey as Idempotency-Key: a retried create returns the first agent; another body with the key is idempotency_key_reused', async () => {
+    const input = { name: 'Once', description: 'Created once', model: 'modelA-4' } as const;
+    const first = await parley.agents.create(input, { idempotencyKey: 'client-retry-1' });
+    const retried = await parley.agents.create(input, { idempotencyKey: 'client-retry-1' });
+    expect(retried).toEqual(first);
+    const error = await rejection(parley.agents.create({ ...input, name: 'Twice' }, { idempotencyKey: 'client-retry-1' }));
+    expect(error.status).toBe(422);
+    expect(isParleyApiError(error, 'idempotency_key_reused')).toBe(true);
+  });
+
   it('reads the probes and the OpenAPI document', async () => {
     expect(await parley.health()).toEqual({ status: 'ok' });
     expect(await parley.ready()).toEqual({ status: 'ok' });

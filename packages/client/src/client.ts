@@ -4,6 +4,20 @@ import { ParleyApiError, ParleyNetworkError } from './errors.js';
 import type { paths } from './generated/openapi.js';
 import type * as T from './index.js';
 
+/** Options of the create methods (`agents.create`, `conversations.create`, `messages.send`, `webhooks.create`). */
+export interface CreateOptions {
+  /**
+   * Sent as `Idempotency-Key`: retrying with the same key (and the same body) within 24 h returns
+   * the first response instead of creating again. Use a fresh random value per logical create.
+   */
+  idempotencyKey?: string;
+}
+
+/** The `Idempotency-Key` header of a create, when one is given. */
+function idempotent(options: CreateOptions): { headers?: Record<string, string> } {
+  return options.idempotencyKey === undefined ? {} : { headers: { 'Idempotency-Key': options.idempotencyKey } };
+}
+
 /** Options of {@link createParleyClient}. */
 export interface ParleyClientOptions {
   /**
@@ -77,7 +91,7 @@ export function createParleyClient(options: ParleyClientOptions) {
   return {
     raw,
     agents: {
-      create: (body: T.AgentCreate): Promise<T.Agent> => unwrap(raw.POST('/api/agents', { body })),
+      create: (body: T.AgentCreate, options: CreateOptions = {}): Promise<T.Agent> => unwrap(raw.POST('/api/agents', { body, ...idempotent(options) })),
       list: (query: T.AgentListQuery = {}): Promise<T.AgentList> => unwrap(raw.GET('/api/agents', { params: { query } })),
       get: (id: string): Promise<T.Agent> => unwrap(raw.GET('/api/agents/{id}', byId(id))),
       update: (id: string, body: T.AgentUpdate): Promise<T.Agent> => unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body })),
@@ -85,7 +99,8 @@ export function createParleyClient(options: ParleyClientOptions) {
       delete: (id: string): Promise<T.DeleteResult> => unwrap(raw.DELETE('/api/agents/{id}', byId(id))),
     },
     conversations: {
-      create: (body: T.ConversationCreate): Promise<T.Conversation> => unwrap(raw.POST('/api/conversations', { body })),
+      create: (body: T.ConversationCreate, options: CreateOptions = {}): Promise<T.Conversation> =>
+        unwrap(raw.POST('/api/conversations', { body, ...idempotent(options) })),
       list: (query: T.ConversationListQuery = {}): Promise<T.ConversationList> =>
         unwrap(raw.GET('/api/conversations', { params: { query } })),
       get: (id: string): Promise<T.Conversation> => unwrap(raw.GET('/api/conversations/{id}', byId(id))),
@@ -94,8 +109,8 @@ export function createParleyClient(options: ParleyClientOptions) {
         unwrap(raw.PATCH('/api/conversations/{id}', { ...byId(id), body })),
     },
     messages: {
-      send: (conversationId: string, body: T.MessageCreate): Promise<T.Message> =>
-        unwrap(raw.POST('/api/conversations/{id}/messages', { ...byId(conversationId), body })),
+      send: (conversationId: string, body: T.MessageCreate, options: CreateOptions = {}): Promise<T.Message> =>
+        unwrap(raw.POST('/api/conversations/{id}/messages', { ...byId(conversationId), body, ...idempotent(options) })),
       /** One page: the `limit` newest messages before the `before` cursor, oldest first. */
       history,
       /**
@@ -113,7 +128,8 @@ export function createParleyClient(options: ParleyClientOptions) {
     },
     webhooks: {
       /** Without `secret`, the answer carries a generated one: store it, it is never shown again. */
-      create: (body: T.WebhookCreate): Promise<T.WebhookEndpointCreated> => unwrap(raw.POST('/api/webhooks', { body })),
+      create: (body: T.WebhookCreate, options: CreateOptions = {}): Promise<T.WebhookEndpointCreated> =>
+        unwrap(raw.POST('/api/webhooks', { body, ...idempotent(options) })),
       list: (query: T.WebhookListQuery = {}): Promise<T.WebhookEndpointList> => unwrap(raw.GET('/api/webhooks', { params: { query } })),
       get: (id: string): Promise<T.WebhookEndpoint> => unwrap(raw.GET('/api/webhooks/{id}', byId(id))),
       update: (id: string, body: T.WebhookUpdate): Promise<T.WebhookEndpoint> =>

@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './ports/clock.js';
 import type { EventPublisher } from './ports/events.js';
 import { createUlidGenerator, type IdGenerator } from './ports/ids.js';
 import type { RateLimitStore } from './ports/rate-limit.js';
+import type { IdempotencyStore } from './ports/idempotency.js';
 import type { Storage } from './ports/storage.js';
 import type { HostResolver } from './ports/webhook-targets.js';
 import type { PlanRules } from './rate-limit/plans.js';
@@ -29,6 +30,8 @@ export interface CoreOptions {
   ids?: IdGenerator;
   /** Where rate-limit state lives; without it `core.rateLimiter` is `undefined`. */
   rateLimits?: RateLimitStore;
+  /** Where `Idempotency-Key`s live; without it the HTTP API ignores the header. */
+  idempotency?: IdempotencyStore;
   /** Overrides of the plan table (default Free 100/h, Pro 1 000/h, Enterprise per key). */
   plans?: Partial<PlanRules>;
   /** What to decide when the rate-limit store fails or takes over `rateLimitTimeoutMs` (default `'open'`). */
@@ -75,6 +78,8 @@ export interface Core {
   rateLimiter: RateLimiter | undefined;
   /** The storage the services use (`options.storage` unless `register` replaced it), for what is not a service call (the readiness probe's `ping`). */
   storage: Storage;
+  /** `options.idempotency`: the HTTP layer's `Idempotency-Key` store, when one was given. */
+  idempotency: IdempotencyStore | undefined;
   /** The clock every service reads (`options.clock`, a `register` replacement, or the system clock). */
   clock: Clock;
   /** The child container the services were resolved from (see {@link CoreOptions.register}). */
@@ -126,6 +131,7 @@ export function createCore(options: CoreOptions): Core {
     apiKeys: container.resolve(ApiKeyService),
     rateLimiter: container.isRegistered(TOKENS.rateLimits) ? container.resolve(RateLimiter) : undefined,
     storage: container.resolve<Storage>(TOKENS.storage),
+    idempotency: options.idempotency,
     clock: container.resolve<Clock>(TOKENS.clock),
     container,
   };

@@ -12,9 +12,13 @@ export const ErrorCode = Object.freeze({
   notFound: 'not_found',
   methodNotAllowed: 'method_not_allowed',
   conflict: 'conflict',
+  idempotencyKeyInUse: 'idempotency_key_in_use',
   payloadTooLarge: 'payload_too_large',
   unsupportedMediaType: 'unsupported_media_type',
+  requestTimeout: 'request_timeout',
+  idempotencyKeyReused: 'idempotency_key_reused',
   rateLimitExceeded: 'rate_limit_exceeded',
+  requestHeaderFieldsTooLarge: 'request_header_fields_too_large',
   internalError: 'internal_error',
   serviceUnavailable: 'service_unavailable',
 } as const);

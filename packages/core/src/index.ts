@@ -15,6 +15,7 @@ export * from './services/webhook-targets.js';
 export * from './services/plant-service.js';
 export * from './services/api-key-service.js';
 export * from './services/api-key-grant.js';
+export * from './services/api-key-format.js';
 export { encodeCursor } from './services/cursor.js';
 export * from './rate-limit/gcra.js';
 export * from './rate-limit/plans.js';

@@ -8,7 +8,8 @@ import { bearerAuth } from './middleware/bearer-auth.js';
 import { compressJson } from './middleware/compress-json.js';
 import { crossOrigin } from './middleware/cross-origin.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
-import { DEFAULT_BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
+import { idempotency } from './middleware/idempotency.js';
+import { DEFAULT_BODY_LIMIT_BYTES, jsonBody, type JsonBodyInput } from './middleware/json-body.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestLogger } from './middleware/request-logger.js';
 import { apiRoutes } from './routes/api.js';
@@ -52,7 +53,8 @@ export interface AppOptions {
  * request id → request log → JSON compression → CORS (preflights answered here) → [/api,
  * /sandbox] bearer auth (401) → rate limit (429) → route
  * match (404/405) → scope (403) → body size (413) → media type (415) → JSON (400
- * `invalid_request`) → core: schema (400 `validation_failed`), resource (404), state (409).
+ * `invalid_request`) → [/api POST with `Idempotency-Key`, when `core.idempotency` is set] replay,
+ * 422, 409 → core: schema (400 `validation_failed`), resource (404), state (409).
  * @throws TypeError when `core` was created without a `rateLimits` store: a server never runs
  * unlimited by mistake.
  */
@@ -73,10 +75,25 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
   // Before authentication: browsers send preflights without the Authorization header.
   if (options.corsOrigins !== undefined) app.use(crossOrigin(options.corsOrigins));
   app.route('/', healthRoutes(core));
-  app.route('/api', apiRoutes(core, { guard, body: jsonBody({ maxBytes: bodyLimitBytes }) }));
+  app.route('/api', apiRoutes(core, { guard, body: apiBody(core, bodyLimitBytes, logger) }));
   app.route('/sandbox', createSandboxApp(core, { guard, bodyLimitBytes, logger }));
   if (options.docs ?? true) app.route('/', referenceRoutes(app));
   app.notFound(notFoundHandler('api'));
   app.onError(errorHandler({ logger, shape: 'api' }));
   return app;
+}
+
+/**
+ * The body reader of `/api` routes: `jsonBody`, then — when the core has an idempotency store —
+ * `Idempotency-Key` handling, which fingerprints the body it read (see `middleware/idempotency.ts`).
+ */
+function apiBody(core: Core, maxBytes: number, logger: Logger): MiddlewareHandler<ParleyEnv, string, JsonBodyInput> {
+  const read = jsonBody({ maxBytes });
+  if (!core.idempotency) return read;
+  const replay = idempotency({ store: core.idempotency, onStoreError: (error) => logger.warn({ err: error }, 'idempotency store failed') });
+  return async function jsonBodyWithIdempotency(c, next) {
+    await read(c, async () => {
+      await replay(c, next);
+    });
+  };
 }

@@ -18,7 +18,7 @@ export const SERVER_REDIS_TIMEOUT_MS = 500;
 
 /** The adapters of a running server, and what they need at start-up and shutdown. */
 export interface Backend {
-  adapters: Pick<CoreOptions, 'events'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
+  adapters: Pick<CoreOptions, 'events' | 'idempotency'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
   /** Where API keys live, as start-up needs to know it (whether a development key is made). */
   keyStorage: KeyStorage;
   /** For the banner and logs, e.g. `memory storage: data is lost when the server stops`. */
@@ -57,7 +57,7 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
   if (options.logger) logConnectionChanges(adapters, describeRedis(redis), options.logger);
   return {
     // Webhook delivery is not built yet; events stay per instance until it moves them to Redis.
-    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, events: new MemoryEventPublisher() },
+    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, idempotency: adapters.idempotency, events: new MemoryEventPublisher() },
     keyStorage: { name: 'Redis', persistent: true },
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),

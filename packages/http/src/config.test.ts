@@ -66,6 +66,7 @@ describe('loadConfig', () => {
     [[], /at least one entry/],
     [[key({ key: 'short' })], /^API_KEYS\[0\]\.key: Expected at least 16/],
     [[key({ key: 'has spaces in it, sadly' })], /^API_KEYS\[0\]\.key: Expected only letters/],
+    [[key({ key: `prl_${'a'.repeat(36)}` })], /^API_KEYS\[0\]\.key: A prl_ key of 40 characters is a generated key, and its checksum does not match/],
     [[key({ plan: 'gold' })], /^API_KEYS\[0\]\.plan: Expected one of free, pro, enterprise/],
     [[key({ scopes: ['agents:delete'] })], /^API_KEYS\[0\]\.scopes\[0\]: Expected one of/],
     [[key({ colour: 'red' })], /^API_KEYS\[0\]\.colour: Unknown field\.$/],

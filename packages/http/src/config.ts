@@ -1,5 +1,5 @@
 /** @module Server configuration from environment variables (decisions §1), validated at start-up. */
-import { PLANS, SCOPES, type Plan, type RateLimitFailurePolicy, type Scope } from '@parley/core';
+import { PLANS, SCOPES, apiKeyChecksumFails, type Plan, type RateLimitFailurePolicy, type Scope } from '@parley/core';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
@@ -98,6 +98,7 @@ const KeySchema = v.pipe(
   v.minLength(16, 'Expected at least 16 characters.'),
   v.maxLength(512, 'Expected at most 512 characters.'),
   v.regex(/^[A-Za-z0-9\-._~+/]+=*$/, 'Expected only letters, digits and - . _ ~ + / (RFC 6750).'),
+  v.check((key) => !apiKeyChecksumFails(key), 'A prl_ key of 40 characters is a generated key, and its checksum does not match: check it for a typo.'),
 );
 
 /** The rules of what a key grants, shared by `API_KEYS` entries and `parley keys create`. */

@@ -5,7 +5,7 @@
  */
 import { MemoryApiKeyStore, MemoryEventPublisher, MemoryStorage } from '@parley/adapter-memory';
 import { RedisApiKeyStore, RedisRateLimitStore, RedisStorage } from '@parley/adapter-redis';
-import type { CoreOptions, RateLimitStore } from '@parley/core';
+import { generateApiKey, type CoreOptions, type RateLimitStore } from '@parley/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import { SERVER_REDIS_TIMEOUT_MS } from './backend.js';
@@ -43,9 +43,9 @@ describe('Redis faults at the HTTP layer', () => {
     const core = createServerCore(adapters, { rateLimitFailure: failure, webhookAllowPrivateUrls: false }, logger);
     const key = overrides.apiKeys ? 'any-well-formed-key-0123456789' : (await core.apiKeys.issue({ workspaceId: 'acme', plan: 'free' })).key;
     const hono = createApp(core, { logger });
-    const call = async (path: string) => {
+    const call = async (path: string, bearer = key) => {
       const started = Date.now();
-      const response = await hono.request(path, { headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': 'req-fault' } });
+      const response = await hono.request(path, { headers: { Authorization: `Bearer ${bearer}`, 'X-Request-Id': 'req-fault' } });
       return { response, elapsed: Date.now() - started, body: (await response.json()) as unknown };
     };
     return { call, lines };
@@ -59,6 +59,17 @@ describe('Redis faults at the HTTP layer', () => {
     expect(response.headers.get('WWW-Authenticate')).toBeNull();
     expect(elapsed).toBeLessThan(ANSWER_WITHIN_MS);
     expect(lines.find((line) => line.msg === 'request failed')).toMatchObject({ level: 40, requestId: 'req-fault' });
+  });
+
+  it('a generated key whose checksum fails is 401 even with the key store down: it is never looked up', async () => {
+    const { call } = await app({ apiKeys: open(new RedisApiKeyStore(options())), rateLimits: open(new RedisRateLimitStore(options())) });
+    const key = generateApiKey();
+    const typo = `${key.slice(0, -3)}${key.at(-3) === '0' ? '1' : '0'}${key.slice(-2)}`;
+    const refused = await call('/api/agents', typo);
+    expect(refused.response.status).toBe(401);
+    expect(refused.body).toMatchObject({ error: { code: 'unauthorized' } });
+    // The same key, correct: looked up, and the store is down.
+    expect((await call('/api/agents', key)).response.status).toBe(503);
   });
 
   it('the key lookup failing is 503 in the flat sandbox shape too', async () => {

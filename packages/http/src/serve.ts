@@ -1,7 +1,12 @@
-/** @module Serves a Hono app over Node's HTTP server (@hono/node-server), with a draining close. */
-import { serve as nodeServe } from '@hono/node-server';
-import type { Server } from 'node:http';
+/**
+ * @module Serves a Hono app over Node's HTTP server (@hono/node-server's request listener), with
+ * errors below the app in the API's shape, graceful closes after unread bodies, and a draining close.
+ */
+import { getRequestListener, type HttpBindings } from '@hono/node-server';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerClientError, hostProblem, invalidRequestResponse } from './client-error.js';
+import { closeIfBodyUnread } from './lingering-close.js';
 
 const SWEEP_INTERVAL_MS = 50;
 
@@ -16,6 +21,12 @@ export interface ServeOptions {
    * default 10 000 ms, inside the usual 30 s grace period of container orchestrators.
    */
   drainTimeoutMs?: number;
+  /**
+   * How long a client may take to send a whole request (headers and body), in ms, before it is
+   * answered 408 `request_timeout` and disconnected; default Node's (300 000, with 60 000 for the
+   * headers). Lower it to shed slow clients sooner. Checked at a quarter of this, at most every 30 s.
+   */
+  requestTimeoutMs?: number;
 }
 
 /** A listening server. */
@@ -37,16 +48,46 @@ export interface ServerHandle {
 }
 
 /**
- * Starts listening with `app.fetch` and resolves once the port is bound.
+ * Starts listening with `app.fetch` and resolves once the port is bound. Below the app:
+ * - a response sent before the request body was read to its end (a 413, a 401 before a large
+ *   upload) carries `Connection: close` and the connection closes gracefully, so the client
+ *   reads the response instead of a reset, and a keep-alive client's next request goes over a
+ *   new connection (see `lingering-close.ts` and the README);
+ * - requests Node's parser refuses (bad chunked encoding, conflicting `Content-Length`, header
+ *   fields over Node's 16 KiB limit → 431, request timeouts → 408) and a missing, repeated or
+ *   invalid `Host` answer `{"error": {"code", "message"}}` and close (`client-error.ts`).
  * @throws the listen error (e.g. `EADDRINUSE`) as a rejection
  */
-export function serve(app: { fetch: (request: Request) => Response | Promise<Response> }, options: ServeOptions = {}): Promise<ServerHandle> {
+export function serve(app: { fetch: (request: Request, env: HttpBindings) => Response | Promise<Response> }, options: ServeOptions = {}): Promise<ServerHandle> {
   const hostname = options.hostname ?? '127.0.0.1';
   const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
+  const listener = getRequestListener(
+    async (request, bindings) => {
+      // This listener only ever runs under node:http's createServer below, never HTTP/2.
+      const env = bindings as HttpBindings;
+      const problem = hostProblem(env.incoming);
+      const response = problem === null ? await app.fetch(request, env) : invalidRequestResponse(problem);
+      return await closeIfBodyUnread(response, env.incoming);
+    },
+    // Called when no Request can be built (an invalid Host or request target).
+    { hostname, errorHandler: () => invalidRequestResponse() },
+  );
+  const timeouts =
+    options.requestTimeoutMs === undefined
+      ? {}
+      : {
+          requestTimeout: options.requestTimeoutMs,
+          headersTimeout: options.requestTimeoutMs,
+          connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(options.requestTimeoutMs / 4))),
+        };
+  // `requireHostHeader: false`: Node would answer a missing Host with an empty 400; hostProblem() answers it in the API's shape.
+  const server = createServer({ requireHostHeader: false, ...timeouts }, listener);
+  server.on('clientError', answerClientError);
   return new Promise((resolve, reject) => {
-    // No `createServer` option is passed, so this is node:http's Server.
-    const server = nodeServe({ fetch: app.fetch, port: options.port ?? 3000, hostname }, (info: AddressInfo) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 3000, hostname, () => {
       server.off('error', reject);
+      const info = server.address() as AddressInfo;
       const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
       let closing: Promise<void> | undefined;
       const close = () =>
@@ -64,7 +105,6 @@ export function serve(app: { fetch: (request: Request) => Response | Promise<Res
           server.closeIdleConnections();
         }));
       resolve({ server, port: info.port, hostname: info.address, url: `http://${host}:${info.port}`, close });
-    }) as Server;
-    server.once('error', reject);
+    });
   });
 }

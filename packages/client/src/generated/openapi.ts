@@ -563,7 +563,7 @@ export interface components {
         ApiError: {
             error: {
                 /** @enum {string} */
-                code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "idempotency_key_reused" | "rate_limit_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
                 /** @description Safe to show; never contains internals. */
                 message: string;
                 details?: {
@@ -619,6 +619,8 @@ export interface components {
         RateLimit: string;
         /** @description Seconds until one more request is admitted (RFC 9110), rounded up. */
         "Retry-After": number;
+        /** @description `true` on a response replayed for a repeated `Idempotency-Key`: the request did not run again. */
+        "Idempotent-Replayed": "true";
         /**
          * @description The Bearer challenge (RFC 6750), with `error="invalid_request"` or `error="invalid_token"` when a key was sent.
          * @example Bearer realm="parley"
@@ -783,7 +785,10 @@ export interface operations {
     createAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and body within 24 h gets the first response again (`Idempotent-Replayed: true`) and changes nothing. 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -799,6 +804,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -840,6 +846,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `payload_too_large`: the body is over the configured limit (`details.limitBytes`). */
             413: {
                 headers: {
@@ -852,8 +870,20 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8). */
+            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`. */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `idempotency_key_reused`: the `Idempotency-Key` was already used for another method, path or body. */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -1186,7 +1216,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8). */
+            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`. */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1341,7 +1371,10 @@ export interface operations {
     createConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and body within 24 h gets the first response again (`Idempotent-Replayed: true`) and changes nothing. 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1357,6 +1390,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1410,7 +1444,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description `conflict`: the agent is inactive. */
+            /** @description `conflict`: the agent is inactive. Or `idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1434,8 +1468,20 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8). */
+            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`. */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `idempotency_key_reused`: the `Idempotency-Key` was already used for another method, path or body. */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -1682,7 +1728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8). */
+            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`. */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1850,7 +1896,10 @@ export interface operations {
     sendMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and body within 24 h gets the first response again (`Idempotent-Replayed: true`) and changes nothing. 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The conversation's id (conv_…). */
                 id: string;
@@ -1869,6 +1918,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1922,7 +1972,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description `conflict`: the conversation is completed. */
+            /** @description `conflict`: the conversation is completed. Or `idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1946,8 +1996,20 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8). */
+            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`. */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `idempotency_key_reused`: the `Idempotency-Key` was already used for another method, path or body. */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2098,7 +2160,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and body within 24 h gets the first response again (`Idempotent-Replayed: true`) and changes nothing. 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2114,6 +2179,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2155,6 +2221,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `payload_too_large`: the body is over the configured limit (`details.limitBytes`). */
             413: {
                 headers: {
@@ -2167,8 +2245,20 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8). */
+            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`. */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `idempotency_key_reused`: the `Idempotency-Key` was already used for another method, path or body. */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2501,7 +2591,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8). */
+            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`. */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

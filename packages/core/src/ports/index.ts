@@ -5,4 +5,5 @@ export type * from './events.js';
 export * from './clock.js';
 export * from './ids.js';
 export type * from './rate-limit.js';
+export type * from './idempotency.js';
 export * from './webhook-targets.js';

@@ -2,7 +2,8 @@
 import { createHash } from 'node:crypto';
 import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
-import { createCore, hasScope, hashApiKey, type Principal } from '../index.js';
+import { MemoryApiKeyStore } from '@parley/adapter-memory';
+import { API_KEY_PREFIX, apiKeyChecksumFails, createCore, generateApiKey, hasScope, hashApiKey, type Principal } from '../index.js';
 import { ManualClock } from '../testing/clock.js';
 
 const START = '2026-01-01T00:00:00.000Z';
@@ -17,7 +18,8 @@ describe('ApiKeyService', () => {
   it('issues a prl_ key whose authentication yields its principal', async () => {
     const { core } = setup();
     const { key, record } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' });
-    expect(key).toMatch(/^prl_[A-Za-z0-9_-]{43}$/);
+    expect(key).toMatch(/^prl_[A-Za-z0-9]{36}$/);
+    expect(apiKeyChecksumFails(key)).toBe(false);
     expect(record).toEqual({ keyId: record.keyId, workspaceId: 'ws1', plan: 'pro', scopes: ['*'], hash: hashApiKey(key), createdAt: START });
     expect(record.keyId).toMatch(/^key_/);
     expect(await core.apiKeys.authenticate(key)).toEqual({ keyId: record.keyId, workspaceId: 'ws1', plan: 'pro', scopes: ['*'] });
@@ -76,5 +78,72 @@ describe('ApiKeyService', () => {
     expect(hasScope(principal(['agents:read']), 'agents:read')).toBe(true);
     expect(hasScope(principal(['agents:read']), 'agents:write')).toBe(false);
     expect(hasScope(principal([]), 'plants:read')).toBe(false);
+  });
+
+  describe('checksummed keys', () => {
+    /** A memory key store that counts lookups. */
+    class CountingStore extends MemoryApiKeyStore {
+      lookups = 0;
+      override findByHash(hash: string) {
+        this.lookups += 1;
+        return super.findByHash(hash);
+      }
+    }
+
+    function counted() {
+      const store = new CountingStore();
+      return { store, core: createCore({ ...memoryAdapters(), apiKeys: store }) };
+    }
+
+    it('a generated key is prl_ + 30 random base62 + a 6-character CRC32 checksum; keys differ', () => {
+      const keys = Array.from({ length: 200 }, generateApiKey);
+      for (const key of keys) {
+        expect(key).toMatch(/^prl_[0-9A-Za-z]{36}$/);
+        expect(apiKeyChecksumFails(key)).toBe(false);
+      }
+      expect(new Set(keys).size).toBe(keys.length);
+    });
+
+    it('every single-character typo and a swap of two neighbours fail the checksum', () => {
+      const key = generateApiKey();
+      const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+      for (let i = API_KEY_PREFIX.length; i < key.length; i += 1) {
+        for (const replacement of [alphabet[(alphabet.indexOf(key[i]!) + 1) % 62]!, '-', '_']) {
+          expect(apiKeyChecksumFails(`${key.slice(0, i)}${replacement}${key.slice(i + 1)}`), `${i}: ${replacement}`).toBe(true);
+        }
+        if (i + 1 < key.length && key[i] !== key[i + 1]) {
+          expect(apiKeyChecksumFails(`${key.slice(0, i)}${key[i + 1]}${key[i]}${key.slice(i + 2)}`)).toBe(true);
+        }
+      }
+    });
+
+    it('a key whose checksum fails answers null without any store lookup; a valid one is looked up', async () => {
+      const { core, store } = counted();
+      const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' });
+      const typo = `${key.slice(0, 10)}${key[10] === 'a' ? 'b' : 'a'}${key.slice(11)}`;
+      expect(await core.apiKeys.authenticate(typo)).toBeNull();
+      expect(store.lookups).toBe(0);
+      expect(await core.apiKeys.authenticate(key)).toMatchObject({ workspaceId: 'ws1' });
+      expect(store.lookups).toBe(1);
+    });
+
+    it('keys of the earlier format (prl_ + 43 base64url) and keys chosen in API_KEYS keep working', async () => {
+      const { core, store } = counted();
+      const legacy = 'prl_mR2k-9_xQ0vT7bWc3Lp8Yz1Hn4Jd6Fs5Ga0Ek2Uo9Ir';
+      expect(legacy).toHaveLength(47);
+      for (const given of [legacy, 'acme-admin-key-0123456789']) {
+        await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, given);
+        expect(await core.apiKeys.authenticate(given)).toMatchObject({ workspaceId: 'ws1' });
+      }
+      expect(store.lookups).toBe(2);
+    });
+
+    it('refuses to issue a given key in the generated format whose checksum fails, storing nothing', async () => {
+      const { core, store } = counted();
+      const key = generateApiKey();
+      const broken = `${key.slice(0, -1)}${key.endsWith('0') ? '1' : '0'}`;
+      await expect(core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, broken)).rejects.toMatchObject({ code: 'validation_failed' });
+      expect(await store.list()).toEqual([]);
+    });
   });
 });

@@ -10,4 +10,5 @@ export {
   type ApiKeyStoreFixture,
 } from './api-key-contract.js';
 export * from './rate-limit-contract.js';
+export * from './idempotency-contract.js';
 export { Records } from './storage-contract/fixtures.js';

@@ -35,4 +35,15 @@ describe('bearerAuth', () => {
     await h.core.apiKeys.revoke(record!.keyId);
     expect((await h.call('GET', '/api/agents')).status).toBe(401);
   });
+
+  it('a generated key with a typo is 401 and says so; the same key without the typo works', async () => {
+    const h = await harness();
+    const { key } = await h.core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' });
+    const typo = `${key.slice(0, 20)}${key[20] === 'x' ? 'y' : 'x'}${key.slice(21)}`;
+    const response = await h.call('GET', '/api/agents', { key: typo });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('WWW-Authenticate')).toBe('Bearer realm="parley", error="invalid_token"');
+    expect((await json(response)).error).toEqual({ code: 'unauthorized', message: 'Invalid API key: its checksum does not match. Check it for a typo.' });
+    expect((await h.call('GET', '/api/agents', { key })).status).toBe(200);
+  });
 });

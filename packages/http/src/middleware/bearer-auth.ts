@@ -1,5 +1,5 @@
 /** @module Bearer API key authentication (RFC 6750) against core's API keys. */
-import { ErrorCode, ParleyError, type Principal } from '@parley/core';
+import { ErrorCode, ParleyError, apiKeyChecksumFails, type Principal } from '@parley/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 
@@ -19,7 +19,8 @@ export interface BearerAuthOptions {
 
 /**
  * Requires `Authorization: Bearer <key>` and sets `c.var.principal` to the key's principal.
- * Missing, malformed or unknown keys are 401 `unauthorized` with a `WWW-Authenticate: Bearer`
+ * Missing, malformed or unknown keys, and generated keys whose checksum fails (refused before
+ * any lookup, so a typo never costs a store round trip), are 401 `unauthorized` with a `WWW-Authenticate: Bearer`
  * challenge (RFC 6750 §3; a malformed header would be 400 there, but decisions §3 answers every
  * credential failure with 401, and `error=` only appears when credentials were sent).
  *
@@ -41,6 +42,8 @@ export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler<Parley
     if (!token || !B64TOKEN.test(token)) {
       return reject(c, 'Malformed Authorization header. Expected Authorization: Bearer <key>.', 'invalid_request');
     }
+    // Core refuses these too; checked here as well to say why, and without any lookup.
+    if (apiKeyChecksumFails(token)) return reject(c, 'Invalid API key: its checksum does not match. Check it for a typo.', 'invalid_token');
     const principal = await options.apiKeys.authenticate(token);
     if (!principal) return reject(c, 'Unknown API key.', 'invalid_token');
     c.set('principal', principal);

@@ -1,7 +1,7 @@
 /** @module Tests of body handling: 413 (declared and chunked), 415, malformed JSON, missing bodies. */
 import { describe, expect, it } from 'vitest';
 import { agentInput, harness, json } from '../test-support/harness.js';
-import { isJsonMediaType } from './json-body.js';
+import { isIdentityEncoding, isJsonMediaType } from './json-body.js';
 
 function chunked(chunks: number, size: number): ReadableStream<Uint8Array> {
   let sent = 0;
@@ -14,6 +14,23 @@ function chunked(chunks: number, size: number): ReadableStream<Uint8Array> {
 }
 
 describe('jsonBody', () => {
+  it('a compressed body is 415 unsupported_media_type with Accept-Encoding: identity, and nothing is created', async () => {
+    const h = await harness();
+    for (const encoding of ['gzip', 'br', 'identity, gzip', 'x-custom']) {
+      const response = await h.call('POST', '/api/agents', { json: agentInput, headers: { 'Content-Encoding': encoding } });
+      expect(response.status, encoding).toBe(415);
+      expect(response.headers.get('Accept-Encoding')).toBe('identity');
+      expect((await json(response)).error.code).toBe('unsupported_media_type');
+    }
+    expect((await json(await h.call('GET', '/api/agents'))).total).toBe(0);
+    expect((await h.call('POST', '/api/agents', { json: agentInput, headers: { 'Content-Encoding': 'Identity' } })).status).toBe(201);
+  });
+
+  it('isIdentityEncoding accepts only no coding or identity', () => {
+    expect([undefined, '', 'identity', ' IDENTITY '].map(isIdentityEncoding)).toEqual([true, true, true, true]);
+    expect(['gzip', 'deflate', 'identity,br'].map(isIdentityEncoding)).toEqual([false, false, false]);
+  });
+
   it('a body over the limit by Content-Length is 413 payload_too_large', async () => {
     const h = await harness({ bodyLimitBytes: 64 });
     const body = JSON.stringify({ ...agentInput, description: 'x'.repeat(100) });

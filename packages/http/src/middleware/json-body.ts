@@ -1,5 +1,5 @@
 /** @module Request bodies: size limit, media type and JSON parsing, in decisions §3's order. */
-import { ErrorCode, ParleyError } from '@parley/core';
+import { ErrorCode, ParleyError, isParleyError } from '@parley/core';
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ParleyEnv } from '../env.js';
@@ -37,6 +37,16 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
   });
 }
 
+/**
+ * True when `Content-Encoding` is absent or only `identity`. Parley decodes no content coding: a
+ * compressed body would be read as malformed JSON, or — worse — as a different body, so it is
+ * refused with 415 (RFC 9110 §8.4.1: an unacceptable coding "SHOULD" get 415).
+ */
+export function isIdentityEncoding(contentEncoding: string | undefined): boolean {
+  if (contentEncoding === undefined) return true;
+  return contentEncoding.split(',').every((coding) => ['', 'identity'].includes(coding.trim().toLowerCase()));
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function parseJson(bytes: Uint8Array): unknown {
@@ -52,9 +62,11 @@ function parseJson(bytes: Uint8Array): unknown {
  * Reads a JSON request body for the route it is attached to:
  * 1. over `maxBytes` → 413 `payload_too_large`, by `Content-Length` or, for chunked bodies
  *    without one, by counting bytes as they stream in (`hono/body-limit`);
- * 2. a non-empty body that is not `application/json` (charset utf-8 allowed) → 415
- *    `unsupported_media_type`;
- * 3. malformed JSON or invalid UTF-8 → 400 `invalid_request`.
+ * 2. a non-empty body that is not `application/json` (charset utf-8 allowed), or that has a
+ *    `Content-Encoding` (gzip, br, …: none is decoded) → 415 `unsupported_media_type`, the
+ *    latter with `Accept-Encoding: identity` (RFC 7694);
+ * 3. malformed JSON or invalid UTF-8, or a body whose stream fails (the client broke off) → 400
+ *    `invalid_request`.
  * An empty body is passed on as `undefined`, so the service reports a required body as
  * `validation_failed`. Attach it after the scope check: decisions §3 puts 403 before 413.
  */
@@ -67,18 +79,32 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler<Parle
     },
   });
   return async function jsonBody(c, next) {
-    await limit(c, async () => {
-      const bytes = new Uint8Array(await c.req.arrayBuffer());
-      let body: unknown;
-      if (bytes.byteLength > 0) {
-        if (!isJsonMediaType(c.req.header('Content-Type'))) {
-          throw new ParleyError(ErrorCode.unsupportedMediaType, 'The request body must be JSON sent as Content-Type: application/json.');
+    let bodyRead = false;
+    try {
+      await limit(c, async () => {
+        const bytes = new Uint8Array(await c.req.arrayBuffer());
+        let body: unknown;
+        if (bytes.byteLength > 0) {
+          if (!isJsonMediaType(c.req.header('Content-Type'))) {
+            throw new ParleyError(ErrorCode.unsupportedMediaType, 'The request body must be JSON sent as Content-Type: application/json.');
+          }
+          if (!isIdentityEncoding(c.req.header('Content-Encoding'))) {
+            // RFC 7694 §3: name the codings the server does accept.
+            c.header('Accept-Encoding', 'identity');
+            throw new ParleyError(ErrorCode.unsupportedMediaType, 'The request body must not be compressed: no Content-Encoding is accepted.');
+          }
+          body = parseJson(bytes);
         }
-        body = parseJson(bytes);
-      }
-      // Hono types validated data as `{}`; any JSON value (or `undefined` for no body) is stored.
-      c.req.addValidatedData('json', body as {});
-      await next();
-    });
+        // Hono types validated data as `{}`; any JSON value (or `undefined` for no body) is stored.
+        c.req.addValidatedData('json', body as {});
+        bodyRead = true;
+        await next();
+      });
+    } catch (error) {
+      if (bodyRead || isParleyError(error)) throw error;
+      // The body stream failed: the client broke off, or sent framing the server's parser refused
+      // (which then answered on its own). The client's doing, not a server fault to log as one.
+      throw new ParleyError(ErrorCode.invalidRequest, 'The request body could not be read.', undefined, { cause: error });
+    }
   };
 }

@@ -10,7 +10,7 @@ import * as v from 'valibot';
 import type { ParleyEnv } from '../env.js';
 import type { ErrorShape } from '../middleware/error-handler.js';
 import { requireScope } from '../middleware/require-scope.js';
-import { errorResponse, responseHeaders, type ErrorStatus } from './responses.js';
+import { errorResponse, headerRef, responseHeaders, type ErrorStatus } from './responses.js';
 import { parametersOf, schemaObject } from './json-schema.js';
 
 /** Tags group operations on the reference page, in this order. */
@@ -80,14 +80,45 @@ function successResponse(success: SuccessDoc, authenticated: boolean): OpenAPIV3
   return { description: success.description, headers: responseHeaders(success.status, authenticated), ...(content ? { content } : {}) };
 }
 
+/** The `Idempotency-Key` request header of `/api` creates (README "Idempotent requests"). */
+const IDEMPOTENCY_KEY_PARAMETER: OpenAPIV3_1.ParameterObject = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'Makes a retry safe: a repeat with the same key, method, path and body within 24 h gets the first response again (`Idempotent-Replayed: true`) and changes nothing. 5xx answers are not kept.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+};
+
+const IDEMPOTENCY_409 = '`idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed.';
+
+/**
+ * Creates under `/api` (the API's `POST`s: a body and `201`) take `Idempotency-Key`: its header,
+ * the replay header on the success, and 409 / 422 among the errors.
+ */
+function isIdempotentCreate(doc: OperationDoc): boolean {
+  return (doc.shape ?? 'api') === 'api' && doc.body !== undefined && doc.success.status === 201;
+}
+
 /** The OpenAPI operation object of `doc`. */
 function operationObject(doc: OperationDoc): OpenAPIV3_1.OperationObject {
   const shape = doc.shape ?? 'api';
   const authenticated = doc.scope !== undefined;
-  const responses: OpenAPIV3_1.ResponsesObject = { [doc.success.status]: successResponse(doc.success, authenticated) };
-  const statuses = new Set<ErrorStatus>([...implicitErrors(doc), ...(Object.keys(doc.errors ?? {}).map(Number) as ErrorStatus[])]);
-  for (const status of [...statuses].sort((a, b) => a - b)) responses[status] = errorResponse(status, shape, authenticated, doc.errors?.[status]);
-  const parameters = [...(doc.path ? parametersOf(doc.path, 'path') : []), ...(doc.query ? parametersOf(doc.query, 'query') : [])];
+  const idempotent = isIdempotentCreate(doc);
+  const success = successResponse(doc.success, authenticated);
+  if (idempotent) success.headers = { ...success.headers, 'Idempotent-Replayed': headerRef('Idempotent-Replayed') };
+  const responses: OpenAPIV3_1.ResponsesObject = { [doc.success.status]: success };
+  const errors: Partial<Record<ErrorStatus, string | undefined>> = { ...doc.errors };
+  if (idempotent) {
+    errors[409] = errors[409] ? `${errors[409]} Or ${IDEMPOTENCY_409}` : IDEMPOTENCY_409;
+    errors[422] ??= undefined;
+  }
+  const statuses = new Set<ErrorStatus>([...implicitErrors(doc), ...(Object.keys(errors).map(Number) as ErrorStatus[])]);
+  for (const status of [...statuses].sort((a, b) => a - b)) responses[status] = errorResponse(status, shape, authenticated, errors[status]);
+  const parameters = [
+    ...(doc.path ? parametersOf(doc.path, 'path') : []),
+    ...(doc.query ? parametersOf(doc.query, 'query') : []),
+    ...(idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : []),
+  ];
   const scopeNote = doc.scope ? `Requires the scope \`${doc.scope}\` (or \`*\`).` : 'No API key needed.';
   return {
     operationId: doc.operationId,

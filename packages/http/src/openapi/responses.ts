@@ -31,6 +31,10 @@ export const HEADERS: Record<string, OpenAPIV3_1.HeaderObject> = {
     required: true,
     schema: { type: 'integer', minimum: 0 },
   },
+  'Idempotent-Replayed': {
+    description: '`true` on a response replayed for a repeated `Idempotency-Key`: the request did not run again.',
+    schema: { type: 'string', enum: ['true'] },
+  },
   'WWW-Authenticate': {
     description: 'The Bearer challenge (RFC 6750), with `error="invalid_request"` or `error="invalid_token"` when a key was sent.',
     required: true,
@@ -42,7 +46,7 @@ export const HEADERS: Record<string, OpenAPIV3_1.HeaderObject> = {
 const header = (name: keyof typeof HEADERS & string): HeaderRef => ({ $ref: `#/components/headers/${name}` });
 
 /** The statuses an error response may have (decisions §3). */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 /** What each status means, naming the codes decisions §3 gives it. */
 const ERROR_DESCRIPTIONS: Readonly<Record<ErrorStatus, string>> = {
@@ -52,11 +56,15 @@ const ERROR_DESCRIPTIONS: Readonly<Record<ErrorStatus, string>> = {
   404: '`not_found`: no such resource in the key\'s workspace.',
   409: '`conflict`: the request conflicts with the current state.',
   413: '`payload_too_large`: the body is over the configured limit (`details.limitBytes`).',
-  415: '`unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8).',
+  415: '`unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`.',
+  422: '`idempotency_key_reused`: the `Idempotency-Key` was already used for another method, path or body.',
   429: '`rate_limit_exceeded`: over the plan\'s limit (`details.retryAfterSeconds`); costs no quota.',
   500: '`internal_error`: something unexpected; the body reveals nothing, the log has the cause.',
   503: '`service_unavailable`: storage (or the rate-limit store, when failing closed) is unreachable.',
 };
+
+/** A reference to one of {@link HEADERS}. */
+export const headerRef = header;
 
 /** Header fields of a response: `X-Request-Id` always, the RateLimit fields once a key is known. */
 export function responseHeaders(status: number, authenticated: boolean): Record<string, HeaderRef> {
@@ -77,6 +85,7 @@ const SANDBOX_DESCRIPTIONS: Readonly<Record<ErrorStatus, string>> = {
   409: 'The request conflicts with the current state.',
   413: 'The body is over the configured limit.',
   415: 'A non-empty body that is not `application/json`.',
+  422: 'The request is well-formed but cannot be processed.',
   429: 'Over the plan\'s limit.',
   500: 'Something unexpected; the body reveals nothing.',
   503: 'Storage is unreachable.',

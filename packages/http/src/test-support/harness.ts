@@ -9,7 +9,7 @@ import type { Hono } from 'hono';
 import { Writable } from 'node:stream';
 import { createApp, type AppOptions } from '../app.js';
 import type { ParleyEnv } from '../env.js';
-import { createLogger, type Logger } from '../logger.js';
+import { createLogger, type LogLevel, type Logger } from '../logger.js';
 
 /** What a harness runs on: the core's adapters, rate limits included. */
 export type HarnessAdapters = CoreOptions & { rateLimits: RateLimitStore };
@@ -86,8 +86,8 @@ export async function json<T = any>(response: Response): Promise<T> {
 /** A valid agent create body. */
 export const agentInput = { name: 'Ada', description: 'Answers billing questions', model: 'modelA-4' } as const;
 
-/** A logger at `info` whose JSON lines land, parsed, in `lines`. */
-export function captureLogs(): { lines: Array<Record<string, unknown>>; logger: Logger } {
+/** A logger at `level` (default `info`) whose JSON lines land, parsed, in `lines`. */
+export function captureLogs(level: LogLevel = 'info'): { lines: Array<Record<string, unknown>>; logger: Logger } {
   const lines: Array<Record<string, unknown>> = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -95,5 +95,5 @@ export function captureLogs(): { lines: Array<Record<string, unknown>>; logger: 
       done();
     },
   });
-  return { lines, logger: createLogger('info', stream) };
+  return { lines, logger: createLogger(level, stream) };
 }
