@@ -2,7 +2,8 @@
 import { container as rootContainer, type DependencyContainer } from './di.js';
 import type { ApiKeyStore } from './ports/api-keys.js';
 import { systemClock, type Clock } from './ports/clock.js';
-import type { EventPublisher } from './ports/events.js';
+import type { DeliveryQueue } from './ports/delivery-queue.js';
+import type { WebhookTransport } from './ports/webhook-transport.js';
 import { createUlidGenerator, type IdGenerator } from './ports/ids.js';
 import type { RateLimitStore } from './ports/rate-limit.js';
 import type { Storage } from './ports/storage.js';
@@ -24,7 +25,18 @@ import { TOKENS } from './tokens.js';
 export interface CoreOptions {
   storage: Storage;
   apiKeys: ApiKeyStore;
-  events: EventPublisher;
+  /** Where webhook delivery jobs wait for workers (memory or Redis adapter). */
+  deliveryQueue: DeliveryQueue;
+  /**
+   * How webhook requests are sent (default `undiciTransport({ allowPrivate:
+   * allowPrivateWebhookUrls })`: 15 s / 5 s deadlines, no redirects, connect-time target checks).
+   */
+  webhookTransport?: WebhookTransport;
+  /**
+   * Seconds between delivery attempts (default the Standard Webhooks schedule
+   * `5,300,1800,7200,18000,36000,50400,72000,86400`: ten attempts over about 75 h).
+   */
+  webhookRetryDelays?: readonly number[];
   clock?: Clock;
   ids?: IdGenerator;
   /** Where rate-limit state lives; without it `core.rateLimiter` is `undefined`. */
