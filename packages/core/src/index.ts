@@ -18,3 +18,4 @@ export * from './rate-limit/gcra.js';
 export * from './rate-limit/plans.js';
 export * from './rate-limit/rate-limiter.js';
 export * from './create-core.js';
+export * from './delivery/index.js';
