@@ -35,6 +35,11 @@ export interface DeliveryWorkerOptions {
   retryDelaysSeconds?: readonly number[];
   /** Attempts in flight at once per lane (default `first` 16, `retry` 4). */
   concurrency?: Partial<Record<DeliveryLane, number>>;
+  /**
+   * Attempts in flight at once to one endpoint, both lanes together (default half the `first`
+   * lane's, at least 1): a receiver that hangs holds at most this many slots, never all of them.
+   */
+  perEndpoint?: number;
   /** Run the outbox relay too (default `true`). */
   dispatch?: boolean;
   /** How long one lease or outbox take waits for work, in ms (default 1 000): bounds how long `stop()` waits for an idle loop. */
@@ -46,6 +51,8 @@ export interface DeliveryWorkerOptions {
 
 /** How long a loop pauses after its backend failed, in ms, before trying again. */
 const FAULT_PAUSE_MS = 1_000;
+/** How long a job is put off when its endpoint already has `perEndpoint` attempts in flight, in ms. */
+const BUSY_ENDPOINT_DEFER_MS = 1_000;
 
 /**
  * Delivers webhooks: one relay loop (outbox → `webhookEndpoints.subscribed` → queue → outbox ack)
@@ -55,6 +62,10 @@ const FAULT_PAUSE_MS = 1_000;
  * disables the endpoint (`gone`); any other outcome of a `scheduled` or `recover` job is retried per
  * the schedule (±10 % jitter, a later `Retry-After` wins, at most 24 h) until the last attempt, and
  * an endpoint failing for 5 days is disabled (`failing`). A `manual` job is one attempt.
+ *
+ * One endpoint never takes more than `perEndpoint` slots: a job leased while its endpoint is that
+ * busy is put off by a second (rescheduled into the `retry` lane, same attempt, not logged), so a
+ * receiver that hangs for its full 15 s deadline delays only its own deliveries.
  *
  * Storage or queue faults never lose a job: an attempt that could not be acked or rescheduled is
  * handed out again when its lease ends (at-least-once; the same `webhook-id` every time).
@@ -68,6 +79,9 @@ export class DeliveryWorker {
   private readonly pollMs: number;
   private readonly logger: DeliveryLogger;
   private readonly random: () => number;
+  private readonly perEndpoint: number;
+  /** Attempts in flight per `workspaceId endpointId`. */
+  private readonly busy = new Map<string, number>();
   private readonly stopSignal = new AbortController();
   private running: Promise<void> | undefined;
 
@@ -81,6 +95,8 @@ export class DeliveryWorker {
     for (const lane of ['first', 'retry'] as const) {
       if (!Number.isInteger(this.concurrency[lane]) || this.concurrency[lane] < 1) throw new RangeError(`concurrency.${lane}: expected an integer ≥ 1.`);
     }
+    this.perEndpoint = options.perEndpoint ?? Math.max(1, Math.floor(this.concurrency.first / 2));
+    if (!Number.isInteger(this.perEndpoint) || this.perEndpoint < 1) throw new RangeError('perEndpoint: expected an integer ≥ 1.');
     this.dispatch = options.dispatch ?? true;
     this.pollMs = options.pollMs ?? 1_000;
     this.logger = options.logger ?? silentLogger;
@@ -152,13 +168,34 @@ export class DeliveryWorker {
       }
       // Jobs leased while stopping are still worked: they are ours until the lease ends anyway.
       for (const item of leased) {
+        const key = `${item.job.workspaceId} ${item.job.endpointId}`;
+        const busy = this.busy.get(key) ?? 0;
+        if (busy >= this.perEndpoint) {
+          this.deferBusy(item);
+          continue;
+        }
+        this.busy.set(key, busy + 1);
         const work: Promise<void> = this.work(item)
           .catch((error: unknown) => this.logger.error({ err: error, jobId: item.job.id, endpointId: item.job.endpointId }, 'delivery attempt failed; its lease will hand it out again'))
-          .finally(() => inFlight.delete(work));
+          .finally(() => {
+            inFlight.delete(work);
+            const left = (this.busy.get(key) ?? 1) - 1;
+            if (left > 0) this.busy.set(key, left);
+            else this.busy.delete(key);
+          });
         inFlight.add(work);
       }
     }
     await Promise.allSettled(inFlight);
+  }
+
+  /** Puts a job off (same attempt, a new job id) because its endpoint is at its limit. */
+  private deferBusy(leased: LeasedJob): void {
+    const next = { ...leased.job, id: randomUUID() };
+    this.queue.retry(leased, next, this.context.clock.now() + BUSY_ENDPOINT_DEFER_MS).catch((error: unknown) => {
+      // The lease runs out and the job is handed out again: nothing is lost.
+      this.logger.error({ err: error, jobId: leased.job.id, endpointId: leased.job.endpointId }, 'putting off a job of a busy endpoint failed');
+    });
   }
 
   /** Makes the attempt of one leased job and settles it (ack or reschedule). */
