@@ -79,14 +79,14 @@ function banner(url: string, storage: string, keys: ApiKeySetup): string {
  */
 export function createServerCore(
   adapters: CoreOptions,
-  config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls' | 'webhookRetryDelaysSeconds'>,
+  config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls'> & Partial<Pick<Config, 'webhookRetryDelaysSeconds'>>,
   logger: Logger,
 ): Core {
   return createCore({
     ...adapters,
     rateLimitFailure: config.rateLimitFailure,
     allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
-    webhookRetryDelays: config.webhookRetryDelaysSeconds,
+    ...(config.webhookRetryDelaysSeconds && { webhookRetryDelays: config.webhookRetryDelaysSeconds }),
     onRateLimitStoreError: (error, failure) => logger.warn({ err: error, ...failure }, 'rate-limit store failed'),
   });
 }
