@@ -114,8 +114,11 @@ export const QUEUE_RETRY = namedScript({
   keys: ['stream', 'scheduled'],
   args: ['group', 'id', 'dueAt', 'job'],
   lua: `
-if redis.call('EXISTS', stream) == 0 or redis.call('XDEL', stream, id) == 0 then return 0 end
+if redis.call('EXISTS', stream) == 0 then return 0 end
+local removed = redis.call('XDEL', stream, id)
 redis.call('XACK', stream, group, id)
+if removed == 0 then return 0 end
+-- A job JSON already scheduled (the same job from a duplicated entry) is kept once.
 redis.call('ZADD', scheduled, dueAt, job)
 return 1
 `,

@@ -112,7 +112,7 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
         const leased = await this.leaseNow(lane, max);
         const left = deadline - Date.now();
         if (leased.length > 0 || left <= 0 || this.closed) return leased;
-        const woken = await this.block(lane, max, Math.max(1, Math.min(left, this.blockSliceMs)));
+        const woken = await this.block(lane, max, Math.max(1, Math.ceil(Math.min(left, this.blockSliceMs))));
         if (woken.length > 0 || this.closed) return woken;
       }
     } catch (error) {
