@@ -1,9 +1,9 @@
 /**
  * @module The adapters the ready-made server runs on: memory, or Redis (standalone or Cluster)
- * for storage (the event log and outbox included), rate limits and API keys.
+ * for storage (the event log and outbox included), the delivery queue, rate limits and API keys.
  */
-import { MemoryDeliveryQueue, memoryAdapters } from '@parley/adapter-memory';
-import { createRedisAdapters, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
+import { memoryAdapters } from '@parley/adapter-memory';
+import { createRedisAdapters, RedisDeliveryQueue, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
 import type { ApiKeyStore, CoreOptions, RateLimitStore, Storage } from '@parley/core';
 import type { Logger } from './logger.js';
 import { describeRedis, type RedisConfig } from './redis-config.js';
@@ -54,17 +54,19 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
       close: async () => {},
     };
   }
-  const adapters = openRedisAdapters(redis, options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS);
+  const timeoutMs = options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS;
+  const adapters = openRedisAdapters(redis, timeoutMs);
+  // Shares the client; its blocking reads use connections of their own (see RedisDeliveryQueue).
+  const deliveryQueue = new RedisDeliveryQueue({ client: adapters.client, prefix: redis.prefix, timeoutMs });
   let lastError: string | undefined;
   adapters.client.on('error', (error: Error) => (lastError = error.message));
   if (options.logger) logConnectionChanges(adapters, describeRedis(redis), options.logger);
   return {
-    // TODO(delivery): the Redis delivery queue replaces this in-process one once it lands.
-    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, deliveryQueue: new MemoryDeliveryQueue() },
+    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, deliveryQueue },
     redisKeys: adapters.apiKeys,
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),
-    close: () => adapters.close(),
+    close: () => deliveryQueue.close().finally(() => adapters.close()),
   };
 }
 
