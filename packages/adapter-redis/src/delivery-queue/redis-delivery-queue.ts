@@ -6,7 +6,7 @@ import { Cluster } from 'ioredis';
 import { RedisAdapter, RedisRunner, type RedisAdapterOptions, type RedisClient } from '../connection.js';
 import { deliveryQueueKeys, type DeliveryQueueKeys } from '../keys.js';
 import { runNamed } from '../scripts/named-script.js';
-import { strings } from '../scripts/script.js';
+import { strings } from '../script.js';
 import { QUEUE_ACK, QUEUE_ENQUEUE, QUEUE_FORGET_CONSUMERS, QUEUE_LEASE, QUEUE_PROMOTE, QUEUE_RETRY, QUEUE_STATS } from './redis-delivery-queue.lua.js';
 
 /** Options of {@link RedisDeliveryQueue}: the connection options of every adapter of this package, and: */

@@ -2,13 +2,15 @@
  * @module Lua scripts whose keys and arguments have names: the script reads `stream`, not
  * `KEYS[1]`, and the caller passes `{ keys: { stream }, args: { id } }`, so no reader counts positions.
  */
-import type { RedisRunner } from '../connection.js';
-import type { LuaScript, ScriptReply } from './script.js';
+import type { RedisClient, RedisRunner } from '../connection.js';
+import type { ScriptReply } from '../script.js';
 
-/** A {@link LuaScript} declaring the names of its KEYS and ARGV, in order. */
-export interface NamedScript<K extends string, A extends string> extends LuaScript {
+/** A Lua script declaring the names of its KEYS and ARGV, in order; `name` is unique in this package. */
+export interface NamedScript<K extends string, A extends string> {
+  name: string;
   keys: readonly K[];
   args: readonly A[];
+  lua: string;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -53,5 +55,23 @@ export function runNamed<K extends string, A extends string>(
 ): Promise<ScriptReply> {
   const keys = script.keys.map((key) => call.keys[key]);
   const args = [...script.args.map((arg) => call.args[arg]), ...(call.rest ?? [])];
-  return runner.script(script, keys, args);
+  return runner.run((client) => evalScript(client, script, keys, args));
+}
+
+type ScriptCommand = (numberOfKeys: number, ...keysAndArgs: Array<string | number>) => Promise<ScriptReply>;
+
+/** Clients already carrying these commands, with the names defined on each. */
+const defined = new WeakMap<RedisClient, Set<string>>();
+
+/** One round trip: EVALSHA of an ioredis custom command (EVAL the first time on a connection). */
+function evalScript(client: RedisClient, script: { name: string; lua: string }, keys: string[], args: Array<string | number>): Promise<ScriptReply> {
+  const command = `parley_${script.name}`;
+  let names = defined.get(client);
+  if (!names) defined.set(client, (names = new Set()));
+  if (!names.has(command)) {
+    client.defineCommand(command, { lua: script.lua });
+    names.add(command);
+  }
+  const run = (client as unknown as Record<string, ScriptCommand>)[command]!;
+  return run.call(client, keys.length, ...keys, ...args);
 }
