@@ -55,7 +55,7 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
     };
   }
   const timeoutMs = options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS;
-  const adapters = openRedisAdapters(redis, timeoutMs);
+  const adapters = openRedisAdapters(redis, timeoutMs, options.eventRetentionDays);
   // Shares the client; its blocking reads use connections of their own (see RedisDeliveryQueue).
   const deliveryQueue = new RedisDeliveryQueue({ client: adapters.client, prefix: redis.prefix, timeoutMs });
   let lastError: string | undefined;
@@ -71,9 +71,14 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
 }
 
 /** Redis adapters for `redis` over a client they own. */
-function openRedisAdapters(redis: RedisConfig, timeoutMs: number): RedisAdapters {
+function openRedisAdapters(redis: RedisConfig, timeoutMs: number, eventRetentionDays: number | undefined): RedisAdapters {
   const target = 'url' in redis ? { url: redis.url } : { clusterNodes: redis.clusterNodes };
-  return createRedisAdapters({ ...target, prefix: redis.prefix, timeoutMs });
+  return createRedisAdapters({
+    ...target,
+    prefix: redis.prefix,
+    timeoutMs,
+    ...(eventRetentionDays !== undefined && { eventRetentionMs: eventRetentionDays * DAY_MS }),
+  });
 }
 
 /**
