@@ -81,7 +81,8 @@ export async function startServerProcess(env: Record<string, string> = {}, comma
   });
   const stop = (signal: NodeJS.Signals = 'SIGTERM') =>
     new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null) return resolve(child.exitCode);
+      // Already gone (exited, or killed by a signal: then exitCode stays null).
+      if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
       child.once('exit', (code) => resolve(code));
       child.kill(signal);
     });
