@@ -4,9 +4,10 @@ import { MemoryDeliveryQueue } from './memory-delivery-queue.js';
 import { MemoryStorage, type MemoryStorageOptions } from './memory-storage.js';
 import { MemoryRateLimitStore } from './memory-rate-limit.js';
 
-export { MemoryApiKeyStore, MemoryDeliveryQueue, MemoryStorage };
+export { MemoryApiKeyStore, MemoryStorage };
 export { DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, type MemoryStorageOptions } from './memory-storage.js';
 export { MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from './memory-rate-limit.js';
+export { MemoryDeliveryQueue, type MemoryDeliveryQueueOptions } from './memory-delivery-queue.js';
 
 /**
  * A fresh set of memory adapters, ready for `createCore(memoryAdapters())`:

@@ -11,3 +11,11 @@ export {
 } from './api-key-contract.js';
 export * from './rate-limit-contract.js';
 export { Records } from './storage-contract/fixtures.js';
+export {
+  contractJob,
+  runDeliveryQueueContract,
+  type DeliveryQueueContractOptions,
+  type DeliveryQueueFactory,
+  type DeliveryQueueFactoryOptions,
+  type DeliveryQueueFixture,
+} from './delivery-queue-contract.js';
