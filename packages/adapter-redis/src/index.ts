@@ -12,3 +12,8 @@ export {
 } from './connection.js';
 export { DEFAULT_PREFIX } from './keys.js';
 export { isConnectionFault } from './faults.js';
+export {
+  DEFAULT_DELIVERY_LEASE_MS,
+  RedisDeliveryQueue,
+  type RedisDeliveryQueueOptions,
+} from './delivery-queue/redis-delivery-queue.js';

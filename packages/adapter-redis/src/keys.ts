@@ -170,3 +170,22 @@ export function outboxKeys(prefix: string): OutboxKeys {
   const base = `${prefix}{parley:outbox}:`;
   return { workspaces: `${base}workspaces`, dirty: `${base}dirty` };
 }
+
+/**
+ * The delivery queue's keys (`<prefix>{deliveries}:…`): one hash tag, so its scripts, which move
+ * jobs between them, run on one Cluster slot.
+ */
+export interface DeliveryQueueKeys {
+  /** STREAM of first attempts (field `job` = job JSON), consumer group `workers`. */
+  first: string;
+  /** STREAM of retries that fell due, consumer group `workers`. */
+  retry: string;
+  /** ZSET of retries not yet due: member = job JSON, score = due time (ms since the epoch). */
+  scheduled: string;
+}
+
+/** The delivery queue's key names under `prefix`. */
+export function deliveryQueueKeys(prefix: string): DeliveryQueueKeys {
+  const base = `${prefix}{deliveries}:`;
+  return { first: `${base}first`, retry: `${base}retry`, scheduled: `${base}scheduled` };
+}
