@@ -155,6 +155,23 @@ export function rateLimitKey(prefix: string, key: string): string {
 }
 
 /**
+ * The outbox's global keys (`<prefix>{parley:outbox}:…`): how takers find workspaces with events
+ * to hand on across a Cluster. No workspace can share the tag: `part` encodes every `:`.
+ */
+export interface OutboxKeys {
+  /** SET of every workspace that ever recorded an event (the sweep's list). */
+  workspaces: string;
+  /** ZSET (score = first hint time in ms, member = workspace id): workspaces hinted to have events. */
+  dirty: string;
+}
+
+/** The outbox's global key names under `prefix`. */
+export function outboxKeys(prefix: string): OutboxKeys {
+  const base = `${prefix}{parley:outbox}:`;
+  return { workspaces: `${base}workspaces`, dirty: `${base}dirty` };
+}
+
+/**
  * The delivery queue's keys (`<prefix>{deliveries}:…`): one hash tag, so its scripts, which move
  * jobs between them, run on one Cluster slot.
  */
@@ -171,21 +188,4 @@ export interface DeliveryQueueKeys {
 export function deliveryQueueKeys(prefix: string): DeliveryQueueKeys {
   const base = `${prefix}{deliveries}:`;
   return { first: `${base}first`, retry: `${base}retry`, scheduled: `${base}scheduled` };
-}
-
-/**
- * The outbox's global keys (`<prefix>{parley:outbox}:…`): how takers find workspaces with events
- * to hand on across a Cluster. No workspace can share the tag: `part` encodes every `:`.
- */
-export interface OutboxKeys {
-  /** SET of every workspace that ever recorded an event (the sweep's list). */
-  workspaces: string;
-  /** ZSET (score = first hint time in ms, member = workspace id): workspaces hinted to have events. */
-  dirty: string;
-}
-
-/** The outbox's global key names under `prefix`. */
-export function outboxKeys(prefix: string): OutboxKeys {
-  const base = `${prefix}{parley:outbox}:`;
-  return { workspaces: `${base}workspaces`, dirty: `${base}dirty` };
 }

@@ -3,7 +3,7 @@
  * promotion of due retries) is one script, so it is atomic however many workers share the queue.
  * Job JSON is moved as an opaque string, never decoded (Lua's cjson rejects lone surrogates).
  */
-import { namedScript } from '../scripts/named-script.js';
+import { namedScript } from '../script.js';
 
 /** Creates the stream with its consumer group (reading from its start) the first time it is used. */
 const LUA_ENSURE_GROUP = `
@@ -26,17 +26,17 @@ local function promote(scheduled, retry, now, limit)
 end
 `;
 
-/** Appends each job JSON (ARGV from REST on) to the `first` stream. Returns how many. */
+/** Appends each job JSON of `jobs` to the `first` stream. Returns how many. */
 export const QUEUE_ENQUEUE = namedScript({
   name: 'delivery_enqueue',
   keys: ['stream'],
-  args: ['group'],
+  args: ['group', 'jobs[]'],
   lua: `${LUA_ENSURE_GROUP}
 ensureGroup(stream)
-for i = REST, #ARGV do
-  redis.call('XADD', stream, '*', 'job', ARGV[i])
+for _, job in ipairs(jobs) do
+  redis.call('XADD', stream, '*', 'job', job)
 end
-return #ARGV - REST + 1
+return #jobs
 `,
 });
 

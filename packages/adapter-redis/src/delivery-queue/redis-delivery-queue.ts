@@ -5,7 +5,6 @@ import type { DeliveryJob, DeliveryLane, DeliveryQueue, DeliveryQueueStats, Leas
 import { Cluster } from 'ioredis';
 import { RedisAdapter, RedisRunner, type RedisAdapterOptions, type RedisClient } from '../connection.js';
 import { deliveryQueueKeys, type DeliveryQueueKeys } from '../keys.js';
-import { runNamed } from '../scripts/named-script.js';
 import { strings } from '../script.js';
 import { QUEUE_ACK, QUEUE_ENQUEUE, QUEUE_FORGET_CONSUMERS, QUEUE_LEASE, QUEUE_PROMOTE, QUEUE_RETRY, QUEUE_STATS } from './redis-delivery-queue.lua.js';
 
@@ -93,8 +92,8 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
 
   async enqueue(jobs: readonly DeliveryJob[]): Promise<void> {
     for (let i = 0; i < jobs.length; i += ENQUEUE_BATCH) {
-      const rest = jobs.slice(i, i + ENQUEUE_BATCH).map((job) => JSON.stringify(job));
-      await runNamed(this.runner, QUEUE_ENQUEUE, { keys: { stream: this.keys.first }, args: { group: GROUP }, rest });
+      const batch = jobs.slice(i, i + ENQUEUE_BATCH).map((job) => JSON.stringify(job));
+      await this.runner.script(QUEUE_ENQUEUE, { keys: { stream: this.keys.first }, args: { group: GROUP, jobs: batch } });
     }
   }
 
@@ -124,13 +123,13 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
 
   async ack(leased: LeasedJob): Promise<void> {
     const [lane, id] = parseReceipt(leased.receipt);
-    await runNamed(this.runner, QUEUE_ACK, { keys: { stream: this.keys[lane] }, args: { group: GROUP, id } });
+    await this.runner.script(QUEUE_ACK, { keys: { stream: this.keys[lane] }, args: { group: GROUP, id } });
   }
 
   async retry(leased: LeasedJob, next: DeliveryJob, dueAt: number): Promise<void> {
     const [lane, id] = parseReceipt(leased.receipt);
     if (!Number.isFinite(dueAt)) throw new RangeError(`dueAt must be ms since the epoch, got ${dueAt}`);
-    await runNamed(this.runner, QUEUE_RETRY, {
+    await this.runner.script(QUEUE_RETRY, {
       keys: { stream: this.keys[lane], scheduled: this.keys.scheduled },
       args: { group: GROUP, id, dueAt: Math.round(dueAt), job: JSON.stringify(next) },
     });
@@ -138,7 +137,7 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
 
   async stats(): Promise<DeliveryQueueStats> {
     const { first, retry, scheduled } = this.keys;
-    const reply = await runNamed(this.runner, QUEUE_STATS, { keys: { first, retry, scheduled }, args: { group: GROUP, now: Date.now() } });
+    const reply = await this.runner.script(QUEUE_STATS, { keys: { first, retry, scheduled }, args: { group: GROUP, now: Date.now() } });
     const [firstReady, retryReady, notDue, leased] = (reply as number[]).map(Number) as [number, number, number, number];
     return { first: firstReady, retry: retryReady, scheduled: notDue, leased };
   }
@@ -147,7 +146,7 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
   async promoteDue(): Promise<number> {
     let moved = 0;
     for (let round = 0; round < 20; round += 1) {
-      const reply = await runNamed(this.runner, QUEUE_PROMOTE, {
+      const reply = await this.runner.script(QUEUE_PROMOTE, {
         keys: { scheduled: this.keys.scheduled, retry: this.keys.retry },
         args: { group: GROUP, now: Date.now(), limit: PROMOTE_BATCH },
       });
@@ -176,7 +175,7 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
   /** One lease script: expired leases, then new entries (after promoting due retries in the retry lane). */
   private async leaseNow(lane: DeliveryLane, max: number): Promise<LeasedJob[]> {
     const reply = strings(
-      await runNamed(this.runner, QUEUE_LEASE, {
+      await this.runner.script(QUEUE_LEASE, {
         keys: { stream: this.keys[lane], scheduled: this.keys.scheduled },
         args: {
           group: GROUP,
@@ -243,7 +242,7 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
   }
 
   private forgetConsumers(idleMs: number): Promise<unknown> {
-    return runNamed(this.runner, QUEUE_FORGET_CONSUMERS, {
+    return this.runner.script(QUEUE_FORGET_CONSUMERS, {
       keys: { first: this.keys.first, retry: this.keys.retry },
       args: { group: GROUP, consumer: this.consumer, idleMs },
     });

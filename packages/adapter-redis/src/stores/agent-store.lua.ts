@@ -21,10 +21,11 @@ if not stored then
 elseif stored ~= expected then
   outcome = 'changed'
 else
+  local seq = beginEvent()
   redis.call('HDEL', agent, id)
   for _, index in ipairs(indexes) do redis.call('ZREM', index, id) end
   redis.call('SADD', cascades, id)
-  recordEvent()
+  recordEvent(seq)
 end
 local out = redis.call('SMEMBERS', cascades)
 table.insert(out, 1, outcome)

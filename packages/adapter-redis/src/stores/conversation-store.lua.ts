@@ -26,10 +26,11 @@ if not redis.call('ZSCORE', activeAgents, agentId) then
   if redis.call('HEXISTS', agent, agentId) == 1 then return 'agent_inactive' end
   return 'agent_not_found'
 end
+local seq = beginEvent()
 redis.call('HSET', conv, id, json)
 redis.call('HSET', convOwner, id, owner)
 for _, index in ipairs(indexes) do redis.call('ZADD', index, 0, id) end
-recordEvent()
+recordEvent(seq)
 return 'inserted'
 `,
 });
@@ -48,11 +49,12 @@ export const CONVERSATION_UPDATE = namedScript({
 local stored = redis.call('HGET', conv, id)
 if not stored then return 'gone' end
 if stored ~= expected then return 'changed' end
+local seq = beginEvent()
 redis.call('HSET', conv, id, json)
 redis.call('HSET', convOwner, id, owner)
 for _, index in ipairs(leave) do redis.call('ZREM', index, id) end
 for _, index in ipairs(join) do redis.call('ZADD', index, 0, id) end
-recordEvent()
+recordEvent(seq)
 return 'ok'
 `,
 });

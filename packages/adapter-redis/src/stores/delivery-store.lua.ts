@@ -48,7 +48,8 @@ return redis.call('HGET', delivery, id)
 });
 
 /**
- * Up to `limit` retained attempts older than the attempt `before` ('' for the newest), newest
+ * Up to `limit` retained attempts older than the attempt `before` (when `hasBefore` is '1'; else
+ * from the newest), newest
  * first; with `eventField` (the JSON fragment `"eventId":"<id>"`, '' for none) only the attempts
  * whose record contains it. JSON.stringify never leaves an unescaped quote inside a string value,
  * so the fragment can only match the `eventId` field itself. O(limit) without the filter, O(the
@@ -58,11 +59,11 @@ return redis.call('HGET', delivery, id)
 export const DELIVERY_PAGE = namedScript({
   name: 'delivery_page',
   keys: ['delivery', 'deliveries', 'deliveriesAt'],
-  args: ['before', 'limit', 'eventField', 'retainedFrom'],
+  args: ['hasBefore', 'before', 'limit', 'eventField', 'retainedFrom'],
   lua: `
 local from = tonumber(retainedFrom)
 local max = '+'
-if before ~= '' then
+if hasBefore == '1' then
   local at = redis.call('ZSCORE', deliveriesAt, before)
   if not at or tonumber(at) < from then return false end
   max = '(' .. before

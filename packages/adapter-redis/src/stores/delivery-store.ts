@@ -55,6 +55,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     const reply = await this.runner.script(DELIVERY_PAGE, {
       keys: { delivery: keys.delivery(endpointId), deliveries: keys.deliveries(endpointId), deliveriesAt: keys.deliveriesAt(endpointId) },
       args: {
+        hasBefore: before === undefined ? '0' : '1',
         before: before ?? '',
         limit,
         // The exact text JSON.stringify wrote for this field (escapes included).

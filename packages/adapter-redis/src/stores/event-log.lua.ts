@@ -38,15 +38,22 @@ end
 `;
 
 /**
- * `recordEvent()`: appends the event (`eventId`, `eventJson`) to the log, its type's index and the
- * outbox under the next commit sequence number, then trims up to {@link TRIM_STEP} expired events
- * from the log's start (and expired ids from the outbox's head). Reads the {@link EVENT_KEYS} and
- * {@link EVENT_ARGS} locals; does nothing when `eventId` is ''.
+ * `beginEvent()` and `recordEvent(seq)`, which read the {@link EVENT_KEYS} and {@link EVENT_ARGS}
+ * locals and do nothing when `eventId` is ''. A script calls `beginEvent()` once its
+ * preconditions hold and before its first write: it takes the next commit sequence number
+ * (INCR), the only command of the event's that can fail (a corrupted counter) — Redis does not
+ * roll a script back, so failing before any write is what keeps "no change without its event".
+ * After the change's writes, `recordEvent(seq)` appends the event (`eventId`, `eventJson`) to the
+ * log, its type's index and the outbox, then trims up to {@link TRIM_STEP} expired events from the
+ * log's start (and expired ids from the outbox's head).
  */
 export const LUA_RECORD_EVENT = `${LUA_ID_TIME}
-local function recordEvent()
-  if eventId == '' then return end
-  local seq = redis.call('INCR', eventSeq)
+local function beginEvent()
+  if eventId == '' then return nil end
+  return redis.call('INCR', eventSeq)
+end
+local function recordEvent(seq)
+  if not seq then return end
   redis.call('HSET', event, eventId, eventJson)
   redis.call('ZADD', events, seq, eventId)
   redis.call('ZADD', eventsOfType, seq, eventId)
@@ -72,17 +79,18 @@ end
 `;
 
 /**
- * Up to `limit` retained events after the event `after` ('' for the start) in commit order, read
+ * Up to `limit` retained events after the event `after` (when `hasAfter` is '1'; else from the
+ * start) in commit order, read
  * from `index` (the whole log or one type's). O(limit) plus the expired entries not trimmed yet.
  * Returns `{hasMore (0|1), json…}`, or nil when `after` is not a retained event of the log.
  */
 export const EVENT_PAGE = namedScript({
   name: 'event_page',
   keys: ['events', 'index', 'event'],
-  args: ['after', 'limit', 'retainedFrom'],
+  args: ['hasAfter', 'after', 'limit', 'retainedFrom'],
   lua: `${LUA_ID_TIME}
 local from = '-inf'
-if after ~= '' then
+if hasAfter == '1' then
   local seq = redis.call('ZSCORE', events, after)
   if not seq or expired(after, retainedFrom) then return false end
   from = '(' .. seq

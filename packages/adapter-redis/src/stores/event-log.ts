@@ -136,7 +136,7 @@ export class RedisEventStore implements EventStore {
     const keys = workspaceKeys(runner.prefix, workspaceId);
     const reply = await runner.script(EVENT_PAGE, {
       keys: { events: keys.events, index: type === undefined ? keys.events : keys.eventsOfType(type), event: keys.event },
-      args: { after: after ?? '', limit, retainedFrom: this.log.retainedFrom() },
+      args: { hasAfter: after === undefined ? '0' : '1', after: after ?? '', limit, retainedFrom: this.log.retainedFrom() },
     });
     if (reply === null) return null;
     const [more, ...rows] = strings(reply);

@@ -24,24 +24,26 @@ if not redis.call('ZSCORE', activeConvs, conversationId) then
   if redis.call('HEXISTS', conv, conversationId) == 1 then return 'conversation_completed' end
   return 'conversation_not_found'
 end
+local seq = beginEvent()
 redis.call('HSET', msg, id, json)
 redis.call('ZADD', msgs, 0, id)
-recordEvent()
+recordEvent(seq)
 return 'appended'
 `,
 });
 
 /**
- * The `limit` newest messages below the cursor `before` ('' for the newest page), newest first.
+ * The `limit` newest messages below the cursor `before` (when `hasBefore` is '1'; else the newest
+ * page), newest first.
  * Returns `{hasMore (0|1), json…}`, or nil when the cursor is not a message of this history.
  */
 export const MESSAGE_PAGE = namedScript({
   name: 'message_page',
   keys: ['msgs', 'msg'],
-  args: ['before', 'limit'],
+  args: ['hasBefore', 'before', 'limit'],
   lua: `${LUA_FETCH}
 local max = '+'
-if before ~= '' then
+if hasBefore == '1' then
   if not redis.call('ZSCORE', msgs, before) then return false end
   max = '(' .. before
 end

@@ -35,7 +35,7 @@ export class RedisMessageStore implements MessageStore {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const reply = await this.runner.script(MESSAGE_PAGE, {
       keys: { msgs: keys.msgs(conversationId), msg: keys.msg(conversationId) },
-      args: { before: before ?? '', limit },
+      args: { hasBefore: before === undefined ? '0' : '1', before: before ?? '', limit },
     });
     if (reply === null) return null;
     const [more, ...rows] = strings(reply);

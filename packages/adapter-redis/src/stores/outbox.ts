@@ -105,9 +105,12 @@ export class RedisEventOutbox implements EventOutbox {
     // BZPOPMIN's timeout is in seconds (0 would block forever); below 10 ms, just look again.
     if (wait < 10) return null;
     const blocking = this.blockingRunner();
-    const run = this.blockingTail.then(() =>
-      blocking.run((client) => client.bzpopmin(dirty, (Math.min(wait, deadline - performance.now()) / 1000).toFixed(3)), wait + this.runner.timeoutMs),
-    );
+    const run = this.blockingTail.then(async () => {
+      // Measured again: another take may have held the connection meanwhile.
+      const left = Math.min(wait, deadline - performance.now());
+      if (left < 10) return null;
+      return blocking.run((client) => client.bzpopmin(dirty, (left / 1000).toFixed(3)), left + this.runner.timeoutMs);
+    });
     this.blockingTail = run.catch(() => {});
     const reply = await run;
     return reply ? reply[1] : null;

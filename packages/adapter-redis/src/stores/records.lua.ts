@@ -31,9 +31,10 @@ export const RECORD_INSERT = namedScript({
   keys: ['hash', 'indexes[]', ...EVENT_KEYS],
   args: ['id', 'json', ...EVENT_ARGS],
   lua: `${LUA_RECORD_EVENT}
+local seq = beginEvent()
 redis.call('HSET', hash, id, json)
 for _, index in ipairs(indexes) do redis.call('ZADD', index, 0, id) end
-recordEvent()
+recordEvent(seq)
 return 1
 `,
 });
@@ -51,10 +52,11 @@ export const RECORD_UPDATE = namedScript({
 local stored = redis.call('HGET', hash, id)
 if not stored then return 'gone' end
 if stored ~= expected then return 'changed' end
+local seq = beginEvent()
 redis.call('HSET', hash, id, json)
 for _, index in ipairs(leave) do redis.call('ZREM', index, id) end
 for _, index in ipairs(join) do redis.call('ZADD', index, 0, id) end
-recordEvent()
+recordEvent(seq)
 return 'ok'
 `,
 });
