@@ -13,6 +13,7 @@ import { RateLimiter, type RateLimiterOptions, type RateLimitFailurePolicy } fro
 import { AgentService } from './services/agent-service.js';
 import { ApiKeyService } from './services/api-key-service.js';
 import { ConversationService } from './services/conversation-service.js';
+import { EventService } from './services/event-service.js';
 import { PlantService } from './services/plant-service.js';
 import { WebhookService } from './services/webhook-service.js';
 import { WebhookTargetPolicy } from './services/webhook-targets.js';
@@ -61,11 +62,23 @@ export interface CoreOptions {
   hostResolver?: HostResolver;
 }
 
+/**
+ * Delivery settings registered under `TOKENS.deliveryOptions` for the delivery services:
+ * `retryDelays` is `CoreOptions.webhookRetryDelays` (seconds) when given — absent means the
+ * default schedule; `allowPrivateWebhookUrls` decides the default transport's target checks.
+ */
+export interface DeliveryOptions {
+  retryDelays?: number[];
+  allowPrivateWebhookUrls: boolean;
+}
+
 /** Parley's services over one set of adapters. */
 export interface Core {
   agents: AgentService;
   conversations: ConversationService;
   webhooks: WebhookService;
+  /** The workspace's event log, as `GET /api/events` shows it. */
+  events: EventService;
   plants: PlantService;
   apiKeys: ApiKeyService;
   /**
@@ -93,7 +106,13 @@ export function createCore(options: CoreOptions): Core {
   const container = rootContainer.createChildContainer();
   container.register(TOKENS.storage, { useValue: options.storage });
   container.register(TOKENS.apiKeys, { useValue: options.apiKeys });
-  container.register(TOKENS.events, { useValue: options.events });
+  container.register(TOKENS.deliveryQueue, { useValue: options.deliveryQueue });
+  if (options.webhookTransport) container.register(TOKENS.webhookTransport, { useValue: options.webhookTransport });
+  const deliveryOptions: DeliveryOptions = {
+    ...(options.webhookRetryDelays && { retryDelays: [...options.webhookRetryDelays] }),
+    allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
+  };
+  container.register(TOKENS.deliveryOptions, { useValue: deliveryOptions });
   container.register(TOKENS.clock, { useValue: clock });
   container.register(TOKENS.ids, { useValue: options.ids ?? createUlidGenerator(() => clock.now()) });
   if (options.rateLimits) {
@@ -115,6 +134,7 @@ export function createCore(options: CoreOptions): Core {
     agents: container.resolve(AgentService),
     conversations: container.resolve(ConversationService),
     webhooks: container.resolve(WebhookService),
+    events: container.resolve(EventService),
     plants: container.resolve(PlantService),
     apiKeys: container.resolve(ApiKeyService),
     rateLimiter: options.rateLimits ? container.resolve(RateLimiter) : undefined,

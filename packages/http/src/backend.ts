@@ -1,8 +1,8 @@
 /**
  * @module The adapters the ready-made server runs on: memory, or Redis (standalone or Cluster)
- * for storage, rate limits and API keys. Events stay in memory until webhook delivery lands.
+ * for storage (the event log and outbox included), rate limits and API keys.
  */
-import { MemoryEventPublisher, memoryAdapters } from '@parley/adapter-memory';
+import { MemoryDeliveryQueue, memoryAdapters } from '@parley/adapter-memory';
 import { createRedisAdapters, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
 import type { ApiKeyStore, CoreOptions, RateLimitStore, Storage } from '@parley/core';
 import type { Logger } from './logger.js';
@@ -17,7 +17,7 @@ export const SERVER_REDIS_TIMEOUT_MS = 500;
 
 /** The adapters of a running server, and what they need at start-up and shutdown. */
 export interface Backend {
-  adapters: Pick<CoreOptions, 'events'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
+  adapters: Pick<CoreOptions, 'deliveryQueue'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
   /** The Redis key store (for upserting `API_KEYS`); `undefined` on memory storage. */
   redisKeys: RedisApiKeyStore | undefined;
   /** For the banner and logs, e.g. `memory storage: data is lost when the server stops`. */
@@ -55,8 +55,8 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
   adapters.client.on('error', (error: Error) => (lastError = error.message));
   if (options.logger) logConnectionChanges(adapters, describeRedis(redis), options.logger);
   return {
-    // Webhook delivery is not built yet; events stay per instance until it moves them to Redis.
-    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, events: new MemoryEventPublisher() },
+    // TODO(delivery): the Redis delivery queue replaces this in-process one once it lands.
+    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, deliveryQueue: new MemoryDeliveryQueue() },
     redisKeys: adapters.apiKeys,
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),

@@ -75,7 +75,7 @@ export function createServerCore(adapters: CoreOptions, config: Pick<Config, 'ra
 
 /**
  * Builds the core on memory storage, or on Redis when `config.redis` is set (storage, rate limits
- * and API keys; events stay in memory), sets up the API keys (see `api-key-setup.ts`) and starts
+ * and API keys), sets up the API keys (see `api-key-setup.ts`) and starts
  * listening. Prints where it listens, on what, and how to get a key.
  * @throws Error when Redis does not answer within `redisWaitMs`, or stored keys disagree on a
  * workspace's plan; nothing is left open then.
