@@ -108,7 +108,7 @@ function typeOrNull(jsonSchema: JsonSchema): JsonSchema | undefined {
   if (!inner || rest.length || nullType?.type !== 'null' || typeof inner.type !== 'string' || inner.$ref) return undefined;
   const { anyOf: _anyOf, ...outer } = jsonSchema;
   // A nullable enum: `null` joins the allowed values too (`enum` alone would refuse it).
-  return { ...inner, ...outer, type: [inner.type, 'null'], ...(inner.enum ? { enum: [...(inner.enum as unknown[]), null] } : {}) };
+  return { ...inner, ...outer, type: [inner.type, 'null'], ...(inner.enum ? { enum: [...inner.enum, null] } : {}) };
 }
 
 /**
