@@ -90,7 +90,7 @@ export function runEventLogTests(client: () => RedisClient): void {
       expect(await client().exists(keys.msg(conversation.id), keys.msg('conv_missing'))).toBe(0);
     }));
 
-    it(`trims expired events at most ${TRIM_STEP} per write, from the log, the type indexes and the outbox`, withStorage(client, async (storage, prefix) => {
+    it(`trims expired events at most ${TRIM_STEP} per write (log, type indexes, outbox); reads and takes skip the rest`, withStorage(client, async (storage, prefix) => {
       const records = new Records();
       const keys = workspaceKeys(prefix, WS);
       const old = TRIM_STEP + 36;
@@ -106,6 +106,11 @@ export function runEventLogTests(client: () => RedisClient): void {
       // Reads hide the expired ones not trimmed yet.
       const page = await storage.events.list(WS, { limit: 10 });
       expect(page?.events.map((event) => event.data.id)).toEqual([fresh.id]);
+      // And the outbox hands on none of them, dropping their ids.
+      const batch = await storage.outbox.take(100, 0);
+      expect(batch?.events.map((event) => event.data.id)).toEqual([fresh.id]);
+      await storage.outbox.ack(batch!);
+      expect(await client().llen(keys.outbox)).toBe(0);
     }, { eventRetentionMs: 1_500 }));
 
     it('hands on the events of a workspace whose hint was lost, at the next sweep', withStorage(client, async (taker, prefix) => {
