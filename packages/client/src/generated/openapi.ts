@@ -493,8 +493,11 @@ export interface components {
             events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];
             /** @description False when disabled by PATCH, or by Parley (see disabledReason). */
             enabled: boolean;
-            /** @description Why Parley disabled the endpoint: "gone" (it answered 410 Gone) or "failing" (every delivery failed for 5 days); null otherwise. PATCH {"enabled": true} clears it. */
-            disabledReason: ("gone" | "failing") | null;
+            /**
+             * @description Why Parley disabled the endpoint: "gone" (it answered 410 Gone) or "failing" (every delivery failed for 5 days); null otherwise. PATCH {"enabled": true} clears it.
+             * @enum {string|null}
+             */
+            disabledReason: "gone" | "failing" | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.
@@ -514,8 +517,11 @@ export interface components {
             events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];
             /** @description False when disabled by PATCH, or by Parley (see disabledReason). */
             enabled: boolean;
-            /** @description Why Parley disabled the endpoint: "gone" (it answered 410 Gone) or "failing" (every delivery failed for 5 days); null otherwise. PATCH {"enabled": true} clears it. */
-            disabledReason: ("gone" | "failing") | null;
+            /**
+             * @description Why Parley disabled the endpoint: "gone" (it answered 410 Gone) or "failing" (every delivery failed for 5 days); null otherwise. PATCH {"enabled": true} clears it.
+             * @enum {string|null}
+             */
+            disabledReason: "gone" | "failing" | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.

@@ -85,9 +85,10 @@ function isNumberOrDigits(schema: AnySchema): boolean {
  */
 function typeOrNull(jsonSchema: JsonSchema): JsonSchema | undefined {
   const [inner, nullType, ...rest] = (jsonSchema.anyOf ?? []) as JsonSchema[];
-  if (!inner || rest.length || nullType?.type !== 'null' || typeof inner.type !== 'string' || inner.enum || inner.$ref) return undefined;
+  if (!inner || rest.length || nullType?.type !== 'null' || typeof inner.type !== 'string' || inner.$ref) return undefined;
   const { anyOf: _anyOf, ...outer } = jsonSchema;
-  return { ...inner, ...outer, type: [inner.type, 'null'] };
+  // A nullable enum: `null` joins the allowed values too (`enum` alone would refuse it).
+  return { ...inner, ...outer, type: [inner.type, 'null'], ...(inner.enum ? { enum: [...inner.enum, null] } : {}) };
 }
 
 const CONFIG: ConversionConfig = {
