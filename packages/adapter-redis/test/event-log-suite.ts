@@ -169,6 +169,26 @@ export function runEventLogTests(client: () => RedisClient): void {
       }
     }));
 
+    it('filters deliveries by the eventId field only (not by text in a response body), and deletes the log with its endpoint', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const endpoint = await records.insertEndpoint(storage, WS);
+      const [first, second] = [records.event(WS, 'agent.updated', agent), records.event(WS, 'agent.updated', agent)];
+      // A receiver echoing another event's id in its body, JSON-looking and all.
+      const echo = records.attempt(endpoint.id, first, { responseBody: `{"eventId":"${second.id}"}` });
+      const real = records.attempt(endpoint.id, second, { status: 500 });
+      await storage.deliveries.record(WS, echo);
+      await storage.deliveries.record(WS, real);
+      expect(await storage.deliveries.list(WS, endpoint.id, { limit: 10, eventId: second.id })).toEqual({ deliveries: [real], hasMore: false });
+      expect(await storage.deliveries.list(WS, endpoint.id, { limit: 10, eventId: first.id })).toEqual({ deliveries: [echo], hasMore: false });
+      expect([...(await storage.deliveries.delivered(WS, endpoint.id, [first.id, second.id]))]).toEqual([first.id]);
+      const keys = workspaceKeys(prefix, WS);
+      const logKeys = [keys.delivery(endpoint.id), keys.deliveries(endpoint.id), keys.deliveriesAt(endpoint.id), keys.delivered(endpoint.id)];
+      expect(await client().exists(...logKeys)).toBe(4);
+      expect(await storage.webhookEndpoints.delete(WS, endpoint.id)).toBe(true);
+      expect(await client().exists(...logKeys)).toBe(0);
+    }));
+
     it('passes every script only keys of one hash tag: the workspace’s', withStorage(client, async (storage, prefix) => {
       const runner = (storage as unknown as { runner: RedisRunner }).runner;
       const calls: Array<{ script: string; tags: Set<string> }> = [];
