@@ -6,6 +6,7 @@ import { ErrorCode, isParleyError } from '@parley/core';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisRunner } from './connection.js';
+import { namedScript } from './script.js';
 import { isConnectionFault } from './faults.js';
 import { REDIS_URL, describeIfAvailable, probeRedis, uniquePrefix } from '../test/redis-available.js';
 
@@ -37,8 +38,8 @@ describeRedis('Redis errors carry no command arguments', () => {
   });
 
   it('a failing script (a bug) passes through as is, keeping the command name but not its arguments', async () => {
-    const failing = { name: 'faults_test_failing', lua: "return redis.call('SET', KEYS[1])" };
-    const error = await runner.script(failing, [`${prefix}k`], [SECRET]).then(() => null, (rejection: unknown) => rejection);
+    const failing = namedScript({ name: 'faults_test_failing', keys: ['key'], args: ['secret'], lua: "return redis.call('SET', key)" });
+    const error = await runner.script(failing, { keys: { key: `${prefix}k` }, args: { secret: SECRET } }).then(() => null, (rejection: unknown) => rejection);
     expect(error).toMatchObject({ name: 'ReplyError' });
     expect(isParleyError(error)).toBe(false);
     expect((error as { command?: unknown }).command).toEqual({ name: expect.stringMatching(/^eval/) });

@@ -33,7 +33,7 @@ describe('createCore({ register })', () => {
       ...memoryAdapters(),
       register: (container) =>
         container.register(AgentService, {
-          useFactory: (c) => new HouseStyleAgentService(c.resolve(TOKENS.storage), c.resolve(TOKENS.events), c.resolve(TOKENS.clock), c.resolve(TOKENS.ids)),
+          useFactory: (c) => new HouseStyleAgentService(c.resolve(TOKENS.storage), c.resolve(TOKENS.clock), c.resolve(TOKENS.ids)),
         }),
     });
     expect(core.agents).toBeInstanceOf(HouseStyleAgentService);

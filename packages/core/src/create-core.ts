@@ -2,7 +2,8 @@
 import { instanceCachingFactory, container as rootContainer, type DependencyContainer } from './di.js';
 import type { ApiKeyStore } from './ports/api-keys.js';
 import { systemClock, type Clock } from './ports/clock.js';
-import type { EventPublisher } from './ports/events.js';
+import type { DeliveryQueue } from './ports/delivery-queue.js';
+import type { WebhookTransport } from './ports/webhook-transport.js';
 import { createUlidGenerator, type IdGenerator } from './ports/ids.js';
 import type { RateLimitStore } from './ports/rate-limit.js';
 import type { IdempotencyStore } from './ports/idempotency.js';
@@ -13,9 +14,13 @@ import { RateLimiter, type RateLimiterOptions, type RateLimitFailurePolicy } fro
 import { AgentService } from './services/agent-service.js';
 import { ApiKeyService } from './services/api-key-service.js';
 import { ConversationService } from './services/conversation-service.js';
+import { EventService } from './services/event-service.js';
 import { PlantService } from './services/plant-service.js';
 import { WebhookService } from './services/webhook-service.js';
 import { WebhookTargetPolicy } from './services/webhook-targets.js';
+import { DeliveryService } from './delivery/delivery-service.js';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS, checkRetryDelays } from './delivery/retry-schedule.js';
+import { undiciTransport } from './delivery/undici-transport.js';
 import { TOKENS } from './tokens.js';
 
 /**
@@ -25,7 +30,18 @@ import { TOKENS } from './tokens.js';
 export interface CoreOptions {
   storage: Storage;
   apiKeys: ApiKeyStore;
-  events: EventPublisher;
+  /** Where webhook delivery jobs wait for workers (memory or Redis adapter). */
+  deliveryQueue: DeliveryQueue;
+  /**
+   * How webhook requests are sent (default `undiciTransport({ allowPrivate:
+   * allowPrivateWebhookUrls })`: 15 s / 5 s deadlines, no redirects, connect-time target checks).
+   */
+  webhookTransport?: WebhookTransport;
+  /**
+   * Seconds between delivery attempts (default the Standard Webhooks schedule
+   * `5,300,1800,7200,18000,36000,50400,72000,86400`: ten attempts over about 75 h).
+   */
+  webhookRetryDelays?: readonly number[];
   clock?: Clock;
   ids?: IdGenerator;
   /** Where rate-limit state lives; without it `core.rateLimiter` is `undefined`. */
@@ -55,7 +71,7 @@ export interface CoreOptions {
    * under {@link TOKENS}, and before any service is built. Registrations made here win: replace a
    * port (`container.register(TOKENS.clock, { useValue: myClock })`; the default id generator
    * then reads that clock) or a service (`container.register(AgentService, { useFactory: (c) =>
-   * new AuditedAgentService(c.resolve(TOKENS.storage), c.resolve(TOKENS.events),
+   * new AuditedAgentService(c.resolve(TOKENS.storage),
    * c.resolve(TOKENS.clock), c.resolve(TOKENS.ids)) })`: a factory, because tsyringe does not
    * inherit the base class's `@inject` tokens). Every service that depends on what you
    * replaced receives the replacement; `core.storage` and `core.clock` are the replacements too.
@@ -63,13 +79,23 @@ export interface CoreOptions {
   register?: (container: DependencyContainer) => void;
 }
 
+/** Delivery settings of a core (`TOKENS.deliveryOptions`), read by the workers it creates. */
+export interface DeliveryOptions {
+  /** Seconds between attempts (`CoreOptions.webhookRetryDelays`). */
+  retryDelaysSeconds: readonly number[];
+}
+
 /** Parley's services over one set of adapters. */
 export interface Core {
   agents: AgentService;
   conversations: ConversationService;
   webhooks: WebhookService;
+  /** The workspace's event log, as `GET /api/events` shows it. */
+  events: EventService;
   plants: PlantService;
   apiKeys: ApiKeyService;
+  /** Operator actions on webhook delivery: deliveries log, retry, recover, test, rotate-secret. */
+  deliveries: DeliveryService;
   /**
    * Per-workspace plan limits over `options.rateLimits`; `undefined` when no store was given, which
    * suits scripts and tests (the HTTP rate-limit middleware refuses such a core rather than serve
@@ -91,13 +117,19 @@ export interface Core {
  * touched, so several cores can live in one process). `options.register` may replace any port
  * or service first; `rateLimiter` is built when a rate-limit store is registered either way.
  * @throws RangeError when `plans`, `rateLimitFailure` or `rateLimitTimeoutMs` is invalid (only
- *   checked when `rateLimits` is given), so a bad configuration fails at start-up.
+ *   checked when `rateLimits` is given), or `webhookRetryDelays` is, so a bad configuration fails at start-up.
  */
 export function createCore(options: CoreOptions): Core {
   const container = rootContainer.createChildContainer();
   container.register(TOKENS.storage, { useValue: options.storage });
   container.register(TOKENS.apiKeys, { useValue: options.apiKeys });
-  container.register(TOKENS.events, { useValue: options.events });
+  container.register(TOKENS.deliveryQueue, { useValue: options.deliveryQueue });
+  const retryDelaysSeconds = options.webhookRetryDelays ?? DEFAULT_WEBHOOK_RETRY_DELAYS;
+  checkRetryDelays(retryDelaysSeconds);
+  container.register(TOKENS.deliveryOptions, { useValue: { retryDelaysSeconds } satisfies DeliveryOptions });
+  container.register(TOKENS.webhookTransport, {
+    useValue: options.webhookTransport ?? undiciTransport({ allowPrivate: options.allowPrivateWebhookUrls ?? false }),
+  });
   container.register(TOKENS.clock, { useValue: options.clock ?? systemClock });
   if (options.ids) container.register(TOKENS.ids, { useValue: options.ids });
   else {
@@ -127,8 +159,10 @@ export function createCore(options: CoreOptions): Core {
     agents: container.resolve(AgentService),
     conversations: container.resolve(ConversationService),
     webhooks: container.resolve(WebhookService),
+    events: container.resolve(EventService),
     plants: container.resolve(PlantService),
     apiKeys: container.resolve(ApiKeyService),
+    deliveries: container.resolve(DeliveryService),
     rateLimiter: container.isRegistered(TOKENS.rateLimits) ? container.resolve(RateLimiter) : undefined,
     storage: container.resolve<Storage>(TOKENS.storage),
     idempotency: options.idempotency,

@@ -2,7 +2,9 @@
 export const TOKENS = Object.freeze({
   storage: Symbol.for('parley.Storage'),
   apiKeys: Symbol.for('parley.ApiKeyStore'),
-  events: Symbol.for('parley.EventPublisher'),
+  deliveryQueue: Symbol.for('parley.DeliveryQueue'),
+  webhookTransport: Symbol.for('parley.WebhookTransport'),
+  deliveryOptions: Symbol.for('parley.DeliveryOptions'),
   clock: Symbol.for('parley.Clock'),
   ids: Symbol.for('parley.IdGenerator'),
   rateLimits: Symbol.for('parley.RateLimitStore'),

@@ -70,19 +70,37 @@ export const EVENT_TYPES = [
 /** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** A webhook endpoint as the API returns it: never carries the secret (decisions §4). */
+/** Why an endpoint was disabled by Parley: a `410 Gone` answer, or 5 days of failed deliveries. */
+export const DISABLED_REASONS = ['gone', 'failing'] as const;
+/** One of {@link DISABLED_REASONS}. */
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
+
+/** A webhook endpoint as the API returns it: never carries a secret. */
 export interface WebhookEndpoint {
   id: string;
+  /** The URL in its parsed, normalised form (WHATWG `URL#href`). */
   url: string;
   events: EventType[];
   enabled: boolean;
+  /** Set when Parley disabled the endpoint; `null` while enabled or when a caller disabled it. */
+  disabledReason: DisabledReason | null;
   createdAt: string;
   updatedAt: string;
 }
 
-/** A webhook endpoint as stored: with its signing secret (`whsec_…` or raw text). */
+/**
+ * A webhook endpoint as stored: with its signing secret (`whsec_…` or raw text) and the delivery
+ * state the API does not show.
+ */
 export interface WebhookEndpointRecord extends WebhookEndpoint {
   secret: string;
+  /**
+   * The secret replaced by the last rotation and until when (ISO 8601) deliveries are also signed
+   * with it; `null` when none is in its overlap window.
+   */
+  previousSecret: { secret: string; expiresAt: string } | null;
+  /** When the oldest attempt of the current run of failures was made (ISO 8601); `null` after a success. */
+  failingSince: string | null;
 }
 
 /** A plant of the sandbox (plants-openapi.json `NewPlant`): `id` is an int64 within JS's safe range. */
@@ -93,8 +111,9 @@ export interface Plant {
 }
 
 /**
- * Something that happened in a workspace, published for webhook delivery (decisions §8).
- * `data` is the resource as the API returns it; `occurredAt` is ISO 8601 UTC.
+ * Something that happened in a workspace, recorded in the event log by the same atomic step as the
+ * change it describes (docs/events-and-webhooks.md). `data` is the resource as the API returns it;
+ * `occurredAt` is ISO 8601 UTC with milliseconds. `id` is `evt_<ULID>`.
  */
 export interface DomainEvent {
   id: string;
@@ -102,6 +121,32 @@ export interface DomainEvent {
   workspaceId: string;
   occurredAt: string;
   data: Agent | Conversation | Message;
+}
+
+/** What started a delivery attempt. */
+export const DELIVERY_TRIGGERS = ['scheduled', 'manual', 'recover', 'test'] as const;
+/** One of {@link DELIVERY_TRIGGERS}. */
+export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
+
+/**
+ * One delivery attempt of an event to a webhook endpoint, as the deliveries log keeps and shows it.
+ * `id` is `dlv_<ULID>`; `status` is the HTTP status received (`null` when none was: refused target,
+ * connection error, timeout); `error` says what failed (never a secret or the payload);
+ * `responseBody` is the first 4 KiB of the response body as text (`null` without a response).
+ */
+export interface DeliveryAttempt {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: EventType;
+  /** 1 for the first attempt of a schedule; manual retries and tests count on from 1 too. */
+  attempt: number;
+  trigger: DeliveryTrigger;
+  status: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+  createdAt: string;
 }
 
 /** A page of a page-numbered list (agents, conversations, webhook endpoints). */
@@ -123,6 +168,7 @@ export const SCOPES = [
   'conversations:write',
   'webhooks:read',
   'webhooks:write',
+  'events:read',
   'plants:read',
   'plants:write',
 ] as const;

@@ -1,9 +1,9 @@
 /**
  * @module The adapters the ready-made server runs on: memory, or Redis (standalone or Cluster)
- * for storage, rate limits and API keys. Events stay in memory until webhook delivery lands.
+ * for storage (the event log and outbox included), the delivery queue, rate limits and API keys.
  */
-import { MemoryEventPublisher, memoryAdapters } from '@parley/adapter-memory';
-import { createRedisAdapters, type RedisAdapters } from '@parley/adapter-redis';
+import { memoryAdapters } from '@parley/adapter-memory';
+import { createRedisAdapters, RedisDeliveryQueue, type RedisAdapters } from '@parley/adapter-redis';
 import type { ApiKeyStore, CoreOptions, RateLimitStore, Storage } from '@parley/core';
 import type { KeyStorage } from './api-key-setup.js';
 import type { Logger } from './logger.js';
@@ -18,7 +18,7 @@ export const SERVER_REDIS_TIMEOUT_MS = 500;
 
 /** The adapters of a running server, and what they need at start-up and shutdown. */
 export interface Backend {
-  adapters: Pick<CoreOptions, 'events' | 'idempotency'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
+  adapters: Pick<CoreOptions, 'deliveryQueue' | 'idempotency'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
   /** Where API keys live, as start-up needs to know it (whether a development key is made). */
   keyStorage: KeyStorage;
   /** For the banner and logs, e.g. `memory storage: data is lost when the server stops`. */
@@ -38,37 +38,52 @@ export interface BackendOptions {
   logger?: Logger;
   /** Deadline of one Redis call in ms; default {@link SERVER_REDIS_TIMEOUT_MS}. */
   timeoutMs?: number;
+  /** How long events and the deliveries log are kept, in days (`EVENT_RETENTION_DAYS`); default the adapters' 14. */
+  eventRetentionDays?: number;
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Longest wait for the delivery queue to close before the client is closed under it, in ms. */
+const QUEUE_CLOSE_WAIT_MS = 500;
 
 /** Memory adapters when `redis` is `undefined`, else Redis adapters over one new client. */
 export function openBackend(redis: RedisConfig | undefined, options: BackendOptions = {}): Backend {
   if (redis === undefined) {
     return {
-      adapters: memoryAdapters(),
+      adapters: memoryAdapters(options.eventRetentionDays === undefined ? {} : { storage: { eventRetentionMs: options.eventRetentionDays * DAY_MS } }),
       keyStorage: { name: 'memory', persistent: false },
       description: 'memory storage: data is lost when the server stops',
       waitUntilReachable: async () => {},
       close: async () => {},
     };
   }
-  const adapters = openRedisAdapters(redis, options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS);
+  const timeoutMs = options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS;
+  const adapters = openRedisAdapters(redis, timeoutMs, options.eventRetentionDays);
+  // Shares the client; its blocking reads use connections of their own (see RedisDeliveryQueue).
+  const deliveryQueue = new RedisDeliveryQueue({ client: adapters.client, prefix: redis.prefix, timeoutMs });
   let lastError: string | undefined;
   adapters.client.on('error', (error: Error) => (lastError = error.message));
   if (options.logger) logConnectionChanges(adapters, describeRedis(redis), options.logger);
   return {
-    // Webhook delivery is not built yet; events stay per instance until it moves them to Redis.
-    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, idempotency: adapters.idempotency, events: new MemoryEventPublisher() },
+    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, idempotency: adapters.idempotency, deliveryQueue },
     keyStorage: { name: 'Redis', persistent: true },
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),
-    close: () => adapters.close(),
+    // The queue's close forgets this process's consumer in Redis: a courtesy (dead consumers are
+    // swept later anyway), so an unreachable Redis may not hold the exit up for a whole deadline.
+    close: () => Promise.race([deliveryQueue.close().catch(() => {}), new Promise<void>((resolve) => setTimeout(resolve, QUEUE_CLOSE_WAIT_MS).unref())]).finally(() => adapters.close()),
   };
 }
 
 /** Redis adapters for `redis` over a client they own. */
-function openRedisAdapters(redis: RedisConfig, timeoutMs: number): RedisAdapters {
+function openRedisAdapters(redis: RedisConfig, timeoutMs: number, eventRetentionDays: number | undefined): RedisAdapters {
   const target = 'url' in redis ? { url: redis.url } : { clusterNodes: redis.clusterNodes };
-  return createRedisAdapters({ ...target, prefix: redis.prefix, timeoutMs });
+  return createRedisAdapters({
+    ...target,
+    prefix: redis.prefix,
+    timeoutMs,
+    ...(eventRetentionDays !== undefined && { eventRetentionMs: eventRetentionDays * DAY_MS }),
+  });
 }
 
 /**

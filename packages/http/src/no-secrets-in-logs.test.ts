@@ -5,7 +5,7 @@
  * (SIGSTOP) and dies (SIGKILL). Clients get 503 for the Redis faults, and no captured log line
  * contains a planted string or the API key.
  */
-import { MemoryEventPublisher, memoryAdapters } from '@parley/adapter-memory';
+import { MemoryDeliveryQueue, memoryAdapters } from '@parley/adapter-memory';
 import { createRedisAdapters, type RedisAdapters } from '@parley/adapter-redis';
 import type { CoreOptions, RateLimitStore } from '@parley/core';
 import { StaticHostResolver } from '@parley/core/testing';
@@ -137,7 +137,7 @@ describeServer('no secret or content in any log: Redis faults at LOG_LEVEL=debug
   function adapters(url: string): Adapters {
     const created = createRedisAdapters({ url, prefix: 'parley-log-secrets:', timeoutMs: SERVER_REDIS_TIMEOUT_MS });
     opened.push(created);
-    return { storage: created.storage, apiKeys: created.apiKeys, rateLimits: created.rateLimits, idempotency: created.idempotency, events: new MemoryEventPublisher() };
+    return { storage: created.storage, apiKeys: created.apiKeys, rateLimits: created.rateLimits, idempotency: created.idempotency, deliveryQueue: new MemoryDeliveryQueue() };
   }
 
   /** The statuses of the create and update routes among {@link everyRoute}'s, by index. */

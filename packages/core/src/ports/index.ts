@@ -1,7 +1,8 @@
 /** @module The ports adapters implement. */
 export type * from './storage.js';
 export type * from './api-keys.js';
-export type * from './events.js';
+export type * from './delivery-queue.js';
+export type * from './webhook-transport.js';
 export * from './clock.js';
 export * from './ids.js';
 export type * from './rate-limit.js';

@@ -2,7 +2,7 @@
 export * from './clock.js';
 export * from './host-resolver.js';
 export type { ContractAssertion, ContractTestApi } from './contract.js';
-export { runStorageContract, type StorageContractOptions, type StorageFactory, type StorageFixture } from './storage-contract/index.js';
+export { runStorageContract, type StorageContractOptions, type StorageFactory, type StorageFactoryOptions, type StorageFixture } from './storage-contract/index.js';
 export {
   runApiKeyStoreContract,
   type ApiKeyStoreContractOptions,
@@ -12,3 +12,12 @@ export {
 export * from './rate-limit-contract.js';
 export * from './idempotency-contract.js';
 export { Records } from './storage-contract/fixtures.js';
+export {
+  contractJob,
+  runDeliveryQueueContract,
+  type DeliveryQueueContractOptions,
+  type DeliveryQueueFactory,
+  type DeliveryQueueFactoryOptions,
+  type DeliveryQueueFixture,
+} from './delivery-queue-contract.js';
+export * from './receiver.js';

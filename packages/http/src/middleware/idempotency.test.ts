@@ -3,7 +3,7 @@
  * flight, 20 concurrent requests run once, 5xx not kept — on memory, and across two app instances
  * sharing Redis.
  */
-import { MemoryEventPublisher } from '@parley/adapter-memory';
+import { MemoryDeliveryQueue } from '@parley/adapter-memory';
 import { createRedisAdapters, type RedisAdapters } from '@parley/adapter-redis';
 import { ErrorCode, ParleyError } from '@parley/core';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,13 +16,13 @@ function controlInserts(h: Harness) {
   const insert = agents.insert.bind(agents);
   let gate: Promise<void> = Promise.resolve();
   let failures = 0;
-  agents.insert = async (workspaceId, agent) => {
+  agents.insert = async (workspaceId, agent, event) => {
     await gate;
     if (failures > 0) {
       failures -= 1;
       throw new ParleyError(ErrorCode.serviceUnavailable, 'Storage is unavailable.');
     }
-    return insert(workspaceId, agent);
+    return insert(workspaceId, agent, event);
   };
   return {
     hold(): () => void {
@@ -172,7 +172,7 @@ describeRedis('Idempotency-Key across two instances sharing Redis', () => {
   async function instance(): Promise<Harness> {
     const redis = createRedisAdapters({ url: REDIS_URL, prefix });
     opened.push(redis);
-    const adapters = { storage: redis.storage, apiKeys: redis.apiKeys, rateLimits: redis.rateLimits, idempotency: redis.idempotency, events: new MemoryEventPublisher() };
+    const adapters = { storage: redis.storage, apiKeys: redis.apiKeys, rateLimits: redis.rateLimits, idempotency: redis.idempotency, deliveryQueue: new MemoryDeliveryQueue() };
     return harness({}, adapters);
   }
 

@@ -3,10 +3,15 @@ import type { Storage } from '../../ports/storage.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { agentTests } from './agents.js';
 import { cascadeTests } from './cascade.js';
+import { compareAndSetTests } from './compare-and-set.js';
 import { conversationTests } from './conversations.js';
+import { deliveryTests } from './deliveries.js';
+import { eventLogTests } from './event-log.js';
+import { eventRecordingTests } from './event-recording.js';
 import { isolationTests } from './isolation.js';
 import { messagePageTests } from './message-pages.js';
 import { messageTests } from './messages.js';
+import { outboxTests } from './outbox.js';
 import { plantTests } from './plants.js';
 import { webhookEndpointTests } from './webhook-endpoints.js';
 
@@ -18,25 +23,39 @@ export interface StorageFixture {
 }
 
 /**
- * Returns a fresh, empty storage for one test, or a {@link StorageFixture}. Called once per test,
- * so an adapter over a shared server gives each call its own key prefix and flushes it in
- * `cleanup`.
+ * Adapter settings some tests need shortened; a factory passes each one given to its adapter
+ * (absent: the adapter's default).
  */
-export type StorageFactory = () => Storage | StorageFixture | Promise<Storage | StorageFixture>;
+export interface StorageFactoryOptions {
+  /** How long events (and deliveries) are kept, in ms: the retention tests use a few hundred. */
+  eventRetentionMs?: number;
+  /** How long an outbox batch is held by its taker, in ms: the redelivery tests use a few hundred. */
+  outboxLeaseMs?: number;
+}
+
+/**
+ * Returns a fresh, empty storage for one test, or a {@link StorageFixture}, honouring `options`.
+ * Called once per test, so an adapter over a shared server gives each call its own key prefix
+ * and flushes it in `cleanup`. The outbox spans workspaces, so a fresh storage must not see the
+ * outbox of another call's storage.
+ */
+export type StorageFactory = (options: StorageFactoryOptions) => Storage | StorageFixture | Promise<Storage | StorageFixture>;
 
 /** Options of {@link runStorageContract}. */
 export interface StorageContractOptions {
   /**
    * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
    * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`,
-   * `workspace isolation`, `agent delete cascade`, `ping`.
+   * `workspace isolation`, `agent delete cascade`, `event recording`, `compare-and-set`,
+   * `event log`, `event retention`, `outbox`, `outbox leases`, `deliveries`,
+   * `deliveries retention`, `ping`.
    */
   skip?: readonly string[];
 }
 
 /** Calls the factory and normalizes its result. */
-async function openStorage(factory: StorageFactory): Promise<OpenedFixture<Storage>> {
-  const made = await factory();
+async function openStorage(factory: StorageFactory, options: StorageFactoryOptions = {}): Promise<OpenedFixture<Storage>> {
+  const made = await factory(options);
   if ('storage' in made) return { subject: made.storage, cleanup: async () => made.cleanup?.() };
   return { subject: made, cleanup: async () => {} };
 }
@@ -59,7 +78,8 @@ async function openStorage(factory: StorageFactory): Promise<OpenedFixture<Stora
  * ```
  */
 export function runStorageContract(t: ContractTestApi, factory: StorageFactory, options: StorageContractOptions = {}): void {
-  const open = () => openStorage(factory);
+  const openWith = (factoryOptions: StorageFactoryOptions) => openStorage(factory, factoryOptions);
+  const open = () => openWith({});
   const skip = options.skip ?? [];
   t.describe('storage contract', () => {
     agentTests(t, open, skip);
@@ -70,6 +90,11 @@ export function runStorageContract(t: ContractTestApi, factory: StorageFactory, 
     plantTests(t, open, skip);
     isolationTests(t, open, skip);
     cascadeTests(t, open, skip);
+    eventRecordingTests(t, open, skip);
+    compareAndSetTests(t, open, skip);
+    eventLogTests(t, openWith, skip);
+    outboxTests(t, openWith, skip);
+    deliveryTests(t, openWith, skip);
     contractGroup(t, 'ping', open, skip, (test) => {
       test('ping resolves while the backend answers', async (storage) => {
         t.expect(await storage.ping()).toBe(undefined);
