@@ -1,7 +1,7 @@
 /** @module `ParleyApiError`: an answer that is not 2xx, with Parley's error code, details and request id. */
 import type { components } from './generated/openapi.js';
 
-/** The body of every `/api` error (decisions §3). */
+/** The body of every `/api` error (docs/errors.md). */
 export type ApiErrorBody = components['schemas']['ApiError'];
 /** One of Parley's error codes (`not_found`, `validation_failed`, …). */
 export type ErrorCode = ApiErrorBody['error']['code'];

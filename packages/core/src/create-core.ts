@@ -58,7 +58,7 @@ export interface CoreOptions {
   onRateLimitStoreError?: RateLimiterOptions['onStoreError'];
   /**
    * Accept webhook URLs whose host is loopback, private, link-local or otherwise non-public
-   * (default `false`: refused with `validation_failed`, decisions §8). For local development and tests.
+   * (default `false`: refused with `validation_failed`, docs/events-and-webhooks.md). For local development and tests.
    */
   allowPrivateWebhookUrls?: boolean;
   /**

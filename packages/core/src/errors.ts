@@ -1,7 +1,7 @@
 /** @module The one error family core throws; transports map `code` to their own status. */
 
 /**
- * Every error code Parley produces (decisions §3). Frozen: adapters and hosts compare against
+ * Every error code Parley produces (docs/errors.md). Frozen: adapters and hosts compare against
  * these values, and `@parley/http` maps each to exactly one HTTP status.
  */
 export const ErrorCode = Object.freeze({

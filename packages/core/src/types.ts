@@ -1,10 +1,10 @@
 /** @module The domain records services return and storage ports persist. */
 
-/** Agent statuses (spec §3): new agents are `active`. */
+/** Agent statuses (docs/api.md#resources): new agents are `active`. */
 export const AGENT_STATUSES = ['active', 'inactive'] as const;
 /** One of {@link AGENT_STATUSES}. */
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
-/** Models an agent may be created with (spec §2.1). */
+/** Models an agent may be created with (docs/api.md#resources). */
 export const AGENT_MODELS = ['modelA-4', 'modelA-3.5-turbo', 'modelB-3'] as const;
 /** One of {@link AGENT_MODELS}. A stored agent's `model` is a plain string: the list may change. */
 export type AgentModel = (typeof AGENT_MODELS)[number];
@@ -12,7 +12,7 @@ export type AgentModel = (typeof AGENT_MODELS)[number];
 /** A JSON object as stored in `metadata` and `configuration`. */
 export type JsonObject = { [key: string]: unknown };
 
-/** An AI agent of a workspace (spec §2.1). Timestamps are ISO 8601 UTC with milliseconds. */
+/** An AI agent of a workspace (docs/api.md#resources). Timestamps are ISO 8601 UTC with milliseconds. */
 export interface Agent {
   id: string;
   name: string;
@@ -27,12 +27,12 @@ export interface Agent {
   updatedAt: string;
 }
 
-/** Conversation statuses (spec §3): `active → completed` is the only transition. */
+/** Conversation statuses (docs/api.md#resources): `active → completed` is the only transition. */
 export const CONVERSATION_STATUSES = ['active', 'completed'] as const;
 /** One of {@link CONVERSATION_STATUSES}. */
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
-/** A conversation with one agent (spec §2.2). */
+/** A conversation with one agent (docs/api.md#resources). */
 export interface Conversation {
   id: string;
   agentId: string;
@@ -42,12 +42,12 @@ export interface Conversation {
   createdAt: string;
 }
 
-/** Who wrote a message (spec §2.3): `assistant` messages emit `message.received`, the others `message.sent`. */
+/** Who wrote a message (docs/api.md#resources): `assistant` messages emit `message.received`, the others `message.sent`. */
 export const MESSAGE_ROLES = ['user', 'assistant', 'system'] as const;
 /** One of {@link MESSAGE_ROLES}. */
 export type MessageRole = (typeof MESSAGE_ROLES)[number];
 
-/** A message in a conversation (spec §2.3). */
+/** A message in a conversation (docs/api.md#resources). */
 export interface Message {
   id: string;
   conversationId: string;
@@ -57,7 +57,7 @@ export interface Message {
   createdAt: string;
 }
 
-/** Every event a webhook endpoint can subscribe to (spec §6). */
+/** Every event a webhook endpoint can subscribe to (docs/events-and-webhooks.md#event-types). */
 export const EVENT_TYPES = [
   'agent.created',
   'agent.updated',
@@ -155,12 +155,12 @@ export interface PageResult<T> {
   total: number;
 }
 
-/** Plans of spec §8. */
+/** Plans of docs/rate-limits.md. */
 export const PLANS = ['free', 'pro', 'enterprise'] as const;
 /** One of {@link PLANS}. */
 export type Plan = (typeof PLANS)[number];
 
-/** Scopes an API key may hold (decisions §6); `*` is all of them. */
+/** Scopes an API key may hold (docs/authentication.md); `*` is all of them. */
 export const SCOPES = [
   'agents:read',
   'agents:write',

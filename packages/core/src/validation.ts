@@ -4,7 +4,7 @@ import { ErrorCode, ParleyError, type ValidationIssue } from './errors.js';
 
 /**
  * The message of an issue without the received value, so details never echo input
- * (decisions §3). Custom messages set on a schema take precedence over this one.
+ * (docs/errors.md). Custom messages set on a schema take precedence over this one.
  */
 function issueMessage(issue: v.BaseIssue<unknown>): string {
   if (issue.type === 'strict_object' && issue.expected === 'never') return 'Unknown field.';

@@ -18,7 +18,7 @@ export interface ApiKeySetup {
 export type LabelledPlanEntry = PlanEntry & { label: string };
 
 /**
- * Core's plan rules (decisions §7) over `entries`, as messages naming entries by label: all keys
+ * Core's plan rules (docs/rate-limits.md) over `entries`, as messages naming entries by label: all keys
  * of a workspace agree on `plan` and `limitPerHour`, `enterprise` needs a limit. `[]` when none.
  */
 export function keyPlanProblems(entries: ReadonlyArray<LabelledPlanEntry>): string[] {

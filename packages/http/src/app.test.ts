@@ -61,7 +61,7 @@ describe('createApp', () => {
     });
   });
 
-  describe('error precedence (decisions §3)', () => {
+  describe('error precedence (docs/errors.md)', () => {
     it('401 before route 404 and 405', async () => {
       const h = await harness();
       expect((await h.call('GET', '/api/unknown', { key: null })).status).toBe(401);

@@ -39,7 +39,7 @@ export interface AppOptions {
 
 /**
  * Parley's HTTP API over `core`:
- * - `/api/...`: agents, conversations, messages and webhook endpoints (spec §4, decisions §4),
+ * - `/api/...`: agents, conversations, messages and webhook endpoints (docs/api.md#routes, docs/api.md#resources),
  *   bearer-authenticated, errors as `{"error": {"code", "message", "details"?}}`;
  * - `/sandbox/plants`: the plants sample (plants-openapi.json), errors flat;
  * - `/healthz` and `/readyz` without authentication;
@@ -49,7 +49,7 @@ export interface AppOptions {
  * as one JSON line. Mount it in a host with `host.route('/', createApp(core))`; note that its
  * request-id and logging middleware then also cover the host's routes under that path.
  *
- * Request pipeline, whose order gives decisions §3's error precedence:
+ * Request pipeline, whose order gives docs/errors.md's error precedence:
  * request id → request log → JSON compression → CORS (preflights answered here) → [/api,
  * /sandbox] bearer auth (401) → rate limit (429) → route
  * match (404/405) → scope (403) → body size (413) → media type (415) → JSON (400

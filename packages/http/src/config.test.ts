@@ -16,7 +16,7 @@ function problems(env: Record<string, string>): string[] {
 }
 
 describe('loadConfig', () => {
-  it('applies the defaults of decisions §1', () => {
+  it('applies the defaults of docs/operations.md', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,
       host: '127.0.0.1',

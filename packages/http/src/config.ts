@@ -1,4 +1,4 @@
-/** @module Server configuration from environment variables (decisions §1), validated at start-up. */
+/** @module Server configuration from environment variables (docs/operations.md), validated at start-up. */
 import { PLANS, SCOPES, apiKeyChecksumFails, type Plan, type RateLimitFailurePolicy, type Scope } from '@parley/core';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
@@ -8,7 +8,7 @@ import { keyPlanProblems } from './api-key-setup.js';
 
 export type { RedisConfig } from './redis-config.js';
 
-/** One entry of `API_KEYS`. `scopes` absent means `*`; `[]` grants nothing (decisions §6). */
+/** One entry of `API_KEYS`. `scopes` absent means `*`; `[]` grants nothing (docs/authentication.md). */
 export interface ApiKeyEntry {
   key: string;
   workspace: string;
@@ -138,7 +138,7 @@ function issuePath(issue: v.BaseIssue<unknown>): string {
   return (issue.path ?? []).map((item) => (typeof item.key === 'number' ? `[${item.key}]` : `.${String(item.key)}`)).join('');
 }
 
-/** Rules across entries: unique keys, and core's plan rules (decisions §6, §7). */
+/** Rules across entries: unique keys, and core's plan rules (docs/authentication.md, docs/rate-limits.md). */
 function crossCheck(entries: ApiKeyEntry[]): string[] {
   const problems = keyPlanProblems(
     entries.map((entry, index) => ({ workspaceId: entry.workspace, plan: entry.plan, limitPerHour: entry.limitPerHour, label: `API_KEYS[${index}]` })),

@@ -4,7 +4,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 /**
- * HTTP status of every {@link ErrorCode} (decisions §3). Typed as a total record so a code added
+ * HTTP status of every {@link ErrorCode} (docs/errors.md). Typed as a total record so a code added
  * to core without a status here fails the build.
  */
 export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> = Object.freeze({

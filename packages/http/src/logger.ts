@@ -8,7 +8,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
  * A pino logger writing one JSON object per line to `destination` (default stdout), with ISO
- * timestamps so lines read the same as the API's timestamps (decisions §2).
+ * timestamps so lines read the same as the API's timestamps (docs/api.md#ids-timestamps-and-bodies).
  */
 export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
   const options = { level, base: { service: 'parley' }, timestamp: pino.stdTimeFunctions.isoTime };

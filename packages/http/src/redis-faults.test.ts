@@ -13,7 +13,7 @@ import { createServerCore } from './start.js';
 import { captureLogs } from './test-support/harness.js';
 import { freeRedisPort } from './test-support/redis.js';
 
-/** A request must be answered within this (decisions §3: 503 instead of hanging). */
+/** A request must be answered within this (docs/errors.md: 503 instead of hanging). */
 const ANSWER_WITHIN_MS = 1_000;
 
 describe('Redis faults at the HTTP layer', () => {

@@ -73,9 +73,9 @@ function banner(url: string, storage: string, keys: ApiKeySetup): string {
 
 /**
  * The server's core over `adapters`: the rate limiter decides by `config.rateLimitFailure` when
- * its store fails or takes over 250 ms (decisions §7), and each such failure is logged (pino,
+ * its store fails or takes over 250 ms (docs/rate-limits.md), and each such failure is logged (pino,
  * `warn`, with the workspace and the policy). Webhook URLs with private or loopback hosts are
- * refused unless `config.webhookAllowPrivateUrls` (`WEBHOOK_ALLOW_PRIVATE_URLS=true`, decisions §8).
+ * refused unless `config.webhookAllowPrivateUrls` (`WEBHOOK_ALLOW_PRIVATE_URLS=true`, docs/events-and-webhooks.md).
  */
 export function createServerCore(
   adapters: CoreOptions,

@@ -1,7 +1,7 @@
 /** @module The id generator port and its default: prefixed, time-sortable ULIDs. */
 import { monotonicFactory } from 'ulid';
 
-/** Type prefixes of every id Parley issues (decisions §2). */
+/** Type prefixes of every id Parley issues (docs/api.md#ids-timestamps-and-bodies). */
 export type IdPrefix = 'agt' | 'conv' | 'msg' | 'wh' | 'evt' | 'key' | 'dlv';
 
 /** Issues unique ids that sort by creation time. */

@@ -1,4 +1,4 @@
-/** @module The plan table (spec §8, decisions §7) and the start-up checks of key entries against it. */
+/** @module The plan table (docs/rate-limits.md) and the start-up checks of key entries against it. */
 import type { ValidationIssue } from '../errors.js';
 import type { RateLimitRule } from '../ports/rate-limit.js';
 import type { Plan, Principal } from '../types.js';
@@ -8,7 +8,7 @@ export const HOUR_MS = 3_600_000;
 
 /**
  * The rule of each plan. `enterprise` has no default: its limit comes from each key entry's
- * `limitPerHour` (decisions §7); set it here only to give enterprise keys without one a limit.
+ * `limitPerHour` (docs/rate-limits.md); set it here only to give enterprise keys without one a limit.
  */
 export interface PlanRules {
   free: RateLimitRule;
@@ -81,7 +81,7 @@ export interface PlanEntry {
 }
 
 /**
- * Every problem with a set of key entries, `[]` when none (decisions §7): all entries of one
+ * Every problem with a set of key entries, `[]` when none (docs/rate-limits.md): all entries of one
  * workspace must agree on `plan` and `limitPerHour`; `enterprise` needs `limitPerHour`;
  * `limitPerHour` must be an integer from 1 to 3 600 000. Paths are the entry's index in
  * `entries`, then the field (`"2.limitPerHour"`).

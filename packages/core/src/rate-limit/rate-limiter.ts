@@ -8,7 +8,7 @@ import { gcra } from './gcra.js';
 import { planRules, ruleFor, type PlanRules } from './plans.js';
 
 /**
- * What to decide when the store fails or is too slow (decisions §7): `'open'` admits the request,
+ * What to decide when the store fails or is too slow (docs/rate-limits.md): `'open'` admits the request,
  * `'closed'` refuses it. Either way the next call asks the store again, so service recovers by
  * itself as soon as the store does.
  */
@@ -52,7 +52,7 @@ export interface RateLimitResult extends RateLimitDecision {
 }
 
 /**
- * The plan rate limit of each workspace (spec §8, decisions §7): the quota is the workspace's,
+ * The plan rate limit of each workspace (docs/rate-limits.md): the quota is the workspace's,
  * so every key of a workspace draws on one quota, keyed by the workspace id. Decisions are
  * GCRA's (see `gcra.ts`), made atomically by the store. The constructor throws `RangeError` for
  * an invalid plan table, policy, `timeoutMs` or `closedRetryAfterMs`.

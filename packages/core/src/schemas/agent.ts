@@ -1,4 +1,4 @@
-/** @module Agent request schemas (spec §4.1, decisions §4–§5): the single source of validation. */
+/** @module Agent request schemas (docs/api.md#routes, docs/api.md#resources, docs/pagination.md): the single source of validation. */
 import * as v from 'valibot';
 import { AGENT_MODELS, AGENT_STATUSES } from '../types.js';
 import { JsonObjectSchema, PageQueryEntries, text } from './common.js';

@@ -2,9 +2,9 @@
 import * as v from 'valibot';
 import type { JsonObject } from '../types.js';
 
-/** Largest serialized size of a `metadata` / `configuration` object: 16 KiB (decisions §4). */
+/** Largest serialized size of a `metadata` / `configuration` object: 16 KiB (docs/api.md#resources). */
 export const MAX_JSON_OBJECT_BYTES = 16 * 1024;
-/** Deepest nesting of a `metadata` / `configuration` object (decisions §4). */
+/** Deepest nesting of a `metadata` / `configuration` object (docs/api.md#resources). */
 export const MAX_JSON_OBJECT_DEPTH = 8;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -67,7 +67,7 @@ export function integerParam(min: number, max: number, message = `Expected an in
   );
 }
 
-/** Default and largest `limit` of page-numbered lists (decisions §5). */
+/** Default and largest `limit` of page-numbered lists (docs/pagination.md). */
 export const PAGE_LIMIT = { default: 20, max: 100 } as const;
 
 /** `page` (≥ 1, default 1) and `limit` (1–100, default 20) of page-numbered lists. */

@@ -1,4 +1,4 @@
-/** @module Conversation and message request schemas (spec §4.2, decisions §4–§5). */
+/** @module Conversation and message request schemas (docs/api.md#routes, docs/api.md#resources, docs/pagination.md). */
 import * as v from 'valibot';
 import { CONVERSATION_STATUSES, MESSAGE_ROLES } from '../types.js';
 import { JsonObjectSchema, PageQueryEntries, integerParam, text } from './common.js';
@@ -40,7 +40,7 @@ export const MessageCreateSchema = v.strictObject({
 });
 export type MessageCreateInput = v.InferInput<typeof MessageCreateSchema>;
 
-/** Default and largest `limit` of a history page (decisions §5). */
+/** Default and largest `limit` of a history page (docs/pagination.md). */
 export const HISTORY_LIMIT = { default: 50, max: 100 } as const;
 
 /** Query of `GET /api/conversations/:id/messages`: `limit` 1–100 (default 50), cursor `before`. */

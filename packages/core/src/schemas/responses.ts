@@ -1,5 +1,5 @@
 /**
- * @module Response schemas: what the API returns (spec §2, decisions §2–§5). Documentation only:
+ * @module Response schemas: what the API returns (docs/api.md#resources, docs/api.md#ids-timestamps-and-bodies, docs/errors.md, docs/api.md#resources, docs/pagination.md). Documentation only:
  * nothing validates responses at run time; the OpenAPI document is generated from these, and
  * tests check that real responses satisfy them.
  */
@@ -8,7 +8,7 @@ import { ErrorCode } from '../errors.js';
 import { AGENT_STATUSES, CONVERSATION_STATUSES, DISABLED_REASONS, EVENT_TYPES, MESSAGE_ROLES } from '../types.js';
 import { JsonObjectSchema } from './common.js';
 
-/** An ISO 8601 UTC timestamp with milliseconds (decisions §2). */
+/** An ISO 8601 UTC timestamp with milliseconds (docs/api.md#ids-timestamps-and-bodies). */
 const timestamp = v.pipe(v.string(), v.isoTimestamp(), v.description('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.'));
 
 /** An opaque id with its type prefix (`agt_`, `conv_`, …), sortable by creation time. */
@@ -18,7 +18,7 @@ function id(prefix: string) {
 
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
 
-/** An agent (spec §2.1): every field is always present; optional settings never set are `null`. */
+/** An agent (docs/api.md#resources): every field is always present; optional settings never set are `null`. */
 export const AgentSchema = v.object({
   id: id('agt'),
   name: v.string(),
@@ -34,7 +34,7 @@ export const AgentSchema = v.object({
   updatedAt: timestamp,
 });
 
-/** A conversation (spec §2.2); `userId` is `null` when none was given. */
+/** A conversation (docs/api.md#resources); `userId` is `null` when none was given. */
 export const ConversationSchema = v.object({
   id: id('conv'),
   agentId: id('agt'),
@@ -44,7 +44,7 @@ export const ConversationSchema = v.object({
   createdAt: timestamp,
 });
 
-/** A message of a conversation (spec §2.3). */
+/** A message of a conversation (docs/api.md#resources). */
 export const MessageSchema = v.object({
   id: id('msg'),
   conversationId: id('conv'),
@@ -54,7 +54,7 @@ export const MessageSchema = v.object({
   createdAt: timestamp,
 });
 
-/** A webhook endpoint as the API returns it: never with its secret (decisions §4). */
+/** A webhook endpoint as the API returns it: never with its secret (docs/api.md#resources). */
 export const WebhookEndpointSchema = v.object({
   id: id('wh'),
   url: v.pipe(v.string(), v.description('The URL in its normalised form (WHATWG URL href).')),
@@ -115,7 +115,7 @@ export const EventListSchema = v.object({
   nextCursor: v.optional(v.pipe(v.string(), v.description('Pass as `after` to fetch the next page.'))),
 });
 
-/** Every `/api` delete answers 200 with this (decisions §2). */
+/** Every `/api` delete answers 200 with this (docs/api.md#ids-timestamps-and-bodies). */
 export const DeleteResultSchema = v.object({
   success: v.boolean(),
   message: v.string(),
@@ -127,7 +127,7 @@ export const ValidationIssueSchema = v.object({
   message: v.string(),
 });
 
-/** Every `/api` error (decisions §3): `{"error": {"code", "message", "details"?}}`. */
+/** Every `/api` error (docs/errors.md): `{"error": {"code", "message", "details"?}}`. */
 export const ApiErrorSchema = v.object({
   error: v.object({
     code: v.picklist(Object.values(ErrorCode)),

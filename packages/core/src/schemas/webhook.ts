@@ -1,4 +1,4 @@
-/** @module Webhook endpoint request schemas (spec §4.3, decisions §4, §8). */
+/** @module Webhook endpoint request schemas (docs/api.md#routes, docs/api.md#resources, docs/events-and-webhooks.md). */
 import * as v from 'valibot';
 import { EVENT_TYPES } from '../types.js';
 import { PageQueryEntries } from './common.js';
@@ -33,7 +33,7 @@ const UrlSchema = v.pipe(
   v.maxLength(2048, 'Expected at most 2048 characters once normalised.'),
 );
 
-/** A non-empty list of distinct event names of spec §6. */
+/** A non-empty list of distinct event names of docs/events-and-webhooks.md#event-types. */
 const EventsSchema = v.pipe(
   v.array(v.picklist(EVENT_TYPES)),
   v.minLength(1, 'Expected at least one event.'),

@@ -200,7 +200,7 @@ function nest(levels: number, leaf: unknown = 1): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-describe('AgentService validation (decisions §4)', () => {
+describe('AgentService validation (docs/api.md#resources)', () => {
   const accepted: Array<[string, Record<string, unknown>]> = [
     ['name of 1 character', { name: 'A' }],
     ['name of 256 characters', { name: 'n'.repeat(256) }],

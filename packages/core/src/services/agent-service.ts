@@ -1,4 +1,4 @@
-/** @module Agents: create, read, list, update, delete (spec §4.1, decisions §4). */
+/** @module Agents: create, read, list, update, delete (docs/api.md#routes, docs/api.md#resources). */
 import { inject, injectable } from '../di.js';
 import { ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
@@ -94,7 +94,7 @@ export class AgentService {
 
   /**
    * Deletes the agent with its conversations and their messages; emits only `agent.deleted`
-   * (decisions §4). Returns the deleted agent.
+   * (docs/api.md#resources). Returns the deleted agent.
    * @throws ParleyError `not_found`
    */
   async delete(workspaceId: string, id: string): Promise<Agent> {

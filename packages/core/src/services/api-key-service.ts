@@ -28,7 +28,7 @@ export function hasScope(principal: Principal, scope: Scope): boolean {
   return principal.scopes.includes('*') || principal.scopes.includes(scope);
 }
 
-/** API keys, stored as SHA-256 hashes only (decisions §6). */
+/** API keys, stored as SHA-256 hashes only (docs/authentication.md). */
 @injectable()
 export class ApiKeyService {
   constructor(

@@ -211,7 +211,7 @@ describe('ConversationService: messages', () => {
       expect([error.code, issuePaths(error)], path).toEqual(['validation_failed', [path]]);
       expect(JSON.stringify({ message: error.message, details: error.details })).not.toContain(MARK);
     }
-    // Schema failures come before the resource lookup (decisions §3).
+    // Schema failures come before the resource lookup (docs/errors.md).
     expect((await rejection(core.conversations.sendMessage('ws1', 'conv_unknown', { role: 'user', content: '' }))).code).toBe('validation_failed');
     expect((await core.conversations.history('ws1', conversation.id)).messages).toHaveLength(1);
     expect(await types()).toEqual(['conversation.started', 'message.sent']);

@@ -1,4 +1,4 @@
-/** @module Conversations, their messages and history paging (spec §4.2, decisions §4–§5). */
+/** @module Conversations, their messages and history paging (docs/api.md#routes, docs/api.md#resources, docs/pagination.md). */
 import { inject, injectable } from '../di.js';
 import { ErrorCode, ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';

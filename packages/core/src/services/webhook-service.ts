@@ -1,4 +1,4 @@
-/** @module Webhook endpoint registration (spec §4.3, decisions §4, §8). Delivery is separate. */
+/** @module Webhook endpoint registration (docs/api.md#routes, docs/api.md#resources, docs/events-and-webhooks.md). Delivery is separate. */
 import { randomBytes } from 'node:crypto';
 import { inject, injectable } from '../di.js';
 import { ParleyError } from '../errors.js';
@@ -103,7 +103,7 @@ export class WebhookService {
    */
   async update(workspaceId: string, id: string, input: WebhookUpdateInput): Promise<WebhookEndpoint> {
     const changes = givenFields(parse(WebhookUpdateSchema, input));
-    // Before the lookup by id: a refused URL is a 400, which answers before a 404 (decisions §3).
+    // Before the lookup by id: a refused URL is a 400, which answers before a 404 (docs/errors.md).
     if (changes.url !== undefined) await this.checkTarget(changes.url);
     if (Object.keys(changes).length === 0) return this.get(workspaceId, id);
     const record = await this.storage.webhookEndpoints.update(workspaceId, id, (current) => {

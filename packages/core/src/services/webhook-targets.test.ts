@@ -1,4 +1,4 @@
-/** @module WebhookTargetPolicy: which webhook URLs registration refuses (decisions §8 "Targets"). */
+/** @module WebhookTargetPolicy: which webhook URLs registration refuses (docs/events-and-webhooks.md#targets). */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HostResolver } from '../ports/webhook-targets.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';

@@ -1,12 +1,12 @@
 /**
- * @module Which webhook URLs may be registered (decisions §8 "Targets"): only hosts with public
+ * @module Which webhook URLs may be registered (docs/events-and-webhooks.md#targets): only hosts with public
  * addresses, unless private targets are allowed. Guards against server-side request forgery
  * (a webhook pointed at the server's own network or a cloud metadata service).
  */
 import ipaddr from 'ipaddr.js';
 import { systemHostResolver, type HostResolver } from '../ports/webhook-targets.js';
 
-/** How long registration waits for a host name to resolve, in ms (decisions §8). */
+/** How long registration waits for a host name to resolve, in ms (docs/events-and-webhooks.md). */
 export const WEBHOOK_RESOLVE_TIMEOUT_MS = 2_000;
 
 /** Options of {@link WebhookTargetPolicy}. */
@@ -50,7 +50,7 @@ const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
 /**
  * What kind of non-public address `address` (an IPv4 or IPv6 literal, without brackets) is, or
  * `null` when it is a public unicast address. Only global unicast passes: besides the classes of
- * decisions §8, multicast, broadcast, documentation, benchmarking and the IPv6 ranges that embed
+ * docs/events-and-webhooks.md, multicast, broadcast, documentation, benchmarking and the IPv6 ranges that embed
  * an IPv4 address (NAT64, 6to4, Teredo) are `reserved`. IPv4-mapped IPv6 (`::ffff:127.0.0.1`) is
  * judged by its IPv4 address. Text that is no address at all is `reserved` too (fail closed).
  */

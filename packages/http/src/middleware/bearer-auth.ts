@@ -21,7 +21,7 @@ export interface BearerAuthOptions {
  * Requires `Authorization: Bearer <key>` and sets `c.var.principal` to the key's principal.
  * Missing, malformed or unknown keys, and generated keys whose checksum fails (refused before
  * any lookup, so a typo never costs a store round trip), are 401 `unauthorized` with a `WWW-Authenticate: Bearer`
- * challenge (RFC 6750 §3; a malformed header would be 400 there, but decisions §3 answers every
+ * challenge (RFC 6750 §3; a malformed header would be 400 there, but docs/errors.md answers every
  * credential failure with 401, and `error=` only appears when credentials were sent).
  *
  * A key store that cannot answer (Redis down) rejects with `service_unavailable`, which passes

@@ -48,7 +48,7 @@ describe('errorHandler', () => {
     const app = new Hono<ParleyEnv>()
       .route('/api', apiRoutes(core, { guard: [bearerAuth({ apiKeys: core.apiKeys }), refuse], body: jsonBody() }))
       .onError(errorHandler({ logger }));
-    // An unknown route: 429 must still win over 404 (decisions §3).
+    // An unknown route: 429 must still win over 404 (docs/errors.md).
     const response = await app.request('/api/nowhere', { headers: { Authorization: `Bearer ${key}` } });
     expect(response.status).toBe(429);
     expect(response.headers.get('Retry-After')).toBe('4');

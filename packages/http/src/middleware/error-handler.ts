@@ -7,8 +7,8 @@ import { STATUS_BY_CODE, toHttpError, type HttpError } from '../http-errors.js';
 import { BEARER_CHALLENGE } from './bearer-auth.js';
 
 /**
- * `api`: `{"error": {"code", "message", "details"?}}` (decisions §3).
- * `sandbox`: `{"error": <status>, "message"}` (plants-openapi.json `Error`, decisions §9).
+ * `api`: `{"error": {"code", "message", "details"?}}` (docs/errors.md).
+ * `sandbox`: `{"error": <status>, "message"}` (plants-openapi.json `Error`, docs/sandbox.md).
  */
 export type ErrorShape = 'api' | 'sandbox';
 

@@ -1,10 +1,10 @@
-/** @module Request bodies: size limit, media type and JSON parsing, in decisions §3's order. */
+/** @module Request bodies: size limit, media type and JSON parsing, in docs/errors.md's order. */
 import { ErrorCode, ParleyError, isParleyError } from '@parley/core';
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ParleyEnv } from '../env.js';
 
-/** Default largest request body: 1 MiB (decisions §1, `BODY_LIMIT_BYTES`). */
+/** Default largest request body: 1 MiB (docs/operations.md, `BODY_LIMIT_BYTES`). */
 export const DEFAULT_BODY_LIMIT_BYTES = 1_048_576;
 
 /** Options of {@link jsonBody}. */
@@ -68,7 +68,7 @@ function parseJson(bytes: Uint8Array): unknown {
  * 3. malformed JSON or invalid UTF-8, or a body whose stream fails (the client broke off) → 400
  *    `invalid_request`.
  * An empty body is passed on as `undefined`, so the service reports a required body as
- * `validation_failed`. Attach it after the scope check: decisions §3 puts 403 before 413.
+ * `validation_failed`. Attach it after the scope check: docs/errors.md puts 403 before 413.
  */
 export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler<ParleyEnv, string, JsonBodyInput> {
   const maxBytes = options.maxBytes ?? DEFAULT_BODY_LIMIT_BYTES;

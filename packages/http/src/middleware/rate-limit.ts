@@ -32,7 +32,7 @@ export function rateLimitHeaders(result: RateLimitResult): Array<[string, string
 }
 
 /**
- * Hono middleware enforcing the plan limit of the authenticated workspace (spec §8, decisions
+ * Hono middleware enforcing the plan limit of the authenticated workspace (docs/rate-limits.md, decisions
  * §7). Mount it right after the auth middleware: requests without `c.get('principal')` (the
  * 401s) pass through uncounted and without fields. Every other response it passes — handler
  * results, errors rendered by `onError`, 404s and its own refusal — carries `RateLimit-Policy` and

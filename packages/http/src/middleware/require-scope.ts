@@ -1,4 +1,4 @@
-/** @module Per-route scope checks (decisions §6). */
+/** @module Per-route scope checks (docs/authentication.md). */
 import { ErrorCode, ParleyError, hasScope, type Scope } from '@parley/core';
 import type { MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
@@ -6,7 +6,7 @@ import type { ParleyEnv } from '../env.js';
 /**
  * Lets the request through when the authenticated key holds `scope` (or `*`); otherwise 403
  * `forbidden` with `details.requiredScope`. Attach it to each route, not to a router: a router-wide
- * check would answer 403 before an unknown route's 404 or a wrong method's 405 (decisions §3).
+ * check would answer 403 before an unknown route's 404 or a wrong method's 405 (docs/errors.md).
  */
 export function requireScope(scope: Scope): MiddlewareHandler<ParleyEnv> {
   return async function requireScope(c, next) {

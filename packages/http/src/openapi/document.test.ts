@@ -1,4 +1,4 @@
-/** @module GET /openapi.json: valid OpenAPI 3.1 covering exactly the app's routes, with decisions §3's errors and §7's headers. */
+/** @module GET /openapi.json: valid OpenAPI 3.1 covering exactly the app's routes, with docs/errors.md's errors and §7's headers. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore } from '@parley/core';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -58,7 +58,7 @@ describe('GET /openapi.json', () => {
     expect(routesOf(app).filter((route) => !documented.includes(route))).toEqual(['GET /api/undocumented']);
   });
 
-  it('gives every authenticated operation the bearer scheme, decisions §3 errors and §7 rate-limit headers', async () => {
+  it('gives every authenticated operation the bearer scheme, docs/errors.md errors and §7 rate-limit headers', async () => {
     const document = await fetchDocument((await harness()).app);
     expect(document.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const [name, op] of each(document)) {

@@ -41,7 +41,7 @@ export interface OperationDoc {
   summary: string;
   description?: string;
   tag: (typeof TAGS)[number]['name'];
-  /** The scope the route requires (decisions §6); absent for routes without authentication. */
+  /** The scope the route requires (docs/authentication.md); absent for routes without authentication. */
   scope?: Scope;
   /** Error body shape; default `api`. */
   shape?: ErrorShape;
@@ -137,7 +137,7 @@ function operationObject(doc: OperationDoc): OpenAPIV3_1.OperationObject {
 /**
  * The route's middleware carrying `doc` for hono-openapi, which finds it when it walks the app's
  * routes: put it right after the route's path, so the documentation sits with the handler. With
- * `doc.scope` it is also the route's scope check (403 `forbidden`, decisions §6), so the scope the
+ * `doc.scope` it is also the route's scope check (403 `forbidden`, docs/authentication.md), so the scope the
  * document states is the scope enforced; without one it passes requests through.
  */
 export function documentAndRequireScope(doc: OperationDoc): MiddlewareHandler<ParleyEnv> {

@@ -1,4 +1,4 @@
-/** @module The sandbox part of the document against the published plants-openapi.json (decisions §9). */
+/** @module The sandbox part of the document against the published plants-openapi.json (docs/sandbox.md). */
 import { readFileSync } from 'node:fs';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { describe, expect, it } from 'vitest';

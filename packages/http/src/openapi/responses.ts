@@ -1,5 +1,5 @@
 /**
- * @module The document's response headers and error responses (decisions §3, §7, §9): which
+ * @module The document's response headers and error responses (docs/errors.md, docs/rate-limits.md, docs/sandbox.md): which
  * statuses an operation can answer, in which shape, with which header fields.
  */
 import type { OpenAPIV3_1 } from 'openapi-types';
@@ -45,10 +45,10 @@ export const HEADERS: Record<string, OpenAPIV3_1.HeaderObject> = {
 
 const header = (name: keyof typeof HEADERS & string): HeaderRef => ({ $ref: `#/components/headers/${name}` });
 
-/** The statuses an error response may have (decisions §3). */
+/** The statuses an error response may have (docs/errors.md). */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
-/** What each status means, naming the codes decisions §3 gives it. */
+/** What each status means, naming the codes docs/errors.md gives it. */
 const ERROR_DESCRIPTIONS: Readonly<Record<ErrorStatus, string>> = {
   400: '`invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input).',
   401: '`unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit.',
@@ -76,7 +76,7 @@ export function responseHeaders(status: number, authenticated: boolean): Record<
   return headers;
 }
 
-/** The same statuses in the sandbox, whose flat errors carry no code and no details (decisions §9). */
+/** The same statuses in the sandbox, whose flat errors carry no code and no details (docs/sandbox.md). */
 const SANDBOX_DESCRIPTIONS: Readonly<Record<ErrorStatus, string>> = {
   400: 'Unexpected error: the query, path or body is invalid.',
   401: 'Missing, malformed or unknown API key.',

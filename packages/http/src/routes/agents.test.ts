@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { agentInput, harness, json } from '../test-support/harness.js';
 
 describe('/api/agents', () => {
-  it('POST creates an active agent: 201 with every field of spec §2.1', async () => {
+  it('POST creates an active agent: 201 with every field of docs/api.md#resources', async () => {
     const h = await harness();
     const response = await h.call('POST', '/api/agents', { json: { ...agentInput, temperature: 0.5, configuration: { tone: 'warm' } } });
     expect(response.status).toBe(201);

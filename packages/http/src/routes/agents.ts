@@ -1,4 +1,4 @@
-/** @module `/agents`: create, list, read, update and delete agents (spec §4.1, decisions §4). */
+/** @module `/agents`: create, list, read, update and delete agents (docs/api.md#routes, docs/api.md#resources). */
 import {
   AgentCreateSchema,
   AgentListQuerySchema,

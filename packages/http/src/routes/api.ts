@@ -21,7 +21,7 @@ export interface ApiRoutesOptions {
   body: MiddlewareHandler<ParleyEnv, string, JsonBodyInput>;
 }
 
-/** The service API of spec §4 and decisions §4, to be mounted at `/api`. */
+/** The service API of docs/api.md#routes and docs/api.md#resources, to be mounted at `/api`. */
 export function apiRoutes(core: Core, options: ApiRoutesOptions): Hono<ParleyEnv> {
   const api = new Hono<ParleyEnv>();
   api.use('*', ...options.guard);

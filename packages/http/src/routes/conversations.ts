@@ -1,6 +1,6 @@
 /**
  * @module `/conversations`: start, list, read and complete conversations, send their messages
- * and page through their history (spec §4.2, decisions §4–§5).
+ * and page through their history (docs/api.md#routes, docs/api.md#resources, docs/pagination.md).
  */
 import {
   ConversationCreateSchema,
@@ -30,7 +30,7 @@ const notFound = 'No conversation with this id in the key\'s workspace.';
 /**
  * Conversation and message routes, to be mounted at `/api/conversations` behind
  * authentication. Messages belong to their conversation, so they use the conversations scopes
- * (decisions §6). Inputs are validated by `core.conversations`; the casts only name the types it
+ * (docs/authentication.md). Inputs are validated by `core.conversations`; the casts only name the types it
  * checks against.
  */
 export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, string, JsonBodyInput>): Hono<ParleyEnv> {

@@ -10,7 +10,7 @@ import type { Env, Hono } from 'hono';
  * Why not `hono/method-not-allowed`: it acts at the top-level app, so it is lost when a host
  * mounts this app with `host.route()`. Handlers registered here travel with the app, and they
  * run after any middleware registered before them (authentication, rate limiting), which gives
- * decisions §3's order 401 → 429 → route 404/405 → 403 → ….
+ * docs/errors.md's order 401 → 429 → route 404/405 → 403 → ….
  *
  * Call it once, after every route of `app` is registered.
  */

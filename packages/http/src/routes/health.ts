@@ -1,4 +1,4 @@
-/** @module `/healthz` and `/readyz`: probes for orchestrators, without authentication (decisions §10). */
+/** @module `/healthz` and `/readyz`: probes for orchestrators, without authentication (docs/operations.md). */
 import { ErrorCode, HealthSchema, ParleyError, type Core } from '@parley/core';
 import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';

@@ -1,6 +1,6 @@
 /**
  * @module `GET /openapi.json` and `GET /docs`: the API's OpenAPI 3.1 document and a reference
- * page for it (decisions §10), without authentication.
+ * page for it (docs/operations.md), without authentication.
  */
 import { Scalar } from '@scalar/hono-api-reference';
 import { Hono, type Context, type Env } from 'hono';

@@ -1,4 +1,4 @@
-/** @module `/webhooks`: register, list, read, update and remove webhook endpoints (spec §4.3, decisions §4). */
+/** @module `/webhooks`: register, list, read, update and remove webhook endpoints (docs/api.md#routes, docs/api.md#resources). */
 import {
   DeleteResultSchema,
   WebhookCreateSchema,

@@ -1,4 +1,4 @@
-/** @module The plants sandbox (plants-openapi.json, decisions §9) as a Hono app of its own. */
+/** @module The plants sandbox (plants-openapi.json, docs/sandbox.md) as a Hono app of its own. */
 import {
   PlantCreateSchema,
   PlantIdSchema,
