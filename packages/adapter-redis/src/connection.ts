@@ -14,6 +14,12 @@ import { toAdapterError } from './faults.js';
 import { DEFAULT_PREFIX, checkPrefix } from './keys.js';
 import { runScript, type LuaScript, type ScriptCall, type ScriptReply } from './script.js';
 
+/** How long a measured offset between this process's clock and the server's is trusted, in ms. */
+const CLOCK_OFFSET_TTL_MS = 60_000;
+
+/** Per client: the server's clock minus ours (ms), and when that was measured (our clock). */
+const clockOffsets = new WeakMap<RedisClient, { offsetMs: number; measuredAt: number; refreshing?: boolean }>();
+
 /** A connected ioredis client: standalone `Redis` or `Cluster`. */
 export type RedisClient = Redis | Cluster;
 
@@ -138,7 +144,10 @@ export class RedisRunner {
           // Leaving the queue means a caller already told "unavailable" is not sent once Redis is
           // back, and that expired calls hold nothing however long an outage lasts.
           this.waiting.delete(send);
-          reject(new Error(`Redis did not answer within ${deadlineMs} ms`));
+          // Timers run before the event loop reads sockets: give a reply that already arrived
+          // (while the loop was busy) its turn first, so a write that was applied is not
+          // reported as failed.
+          setImmediate(() => reject(new Error(`Redis did not answer within ${deadlineMs} ms`)));
         }, deadlineMs);
         if (client.status === 'ready') send();
         else this.sendWhenReady(send);
@@ -154,8 +163,41 @@ export class RedisRunner {
    * Runs a Lua script with its named keys and args (one round trip) under {@link run}'s deadline
    * and fault mapping.
    */
-  script<K extends string, A extends string>(script: LuaScript<K, A>, call: ScriptCall<K, A>): Promise<ScriptReply> {
-    return this.run((client) => runScript(client, script, call));
+  async script<K extends string, A extends string>(script: LuaScript<K, A>, call: ScriptCall<K, A>): Promise<ScriptReply> {
+    // The script's fence (see script.ts): it must not run once this call has given up. A margin
+    // before our own deadline leaves room for the reply to travel back, so a script that ran is
+    // a script whose answer the caller sees.
+    const giveUpAt = Date.now() + this.timeoutMs - Math.min(100, this.timeoutMs / 4);
+    const offsetMs = await this.clockOffset();
+    return this.run((client) => runScript(client, script, call, giveUpAt + offsetMs));
+  }
+
+  /**
+   * The server's clock minus ours in ms, measured with `TIME` (half the round trip corrected)
+   * on first use and refreshed in the background once a minute. A Cluster is measured on
+   * whichever node answers: its nodes' clocks are assumed synchronised (NTP), as Redis's own
+   * expiry across failovers assumes.
+   */
+  private async clockOffset(): Promise<number> {
+    const known = clockOffsets.get(this.client);
+    if (known && Date.now() - known.measuredAt < CLOCK_OFFSET_TTL_MS) return known.offsetMs;
+    if (known) {
+      if (!known.refreshing) {
+        known.refreshing = true;
+        this.measureClockOffset().catch(() => (known.refreshing = false));
+      }
+      return known.offsetMs;
+    }
+    return this.measureClockOffset();
+  }
+
+  private async measureClockOffset(): Promise<number> {
+    const sentAt = Date.now();
+    const [seconds, micros] = await this.run((client) => client.time());
+    const receivedAt = Date.now();
+    const offsetMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - (sentAt + receivedAt) / 2;
+    clockOffsets.set(this.client, { offsetMs, measuredAt: receivedAt });
+    return offsetMs;
   }
 
   /** Queues `send` for the next `ready`, with one listener for all waiting calls however many. */

@@ -4,16 +4,18 @@
  * can log it.
  */
 import { ErrorCode, ParleyError, isParleyError } from '@parley/core';
+import { DEADLINE_REPLY } from './script.js';
 
 /**
  * Error replies that mean "this server cannot serve right now" rather than "this command is
  * wrong": a replica still loading its dataset, a Cluster without a quorum or mid-resharding, a
  * failover in progress, a long-running script; and the operator's side of the deployment: memory
  * full under `noeviction` (`OOM`), persistence failing with `stop-writes-on-bgsave-error`
- * (`MISCONF`), and ACL or credential trouble (`NOPERM`, `NOAUTH`, `WRONGPASS`). None is the
+ * (`MISCONF`), and ACL or credential trouble (`NOPERM`, `NOAUTH`, `WRONGPASS`); and a script that
+ * reached the server only after its caller's deadline (`PARLEY_DEADLINE`, see script.ts). None is the
  * caller's fault, none is fixed by changing the request: they answer 503, not 500.
  */
-const UNAVAILABLE_REPLIES = ['LOADING', 'CLUSTERDOWN', 'TRYAGAIN', 'MASTERDOWN', 'READONLY', 'BUSY', 'NOREPLICAS', 'OOM', 'MISCONF', 'NOPERM', 'NOAUTH', 'WRONGPASS'];
+const UNAVAILABLE_REPLIES = [DEADLINE_REPLY, 'LOADING', 'CLUSTERDOWN', 'TRYAGAIN', 'MASTERDOWN', 'READONLY', 'BUSY', 'NOREPLICAS', 'OOM', 'MISCONF', 'NOPERM', 'NOAUTH', 'WRONGPASS'];
 
 /**
  * Inside a Lua script Redis 7.0 reports an ACL refusal as a plain `ERR`

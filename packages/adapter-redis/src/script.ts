@@ -37,6 +37,9 @@ export interface ScriptCall<K extends string, A extends string> {
 
 const IDENTIFIER = /^[A-Za-z][A-Za-z0-9]*$/;
 
+/** The error reply of a script that ran after its deadline (see the module's doc). */
+export const DEADLINE_REPLY = 'PARLEY_DEADLINE';
+
 const bare = (name: string) => name.replace(/\[\]$/, '');
 const isList = (name: string) => name.endsWith('[]');
 
@@ -57,7 +60,13 @@ export function namedScript<const K extends string, const A extends string>(defi
     throw new TypeError(`Script ${name}: names must be distinct Lua identifiers (got ${names.join(', ')}).`);
   }
   const lists = [...keys, ...args].filter(isList).length;
-  const prelude = [`local _key, _arg, _len = 0, ${lists}, 0`];
+  const prelude = [
+    `local _now = redis.call('TIME')`,
+    `if tonumber(_now[1]) * 1000 + math.floor(tonumber(_now[2]) / 1000) > tonumber(ARGV[#ARGV]) then`,
+    `  return redis.error_reply('${DEADLINE_REPLY} the caller stopped waiting before this script ran: nothing was done')`,
+    `end`,
+    `local _key, _arg, _len = 0, ${lists}, 0`,
+  ];
   const read = (source: 'KEYS' | 'ARGV', cursor: '_key' | '_arg') => (each: string) =>
     isList(each)
       ? `_len = _len + 1\nlocal ${bare(each)} = {}\nfor i = 1, tonumber(ARGV[_len]) do ${cursor} = ${cursor} + 1; ${bare(each)}[i] = ${source}[${cursor}] end`
@@ -100,9 +109,10 @@ const defined = new WeakMap<RedisClient, Set<string>>();
 /**
  * Runs `script` on `client` with the named keys and args of `call`: one round trip (EVALSHA; EVAL
  * once per connection the first time). ioredis routes it by the first key's slot, so on a Cluster
- * all keys must share a hash tag.
+ * all keys must share a hash tag. `deadline` is Redis server time in ms: past it the script
+ * refuses with {@link DEADLINE_REPLY} and does nothing.
  */
-export function runScript<K extends string, A extends string>(client: RedisClient, script: LuaScript<K, A>, call: ScriptCall<K, A>): Promise<ScriptReply> {
+export function runScript<K extends string, A extends string>(client: RedisClient, script: LuaScript<K, A>, call: ScriptCall<K, A>, deadline: number): Promise<ScriptReply> {
   const { keys, args } = positions(script, call);
   const command = `parley_${script.name}`;
   let names = defined.get(client);
@@ -113,7 +123,7 @@ export function runScript<K extends string, A extends string>(client: RedisClien
     names.add(command);
   }
   const run = (client as unknown as Record<string, ScriptCommand>)[command]!;
-  return run.call(client, keys.length, ...keys, ...args);
+  return run.call(client, keys.length, ...keys, ...args, Math.floor(deadline));
 }
 
 /**

@@ -107,7 +107,7 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
           eventTypes: [],
         },
         args: { id: doomed.id, expected: raw!, eventId: '', eventJson: '', retainedFrom: 0 },
-      });
+      }, Date.now() + 60_000);
       expect(await storage.agents.get(WS, doomed.id)).toBeNull();
       expect(await storage.conversations.get(WS, orphan.id)).not.toBeNull();
       const other = await records.insertAgent(storage, WS);
