@@ -17,4 +17,5 @@ export { encodeCursor } from './services/cursor.js';
 export * from './rate-limit/gcra.js';
 export * from './rate-limit/plans.js';
 export * from './rate-limit/rate-limiter.js';
+export * from './models/ai-sdk-model.js';
 export * from './create-core.js';

@@ -3,6 +3,7 @@ export type * from './storage.js';
 export type * from './api-keys.js';
 export type * from './delivery-queue.js';
 export type * from './webhook-transport.js';
+export type * from './language-model.js';
 export * from './clock.js';
 export * from './ids.js';
 export type * from './rate-limit.js';

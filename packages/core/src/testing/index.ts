@@ -11,3 +11,4 @@ export {
 } from './api-key-contract.js';
 export * from './rate-limit-contract.js';
 export { Records } from './storage-contract/fixtures.js';
+export { scriptedModel, type ScriptedModel, type ScriptedTurn } from './scripted-model.js';
