@@ -27,6 +27,8 @@ describe('loadConfig', () => {
       webhookAllowPrivateUrls: false,
       webhookRetryDelaysSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
       logLevel: 'info',
+      models: {},
+      replyContextMessages: 50,
     });
   });
 

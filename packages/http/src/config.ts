@@ -3,10 +3,12 @@ import { PLANS, SCOPES, type Plan, type RateLimitFailurePolicy, type Scope } fro
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
+import { readModelsConfig, type ModelConfig } from './models-config.js';
 import { readRedisConfig, type RedisConfig } from './redis-config.js';
 import { keyPlanProblems } from './api-key-setup.js';
 
 export type { RedisConfig } from './redis-config.js';
+export type { ModelConfig } from './models-config.js';
 
 /** One entry of `API_KEYS`. `scopes` absent means `*`; `[]` grants nothing (decisions §6). */
 export interface ApiKeyEntry {
@@ -41,6 +43,10 @@ export interface Config {
   webhookRetryDelaysSeconds: number[];
   /** `LOG_LEVEL`, default `info`. */
   logLevel: LogLevel;
+  /** `MODELS`: agent model names → Chat Completions models; `{}` (unset) means agents never reply. */
+  models: Record<string, ModelConfig>;
+  /** `REPLY_CONTEXT_MESSAGES`: how many latest messages a reply is generated from; default 50. */
+  replyContextMessages: number;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every problem, one per line, never a secret. */
@@ -164,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowPrivateUrls: read('WEBHOOK_ALLOW_PRIVATE_URLS', 'false'),
     webhookRetryDelaysSeconds: read('WEBHOOK_RETRY_DELAYS', DEFAULT_RETRY_DELAYS),
     logLevel: read('LOG_LEVEL', 'info'),
+    ...readModelsConfig(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config as Config;
