@@ -7,6 +7,7 @@ import { MemoryRateLimitStore } from './memory-rate-limit.js';
 export { MemoryApiKeyStore, MemoryEventPublisher, MemoryStorage };
 export type { EventListener } from './memory-events.js';
 export { MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from './memory-rate-limit.js';
+export { MemoryDeliveryQueue, type MemoryDeliveryQueueOptions } from './memory-delivery-queue.js';
 
 /**
  * A fresh set of memory adapters, ready for `createCore(memoryAdapters())`:

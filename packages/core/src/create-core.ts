@@ -16,6 +16,9 @@ import { ConversationService } from './services/conversation-service.js';
 import { PlantService } from './services/plant-service.js';
 import { WebhookService } from './services/webhook-service.js';
 import { WebhookTargetPolicy } from './services/webhook-targets.js';
+import { DeliveryService } from './delivery/delivery-service.js';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS, checkRetryDelays } from './delivery/retry-schedule.js';
+import { undiciTransport } from './delivery/undici-transport.js';
 import { TOKENS } from './tokens.js';
 
 /**
@@ -61,6 +64,12 @@ export interface CoreOptions {
   hostResolver?: HostResolver;
 }
 
+/** Delivery settings of a core (`TOKENS.deliveryOptions`), read by the workers it creates. */
+export interface DeliveryOptions {
+  /** Seconds between attempts (`CoreOptions.webhookRetryDelays`). */
+  retryDelaysSeconds: readonly number[];
+}
+
 /** Parley's services over one set of adapters. */
 export interface Core {
   agents: AgentService;
@@ -68,6 +77,8 @@ export interface Core {
   webhooks: WebhookService;
   plants: PlantService;
   apiKeys: ApiKeyService;
+  /** Operator actions on webhook delivery: deliveries log, retry, recover, test, rotate-secret. */
+  deliveries: DeliveryService;
   /**
    * Per-workspace plan limits over `options.rateLimits`; `undefined` when no store was given, which
    * suits scripts and tests (the HTTP rate-limit middleware refuses such a core rather than serve
@@ -86,14 +97,20 @@ export interface Core {
  * Builds the services in a new child container (the global tsyringe container is never
  * touched, so several cores can live in one process).
  * @throws RangeError when `plans`, `rateLimitFailure` or `rateLimitTimeoutMs` is invalid (only
- *   checked when `rateLimits` is given), so a bad configuration fails at start-up.
+ *   checked when `rateLimits` is given), or `webhookRetryDelays` is, so a bad configuration fails at start-up.
  */
 export function createCore(options: CoreOptions): Core {
   const clock = options.clock ?? systemClock;
   const container = rootContainer.createChildContainer();
   container.register(TOKENS.storage, { useValue: options.storage });
   container.register(TOKENS.apiKeys, { useValue: options.apiKeys });
-  container.register(TOKENS.events, { useValue: options.events });
+  container.register(TOKENS.deliveryQueue, { useValue: options.deliveryQueue });
+  const retryDelaysSeconds = options.webhookRetryDelays ?? DEFAULT_WEBHOOK_RETRY_DELAYS;
+  checkRetryDelays(retryDelaysSeconds);
+  container.register(TOKENS.deliveryOptions, { useValue: { retryDelaysSeconds } satisfies DeliveryOptions });
+  container.register(TOKENS.webhookTransport, {
+    useValue: options.webhookTransport ?? undiciTransport({ allowPrivate: options.allowPrivateWebhookUrls ?? false }),
+  });
   container.register(TOKENS.clock, { useValue: clock });
   container.register(TOKENS.ids, { useValue: options.ids ?? createUlidGenerator(() => clock.now()) });
   if (options.rateLimits) {
@@ -117,6 +134,7 @@ export function createCore(options: CoreOptions): Core {
     webhooks: container.resolve(WebhookService),
     plants: container.resolve(PlantService),
     apiKeys: container.resolve(ApiKeyService),
+    deliveries: container.resolve(DeliveryService),
     rateLimiter: options.rateLimits ? container.resolve(RateLimiter) : undefined,
     storage: options.storage,
     clock,

@@ -19,3 +19,4 @@ export * from './rate-limit/plans.js';
 export * from './rate-limit/rate-limiter.js';
 export * from './models/ai-sdk-model.js';
 export * from './create-core.js';
+export * from './delivery/index.js';

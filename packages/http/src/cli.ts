@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 /**
- * @module The `parley` command: `parley serve` starts the server, `parley keys` manages API keys
- * in Redis; `parley --help` explains.
+ * @module The `parley` command: `parley serve` starts the server, `parley worker` a delivery
+ * worker alone, `parley keys` manages API keys in Redis; `parley --help` explains.
  */
 import { createRequire } from 'node:module';
 import { loadConfig } from './config.js';
 import { keysCommand } from './keys-command.js';
-import { startServer, type RunningServer } from './start.js';
+import type { Logger } from './logger.js';
+import { startServer, startWorker } from './start.js';
 
 const HELP = `Usage: parley <command>
 
 Commands:
-  serve          Start the HTTP API (agents, conversations, messages, webhooks; plants sandbox)
+  serve          Start the HTTP API (agents, conversations, messages, webhooks, events; plants
+                 sandbox) with a webhook delivery worker inside (unless DELIVERY_WORKER=false)
+  worker         Run a webhook delivery worker alone (needs Redis); run as many as you need
   keys           Create, list and revoke API keys in Redis (parley keys --help)
 
 Options:
@@ -31,7 +34,10 @@ Environment (all optional):
                               store does not answer within 250 ms (default open)
   BODY_LIMIT_BYTES            larger request bodies get 413 (default 1048576)
   WEBHOOK_ALLOW_PRIVATE_URLS  true allows loopback/private webhook targets (default false)
-  WEBHOOK_RETRY_DELAYS        seconds between delivery attempts (default 5,300,1800,7200,18000,36000,36000)
+  WEBHOOK_RETRY_DELAYS        seconds between delivery attempts, fractions allowed (default
+                              5,300,1800,7200,18000,36000,50400,72000,86400)
+  EVENT_RETENTION_DAYS        days events and the deliveries log are kept (default 14)
+  DELIVERY_WORKER             false: parley serve makes no deliveries (run parley worker)
   LOG_LEVEL                   fatal, error, warn, info, debug, trace or silent (default info)
 `;
 
@@ -39,8 +45,11 @@ function version(): string {
   return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 }
 
-/** SIGTERM/SIGINT drain in-flight requests, close Redis, then exit; a second signal exits at once. */
-function exitOnSignals(running: RunningServer): void {
+/**
+ * SIGTERM/SIGINT drain in-flight requests and delivery attempts, close Redis, then exit; a second
+ * signal exits at once.
+ */
+function exitOnSignals(running: { logger: Logger; close(): Promise<void> }): void {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -48,7 +57,7 @@ function exitOnSignals(running: RunningServer): void {
       process.exit(1);
     }
     stopping = true;
-    running.logger.info({ signal }, 'draining in-flight requests before exit');
+    running.logger.info({ signal }, 'draining in-flight requests and delivery attempts before exit');
     running.close().then(
       () => {
         running.logger.info('stopped');
@@ -64,9 +73,9 @@ function exitOnSignals(running: RunningServer): void {
   process.on('SIGINT', stop);
 }
 
-async function serveCommand(): Promise<void> {
+async function runCommand(start: () => Promise<{ logger: Logger; close(): Promise<void> }>): Promise<void> {
   try {
-    exitOnSignals(await startServer(loadConfig(process.env)));
+    exitOnSignals(await start());
   } catch (error) {
     // Start-up failures are the operator's to fix: say what, not where in Parley's code.
     process.stderr.write(`parley: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -80,7 +89,9 @@ if (command === '-h' || command === '--help' || command === 'help') {
 } else if (command === '-v' || command === '--version') {
   process.stdout.write(`${version()}\n`);
 } else if (command === 'serve' && rest.length === 0) {
-  await serveCommand();
+  await runCommand(() => startServer(loadConfig(process.env)));
+} else if (command === 'worker' && rest.length === 0) {
+  await runCommand(() => startWorker(loadConfig(process.env)));
 } else if (command === 'keys') {
   process.exitCode = await keysCommand(rest);
 } else {

@@ -25,7 +25,9 @@ describe('loadConfig', () => {
       rateLimitFailure: 'open',
       bodyLimitBytes: 1_048_576,
       webhookAllowPrivateUrls: false,
-      webhookRetryDelaysSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
+      webhookRetryDelaysSeconds: [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
+      eventRetentionDays: 14,
+      deliveryWorker: true,
       logLevel: 'info',
       models: {},
       replyContextMessages: 50,
@@ -40,22 +42,30 @@ describe('loadConfig', () => {
       API_KEYS: JSON.stringify([key({ scopes: ['agents:read'] }), { key: 'e'.repeat(16), workspace: 'big', plan: 'enterprise', limitPerHour: 50_000 }]),
       BODY_LIMIT_BYTES: '2048',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-      WEBHOOK_RETRY_DELAYS: '1,2,3',
+      WEBHOOK_RETRY_DELAYS: '1,0.2,3',
+      EVENT_RETENTION_DAYS: '30',
+      DELIVERY_WORKER: 'false',
       LOG_LEVEL: '',
     });
-    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', redis: { url: 'redis://localhost:6379/0', prefix: 'parley:' }, bodyLimitBytes: 2048, webhookAllowPrivateUrls: true, webhookRetryDelaysSeconds: [1, 2, 3], logLevel: 'info' });
+    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', redis: { url: 'redis://localhost:6379/0', prefix: 'parley:' }, bodyLimitBytes: 2048, webhookAllowPrivateUrls: true, webhookRetryDelaysSeconds: [1, 0.2, 3], eventRetentionDays: 30, deliveryWorker: false, logLevel: 'info' });
     expect(config.apiKeys).toEqual([key({ scopes: ['agents:read'] }), { key: 'e'.repeat(16), workspace: 'big', plan: 'enterprise', limitPerHour: 50_000 }]);
   });
 
   it('lists every invalid variable at once', () => {
-    expect(problems({ PORT: '70000', BODY_LIMIT_BYTES: '-1', LOG_LEVEL: 'loud', WEBHOOK_ALLOW_PRIVATE_URLS: 'yes', WEBHOOK_RETRY_DELAYS: '5,,6', REDIS_URL: 'http://x' })).toEqual([
+    expect(problems({ PORT: '70000', BODY_LIMIT_BYTES: '-1', LOG_LEVEL: 'loud', WEBHOOK_ALLOW_PRIVATE_URLS: 'yes', WEBHOOK_RETRY_DELAYS: '5,,6', REDIS_URL: 'http://x', EVENT_RETENTION_DAYS: '0', DELIVERY_WORKER: 'no' })).toEqual([
       'PORT: Expected an integer from 0 to 65535.',
       'REDIS_URL: Expected a redis:// or rediss:// URL.',
       'BODY_LIMIT_BYTES: Expected an integer from 1 to 9007199254740991.',
       'WEBHOOK_ALLOW_PRIVATE_URLS: Expected true or false.',
-      'WEBHOOK_RETRY_DELAYS: Expected comma-separated whole seconds, e.g. 5,300,1800.',
+      'WEBHOOK_RETRY_DELAYS: Expected comma-separated seconds, e.g. 5,300,1800 (fractions like 0.2 allowed).',
+      'EVENT_RETENTION_DAYS: Expected an integer from 1 to 3650.',
+      'DELIVERY_WORKER: Expected true or false.',
       expect.stringMatching(/^LOG_LEVEL: Expected one of fatal, error/),
     ]);
+  });
+
+  it('refuses a retry delay over 24 h', () => {
+    expect(problems({ WEBHOOK_RETRY_DELAYS: '5,86401' })).toEqual(['WEBHOOK_RETRY_DELAYS: Expected each delay to be at most 86400 seconds (24 h).']);
   });
 
   it('rejects API_KEYS that is not JSON without quoting it', () => {

@@ -39,8 +39,15 @@ export interface Config {
   bodyLimitBytes: number;
   /** `WEBHOOK_ALLOW_PRIVATE_URLS`, default false. */
   webhookAllowPrivateUrls: boolean;
-  /** `WEBHOOK_RETRY_DELAYS` in seconds, default 5,300,1800,7200,18000,36000,36000. */
+  /**
+   * `WEBHOOK_RETRY_DELAYS` in seconds (fractions allowed, each at most 86 400), default the
+   * Standard Webhooks schedule 5,300,1800,7200,18000,36000,50400,72000,86400.
+   */
   webhookRetryDelaysSeconds: number[];
+  /** `EVENT_RETENTION_DAYS`: how long events (and the deliveries log) are kept, default 14. */
+  eventRetentionDays: number;
+  /** `DELIVERY_WORKER`: run a delivery worker inside `parley serve`, default true. */
+  deliveryWorker: boolean;
   /** `LOG_LEVEL`, default `info`. */
   logLevel: LogLevel;
   /** `MODELS`: agent model names → Chat Completions models; `{}` (unset) means agents never reply. */
@@ -57,7 +64,7 @@ export class ConfigError extends Error {
   }
 }
 
-const DEFAULT_RETRY_DELAYS = '5,300,1800,7200,18000,36000,36000';
+const DEFAULT_RETRY_DELAYS = '5,300,1800,7200,18000,36000,50400,72000,86400';
 
 function integer(min: number, max: number) {
   const message = `Expected an integer from ${min} to ${max}.`;
@@ -71,9 +78,12 @@ const EnvSchemas = {
   WEBHOOK_ALLOW_PRIVATE_URLS: v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((value) => value === 'true')),
   WEBHOOK_RETRY_DELAYS: v.pipe(
     v.string(),
-    v.regex(/^(\d{1,9}(,\d{1,9})*)?$/, 'Expected comma-separated whole seconds, e.g. 5,300,1800.'),
+    v.regex(/^(\d{1,5}(\.\d{1,3})?(,\d{1,5}(\.\d{1,3})?)*)?$/, 'Expected comma-separated seconds, e.g. 5,300,1800 (fractions like 0.2 allowed).'),
     v.transform((value) => (value === '' ? [] : value.split(',').map(Number))),
+    v.check((delays) => delays.every((delay) => delay <= 86_400), 'Expected each delay to be at most 86400 seconds (24 h).'),
   ),
+  EVENT_RETENTION_DAYS: integer(1, 3650),
+  DELIVERY_WORKER: v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((value) => value === 'true')),
   LOG_LEVEL: v.picklist(LOG_LEVELS, `Expected one of ${LOG_LEVELS.join(', ')}.`),
   RATE_LIMIT_FAILURE: v.picklist(['open', 'closed'], 'Expected open or closed.'),
 };
@@ -169,6 +179,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bodyLimitBytes: read('BODY_LIMIT_BYTES', String(DEFAULT_BODY_LIMIT_BYTES)),
     webhookAllowPrivateUrls: read('WEBHOOK_ALLOW_PRIVATE_URLS', 'false'),
     webhookRetryDelaysSeconds: read('WEBHOOK_RETRY_DELAYS', DEFAULT_RETRY_DELAYS),
+    eventRetentionDays: read('EVENT_RETENTION_DAYS', '14'),
+    deliveryWorker: read('DELIVERY_WORKER', 'true'),
     logLevel: read('LOG_LEVEL', 'info'),
     ...readModelsConfig(env, problems),
   };

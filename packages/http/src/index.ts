@@ -6,7 +6,7 @@ export { createApp, type AppOptions } from './app.js';
 export { createSandboxApp, type SandboxOptions } from './sandbox/sandbox-app.js';
 export { serve, type ServeOptions, type ServerHandle } from './serve.js';
 export { loadConfig, loadRedisConfig, ConfigError, type Config, type ApiKeyEntry, type RedisConfig } from './config.js';
-export { startServer, type RunningServer, type StartOptions } from './start.js';
+export { startServer, startWorker, type RunningServer, type RunningWorker, type StartOptions } from './start.js';
 export { createOpenApiDocument } from './openapi/document.js';
 export { STATUS_BY_CODE } from './http-errors.js';
 export { rateLimit, rateLimitHeaders, type RateLimitOptions } from './middleware/rate-limit.js';

@@ -1,8 +1,10 @@
 /**
  * @module Starts the ready-made server from a {@link Config}: storage (memory or Redis), API
- * keys, app, listener — and stops it: drain first, then close Redis.
+ * keys, app, listener and (unless `DELIVERY_WORKER=false`) a delivery worker — and stops it:
+ * drain requests and in-flight delivery attempts first, then close Redis. Also starts a
+ * delivery worker alone (`parley worker`).
  */
-import { createCore, type Core, type CoreOptions } from '@parley/core';
+import { createCore, createDeliveryWorker, type Core, type CoreOptions, type DeliveryWorker } from '@parley/core';
 import { setUpMemoryKeys, setUpRedisKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
 import { openBackend } from './backend.js';
@@ -17,10 +19,21 @@ export interface RunningServer {
   logger: Logger;
   /** The development key, when one was created (memory storage without `API_KEYS`). */
   devKey?: string;
+  /** The in-process delivery worker; `undefined` with `DELIVERY_WORKER=false`. */
+  worker: DeliveryWorker | undefined;
   /**
-   * Stops accepting connections, lets in-flight requests finish, then closes the Redis client.
-   * Safe to call more than once.
+   * Stops accepting connections and new delivery work, lets in-flight requests and delivery
+   * attempts finish, then closes the Redis client. Safe to call more than once.
    */
+  close(): Promise<void>;
+}
+
+/** A started delivery worker (`parley worker`) and what it runs on. */
+export interface RunningWorker {
+  core: Core;
+  worker: DeliveryWorker;
+  logger: Logger;
+  /** Takes no new work, finishes in-flight attempts, then closes Redis. Safe to call more than once. */
   close(): Promise<void>;
 }
 
@@ -64,38 +77,80 @@ function banner(url: string, storage: string, keys: ApiKeySetup): string {
  * `warn`, with the workspace and the policy). Webhook URLs with private or loopback hosts are
  * refused unless `config.webhookAllowPrivateUrls` (`WEBHOOK_ALLOW_PRIVATE_URLS=true`, decisions §8).
  */
-export function createServerCore(adapters: CoreOptions, config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls'>, logger: Logger): Core {
+export function createServerCore(
+  adapters: CoreOptions,
+  config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls' | 'webhookRetryDelaysSeconds'>,
+  logger: Logger,
+): Core {
   return createCore({
     ...adapters,
     rateLimitFailure: config.rateLimitFailure,
     allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
+    webhookRetryDelays: config.webhookRetryDelaysSeconds,
     onRateLimitStoreError: (error, failure) => logger.warn({ err: error, ...failure }, 'rate-limit store failed'),
   });
 }
 
 /**
- * Builds the core on memory storage, or on Redis when `config.redis` is set (storage, rate limits
- * and API keys; events stay in memory), sets up the API keys (see `api-key-setup.ts`) and starts
- * listening. Prints where it listens, on what, and how to get a key.
+ * Builds the core on memory storage, or on Redis when `config.redis` is set (storage, event log,
+ * delivery queue, rate limits and API keys), sets up the API keys (see `api-key-setup.ts`), starts
+ * a delivery worker unless `config.deliveryWorker` is false, and starts listening. Prints where it
+ * listens, on what, and how to get a key.
  * @throws Error when Redis does not answer within `redisWaitMs`, or stored keys disagree on a
  * workspace's plan; nothing is left open then.
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const print = options.print ?? ((text: string) => process.stdout.write(text));
   const logger = createLogger(config.logLevel);
-  const backend = openBackend(config.redis, { logger });
+  const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
+  let worker: DeliveryWorker | undefined;
   try {
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
     const core = createServerCore(backend.adapters, config, logger);
     const keys = backend.redisKeys ? await setUpRedisKeys(core, backend.redisKeys, config.apiKeys) : await setUpMemoryKeys(core, config.apiKeys);
     const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger });
     const handle = await serve(app, { port: config.port, hostname: config.host });
+    if (config.deliveryWorker) {
+      worker = createDeliveryWorker(core, { logger: logger.child({ component: 'delivery' }) });
+      worker.start();
+    }
     print(banner(reachableUrl(handle), backend.description, keys));
-    logger.info({ url: handle.url, storage: backend.description }, 'listening');
+    logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker }, 'listening');
     let closing: Promise<void> | undefined;
-    // Drain before closing Redis: in-flight requests still need it to finish.
-    const close = () => (closing ??= handle.close().finally(() => backend.close()));
-    return { handle, core, logger, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
+    // Drain before closing Redis: in-flight requests and delivery attempts still need it to finish.
+    const close = () => (closing ??= Promise.allSettled([handle.close(), worker?.stop()]).then(() => backend.close()));
+    return { handle, core, logger, worker, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
+  } catch (error) {
+    await worker?.stop();
+    await backend.close();
+    throw error;
+  }
+}
+
+/**
+ * Runs a delivery worker alone (`parley worker`): it relays the event log into the delivery queue
+ * and makes the attempts, sharing the work with every other worker on the same Redis. Memory
+ * storage lives in one process, so a worker of its own could never see the server's events:
+ * refused with an `Error`.
+ * @throws Error without Redis, or when Redis does not answer within `redisWaitMs`
+ */
+export async function startWorker(config: Config, options: Pick<StartOptions, 'print' | 'redisWaitMs'> = {}): Promise<RunningWorker> {
+  if (config.redis === undefined) {
+    throw new Error('parley worker needs REDIS_URL or REDIS_CLUSTER_NODES: with memory storage, deliveries are made by the worker inside parley serve.');
+  }
+  const print = options.print ?? ((text: string) => process.stdout.write(text));
+  const logger = createLogger(config.logLevel);
+  const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
+  try {
+    await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
+    const core = createServerCore(backend.adapters, config, logger);
+    const worker = createDeliveryWorker(core, { logger: logger.child({ component: 'delivery' }) });
+    worker.start();
+    print(`Parley delivery worker is running (${backend.description}).\n\n`);
+    logger.info({ storage: backend.description }, 'delivery worker started');
+    let closing: Promise<void> | undefined;
+    const close = () => (closing ??= worker.stop().finally(() => backend.close()));
+    return { core, worker, logger, close };
   } catch (error) {
     await backend.close();
     throw error;

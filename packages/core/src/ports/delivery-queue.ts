@@ -17,7 +17,11 @@ export interface DeliveryJob {
   trigger: DeliveryTrigger;
 }
 
-/** A job handed to one worker; `receipt` is opaque and names the lease to `ack` or `retry`. */
+/**
+ * A job handed to one worker; `receipt` is opaque and names the queue entry to `ack` or `retry`
+ * (it is the same for every lease of that entry, and good on every queue instance sharing the
+ * backend).
+ */
 export interface LeasedJob {
   job: DeliveryJob;
   receipt: string;
@@ -38,7 +42,7 @@ export interface DeliveryQueueStats {
   retry: number;
   /** Retries not yet due. */
   scheduled: number;
-  /** Leased and neither acknowledged nor rescheduled yet. */
+  /** Leased and neither acknowledged nor rescheduled yet (expired leases not yet taken over included). */
   leased: number;
 }
 
@@ -54,20 +58,29 @@ export interface DeliveryQueueStats {
  * - Due times: a retry becomes leasable in the `retry` lane within 1 s of `dueAt`.
  * - Lanes are independent: leasing `first` never returns a retry and is not slowed by any number of
  *   due retries.
+ * - Once per job: the first `ack` or `retry` of a job wins; any later one (a duplicate, or the
+ *   worker whose lease ran out finishing after another took over) does nothing, so an acked job
+ *   never comes back and a job is rescheduled at most once.
  */
 export interface DeliveryQueue {
   /** Adds jobs to the `first` lane, to be attempted now. */
   enqueue(jobs: readonly DeliveryJob[]): Promise<void>;
   /**
-   * Leases up to `max` (≥ 1) ready jobs of `lane`, oldest first, waiting up to `waitMs` for one;
-   * `[]` when none came in time.
+   * Leases up to `max` (≥ 1) ready jobs of `lane`, oldest first (a job whose lease ran out comes
+   * before newer jobs), waiting up to `waitMs` for one; `[]` when none came in time. Resolves as
+   * soon as a job is ready, with what is ready then (possibly fewer than `max`).
+   * @throws RangeError for a `max` that is not an integer ≥ 1 or a negative `waitMs`.
    */
   lease(lane: DeliveryLane, max: number, waitMs: number): Promise<LeasedJob[]>;
-  /** Done with a leased job (delivered, given up or dropped): it is never handed out again. */
+  /**
+   * Done with a leased job (delivered, given up or dropped): it is never handed out again. Also
+   * after its lease ran out; nothing happens when the job was acked or rescheduled already.
+   */
   ack(leased: LeasedJob): Promise<void>;
   /**
    * In one atomic step, acks `leased` and schedules `next` to become ready in the `retry` lane at
-   * `dueAt` (ms since the epoch).
+   * `dueAt` (ms since the epoch; a past `dueAt` makes it ready at once). Schedules nothing when
+   * `leased` was acked or rescheduled already.
    */
   retry(leased: LeasedJob, next: DeliveryJob, dueAt: number): Promise<void>;
   /** Current counts (O(1) per figure). */

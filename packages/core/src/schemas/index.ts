@@ -7,3 +7,4 @@ export * from './conversation.js';
 export * from './webhook.js';
 export * from './plant.js';
 export * from './responses.js';
+export * from './delivery.js';

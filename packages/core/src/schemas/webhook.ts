@@ -66,3 +66,6 @@ export type WebhookUpdateInput = v.InferInput<typeof WebhookUpdateSchema>;
 /** Query of `GET /api/webhooks`. */
 export const WebhookListQuerySchema = v.strictObject({ ...PageQueryEntries });
 export type WebhookListQuery = v.InferInput<typeof WebhookListQuerySchema>;
+
+/** A signing secret as accepted on registration (also the body of `rotate-secret`). */
+export const WebhookSecretSchema = SecretSchema;

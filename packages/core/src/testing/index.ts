@@ -12,3 +12,11 @@ export {
 export * from './rate-limit-contract.js';
 export { Records } from './storage-contract/fixtures.js';
 export { scriptedModel, type ScriptedModel, type ScriptedTurn } from './scripted-model.js';
+export {
+  contractJob,
+  runDeliveryQueueContract,
+  type DeliveryQueueContractOptions,
+  type DeliveryQueueFactory,
+  type DeliveryQueueFactoryOptions,
+  type DeliveryQueueFixture,
+} from './delivery-queue-contract.js';

@@ -18,14 +18,15 @@ export const TAGS = [
   { name: 'Agents', description: 'AI agents of the workspace.' },
   { name: 'Conversations', description: 'Conversations with an agent.' },
   { name: 'Messages', description: 'Messages of a conversation and its history, cursor-paged.' },
-  { name: 'Webhooks', description: 'Webhook endpoints that receive events.' },
+  { name: 'Webhooks', description: 'Webhook endpoints that receive events, their deliveries log and the operator actions on deliveries.' },
+  { name: 'Events', description: 'The event log of the workspace: every change, in the order it was recorded.' },
   { name: 'Plants sandbox', description: 'The plants sample of plants-openapi.json, with its own flat errors.' },
   { name: 'Operations', description: 'Probes, this document and the reference page; no API key needed.' },
 ] as const;
 
 /** What a route answers when it succeeds. */
 export interface SuccessDoc {
-  status: 200 | 201 | 204;
+  status: 200 | 201 | 202 | 204;
   description: string;
   /** A JSON body (valibot); absent for 204 and for `content`. */
   schema?: v.GenericSchema;

@@ -5,6 +5,8 @@ import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
 import { agentRoutes } from './agents.js';
 import { conversationRoutes } from './conversations.js';
+import { deliveryRoutes } from './deliveries.js';
+import { eventRoutes } from './events.js';
 import { answerUnmatched } from './fallback.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -26,5 +28,7 @@ export function apiRoutes(core: Core, options: ApiRoutesOptions): Hono<ParleyEnv
   api.route('/agents', agentRoutes(core, options.body));
   api.route('/conversations', conversationRoutes(core, options.body));
   api.route('/webhooks', webhookRoutes(core, options.body));
+  api.route('/webhooks', deliveryRoutes(core, options.body));
+  api.route('/events', eventRoutes(core));
   return answerUnmatched(api);
 }

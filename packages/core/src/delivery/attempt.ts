@@ -1,0 +1,60 @@
+/** @module One delivery attempt: sign, send, and record it in the endpoint's deliveries log. */
+import type { Clock } from '../ports/clock.js';
+import type { IdGenerator } from '../ports/ids.js';
+import type { Storage } from '../ports/storage.js';
+import type { WebhookResponse, WebhookTransport } from '../ports/webhook-transport.js';
+import type { DeliveryAttempt, DeliveryTrigger, DomainEvent, WebhookEndpointRecord } from '../types.js';
+import { signWebhook } from './signing.js';
+
+/** What an attempt needs. */
+export interface AttemptContext {
+  storage: Storage;
+  transport: WebhookTransport;
+  clock: Clock;
+  ids: IdGenerator;
+}
+
+/** An attempt made: its log entry (already recorded) and the transport's full answer. */
+export interface AttemptOutcome {
+  entry: DeliveryAttempt;
+  response: WebhookResponse;
+}
+
+/** True for a 2xx status, the only success (README "Receiving webhooks"). */
+export function isSuccess(status: number | null): boolean {
+  return status !== null && status >= 200 && status < 300;
+}
+
+/**
+ * Signs `event` for `endpoint` now, sends it, and records the attempt (`dlv_` id, `createdAt` the
+ * time it was sent) in the endpoint's deliveries log. Never throws for the receiver's failure;
+ * throws only when storage fails to record.
+ */
+export async function attemptDelivery(
+  context: AttemptContext,
+  workspaceId: string,
+  endpoint: WebhookEndpointRecord,
+  event: Pick<DomainEvent, 'id' | 'type' | 'occurredAt' | 'data'>,
+  attempt: number,
+  trigger: DeliveryTrigger,
+  signal?: AbortSignal,
+): Promise<AttemptOutcome> {
+  const now = context.clock.now();
+  const signed = signWebhook(endpoint, event, now);
+  const response = await context.transport.send({ url: endpoint.url, headers: signed.headers, body: signed.body }, signal);
+  const entry: DeliveryAttempt = {
+    id: context.ids.next('dlv'),
+    endpointId: endpoint.id,
+    eventId: event.id,
+    eventType: event.type,
+    attempt,
+    trigger,
+    status: response.status,
+    durationMs: response.durationMs,
+    error: response.error,
+    responseBody: response.responseBody,
+    createdAt: new Date(now).toISOString(),
+  };
+  await context.storage.deliveries.record(workspaceId, entry);
+  return { entry, response };
+}

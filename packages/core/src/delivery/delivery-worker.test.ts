@@ -1,0 +1,204 @@
+/**
+ * @module DeliveryWorker on the memory adapters with real receivers on loopback: fan-out and
+ * filtering, signatures, retries, Retry-After, giving up, 410 and 5-day disabling, busy endpoints.
+ */
+import { memoryAdapters } from '@parley/adapter-memory';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCore, type Core, type EventType } from '../index.js';
+import { StaticHostResolver } from '../testing/host-resolver.js';
+import { eventually, startReceiver, verifyHeaders, type Receiver } from '../test-support/receiver.js';
+import { createDeliveryWorker, type DeliveryWorker } from './delivery-worker.js';
+import { undiciTransport } from './undici-transport.js';
+
+const WS = 'ws1';
+const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+const cleanup: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+interface Setup {
+  core: Core;
+  worker: DeliveryWorker;
+}
+
+function setup(options: { delays?: number[]; transportTimeoutMs?: number; concurrency?: { first?: number; retry?: number } } = {}): Setup {
+  const transport = undiciTransport({ allowPrivate: true, ...(options.transportTimeoutMs && { timeoutMs: options.transportTimeoutMs }) });
+  const core = createCore({
+    ...memoryAdapters(),
+    allowPrivateWebhookUrls: true,
+    hostResolver: new StaticHostResolver(),
+    webhookTransport: transport,
+    webhookRetryDelays: options.delays ?? [0.05, 0.05],
+  });
+  const worker = createDeliveryWorker(core, { pollMs: 50, ...(options.concurrency && { concurrency: options.concurrency }) });
+  worker.start();
+  cleanup.push(() => transport.close());
+  cleanup.push(() => worker.stop());
+  return { core, worker };
+}
+
+async function receiver(): Promise<Receiver> {
+  const started = await startReceiver();
+  cleanup.push(() => started.close());
+  return started;
+}
+
+async function endpoint(core: Core, url: string, events: EventType[]) {
+  return core.webhooks.create(WS, { url, events: events as [EventType, ...EventType[]], secret: SECRET });
+}
+
+const agentInput = { name: 'Ada', description: 'Answers', model: 'modelA-4' } as const;
+
+describe('DeliveryWorker', () => {
+  it('delivers every event type, signed (standardwebhooks verifies), with the payload {type, timestamp, data}', async () => {
+    const { core } = setup();
+    const target = await receiver();
+    await endpoint(core, target.url, ['agent.created', 'agent.updated', 'agent.deleted', 'conversation.started', 'conversation.completed', 'message.sent', 'message.received']);
+    const agent = await core.agents.create(WS, agentInput);
+    await core.agents.update(WS, agent.id, { name: 'Ada 2' });
+    const conversation = await core.conversations.create(WS, { agentId: agent.id });
+    const sent = await core.conversations.sendMessage(WS, conversation.id, { role: 'user', content: 'Hi' });
+    await core.conversations.sendMessage(WS, conversation.id, { role: 'assistant', content: 'Hello' });
+    await core.conversations.update(WS, conversation.id, { status: 'completed' });
+    await core.agents.delete(WS, agent.id);
+    await target.waitFor(7);
+    const verifier = new Webhook(SECRET);
+    for (const received of target.received) expect(() => verifier.verify(received.body, verifyHeaders(received))).not.toThrow();
+    expect(new Set(target.received.map((received) => received.json.type))).toEqual(
+      new Set(['agent.created', 'agent.updated', 'agent.deleted', 'conversation.started', 'conversation.completed', 'message.sent', 'message.received']),
+    );
+    const message = target.received.find((received) => received.json.type === 'message.sent')!;
+    expect(message.json).toEqual({ type: 'message.sent', timestamp: expect.any(String), data: sent });
+    expect(message.id).toMatch(/^evt_/);
+    expect((await core.events.get(WS, message.id)).data).toEqual(sent);
+  });
+
+  it('sends each endpoint only the types it subscribes to, and nothing to disabled endpoints', async () => {
+    const { core } = setup();
+    const [agents, messages, disabled] = await Promise.all([receiver(), receiver(), receiver()]);
+    await endpoint(core, agents.url, ['agent.created']);
+    await endpoint(core, messages.url, ['message.sent']);
+    const off = await endpoint(core, disabled.url, ['agent.created', 'message.sent']);
+    await core.webhooks.update(WS, off.id, { enabled: false });
+    const agent = await core.agents.create(WS, agentInput);
+    const conversation = await core.conversations.create(WS, { agentId: agent.id });
+    await core.conversations.sendMessage(WS, conversation.id, { role: 'user', content: 'Hi' });
+    await Promise.all([agents.waitFor(1), messages.waitFor(1)]);
+    // A later event reaching its receiver shows the earlier ones were handed out already.
+    await core.agents.create(WS, agentInput);
+    await agents.waitFor(2);
+    expect(agents.received.map((received) => received.json.type)).toEqual(['agent.created', 'agent.created']);
+    expect(messages.received.map((received) => received.json.type)).toEqual(['message.sent']);
+    expect(disabled.received).toEqual([]);
+  });
+
+  it('retries a failing receiver with the same webhook-id and logs every attempt', async () => {
+    const { core } = setup({ delays: [0.05, 0.05] });
+    const target = await receiver();
+    target.answer = (_request, index) => (index < 2 ? { status: 500, body: 'not yet' } : 204);
+    const hook = await endpoint(core, target.url, ['agent.created']);
+    await core.agents.create(WS, agentInput);
+    await target.waitFor(3);
+    expect(new Set(target.received.map((received) => received.id)).size).toBe(1);
+    await eventually(async () => (await core.deliveries.list(WS, hook.id)).deliveries.length === 3);
+    const log = (await core.deliveries.list(WS, hook.id)).deliveries;
+    expect(log.map((entry) => [entry.attempt, entry.status, entry.trigger])).toEqual([
+      [3, 204, 'scheduled'],
+      [2, 500, 'scheduled'],
+      [1, 500, 'scheduled'],
+    ]);
+    expect(log[2]).toMatchObject({ responseBody: 'not yet', error: null, eventType: 'agent.created', eventId: target.received[0]!.id });
+    // The run of failures ended with a success.
+    expect((await core.storage.webhookEndpoints.get(WS, hook.id))!.failingSince).toBeNull();
+  });
+
+  it('gives up after the last attempt', async () => {
+    const { core } = setup({ delays: [0.05] });
+    const target = await receiver();
+    target.answer = () => 500;
+    const hook = await endpoint(core, target.url, ['agent.created']);
+    await core.agents.create(WS, agentInput);
+    await target.waitFor(2);
+    await eventually(async () => (await core.deliveries.list(WS, hook.id)).deliveries.length === 2);
+    // Another event's delivery (after the schedule of the first ran out) is the only new request.
+    target.answer = () => 200;
+    await core.agents.create(WS, agentInput);
+    await target.waitFor(3);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(target.received).toHaveLength(3);
+    const stored = await core.storage.webhookEndpoints.get(WS, hook.id);
+    expect(stored).toMatchObject({ enabled: true, failingSince: null });
+  });
+
+  it('waits for a later Retry-After of a 503', async () => {
+    const { core } = setup({ delays: [0.05] });
+    const target = await receiver();
+    target.answer = (_request, index) => (index === 0 ? { status: 503, headers: { 'retry-after': '1' } } : 200);
+    await endpoint(core, target.url, ['agent.created']);
+    await core.agents.create(WS, agentInput);
+    await target.waitFor(2);
+    expect(target.received[1]!.at - target.received[0]!.at).toBeGreaterThanOrEqual(950);
+  });
+
+  it('disables an endpoint that answers 410 Gone at once, and stops sending to it', async () => {
+    const { core } = setup({ delays: [0.05, 0.05] });
+    const target = await receiver();
+    target.answer = () => 410;
+    const hook = await endpoint(core, target.url, ['agent.created']);
+    await core.agents.create(WS, agentInput);
+    await target.waitFor(1);
+    await eventually(async () => !(await core.webhooks.get(WS, hook.id)).enabled);
+    expect(await core.webhooks.get(WS, hook.id)).toMatchObject({ enabled: false, disabledReason: 'gone' });
+    await core.agents.create(WS, agentInput);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(target.received).toHaveLength(1);
+  });
+
+  it('marks the start of a run of failures, and disables an endpoint failing for 5 days', async () => {
+    const { core } = setup({ delays: [30] });
+    const target = await receiver();
+    target.answer = () => 500;
+    const hook = await endpoint(core, target.url, ['agent.created']);
+    await core.agents.create(WS, agentInput);
+    await eventually(async () => (await core.storage.webhookEndpoints.get(WS, hook.id))!.failingSince !== null);
+    expect(await core.webhooks.get(WS, hook.id)).toMatchObject({ enabled: true, disabledReason: null });
+    // Pretend the run started 5 days ago: the next failure disables.
+    const fiveDaysAgo = new Date(Date.now() - 5 * 24 * 3600 * 1000 - 1000).toISOString();
+    await core.storage.webhookEndpoints.update(WS, hook.id, (current) => ({ record: { ...current, failingSince: fiveDaysAgo } }));
+    await core.agents.create(WS, agentInput);
+    await eventually(async () => !(await core.webhooks.get(WS, hook.id)).enabled);
+    expect(await core.webhooks.get(WS, hook.id)).toMatchObject({ enabled: false, disabledReason: 'failing' });
+  });
+
+  it('keeps delivering to other endpoints while one receiver hangs', async () => {
+    const { core } = setup({ transportTimeoutMs: 60_000, concurrency: { first: 4, retry: 2 } });
+    const [hung, healthy] = await Promise.all([receiver(), receiver()]);
+    hung.answer = () => 'hang';
+    await endpoint(core, hung.url, ['agent.created']);
+    await endpoint(core, healthy.url, ['agent.created']);
+    for (let index = 0; index < 20; index++) await core.agents.create(WS, agentInput);
+    await healthy.waitFor(20, 15_000);
+    expect(hung.hanging()).toBeGreaterThan(0);
+    expect(hung.hanging()).toBeLessThanOrEqual(2);
+  });
+
+  it('stop() finishes the attempt in flight before resolving', async () => {
+    const { core, worker } = setup();
+    const target = await receiver();
+    target.answer = () => 'hang';
+    const hook = await endpoint(core, target.url, ['agent.created']);
+    await core.agents.create(WS, agentInput);
+    await target.waitFor(1);
+    let stopped = false;
+    const stopping = worker.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(stopped).toBe(false);
+    // The receiver drops the connection: the attempt ends (and is logged), then stop() resolves.
+    await target.close();
+    await stopping;
+    expect((await core.deliveries.list(WS, hook.id)).deliveries).toHaveLength(1);
+  });
+});

@@ -1,0 +1,278 @@
+/**
+ * @module The delivery worker (README "Receiving webhooks"): relays the outbox into the delivery
+ * queue and makes the attempts, each lane with its own concurrency, until stopped.
+ */
+import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../ports/clock.js';
+import type { DeliveryLane, DeliveryQueue, LeasedJob } from '../ports/delivery-queue.js';
+import { createUlidGenerator, type IdGenerator } from '../ports/ids.js';
+import type { Storage } from '../ports/storage.js';
+import type { WebhookTransport } from '../ports/webhook-transport.js';
+import type { WebhookEndpointRecord } from '../types.js';
+import { attemptDelivery, isSuccess, type AttemptContext } from './attempt.js';
+import { dispatchBatch } from './dispatcher.js';
+import { TOKENS } from '../tokens.js';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS, FAILING_DISABLE_AFTER_MS, checkRetryDelays, retryDelayMs } from './retry-schedule.js';
+
+/** Where the worker reports; pino's logger fits. Entries carry ids and statuses, never a secret or a payload. */
+export interface DeliveryLogger {
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+const silentLogger: DeliveryLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** Options of {@link DeliveryWorker}. */
+export interface DeliveryWorkerOptions {
+  storage: Storage;
+  queue: DeliveryQueue;
+  transport: WebhookTransport;
+  clock?: Clock;
+  ids?: IdGenerator;
+  /** Seconds between attempts (default {@link DEFAULT_WEBHOOK_RETRY_DELAYS}); attempts = 1 + its length. */
+  retryDelaysSeconds?: readonly number[];
+  /** Attempts in flight at once per lane (default `first` 16, `retry` 4). */
+  concurrency?: Partial<Record<DeliveryLane, number>>;
+  /**
+   * Attempts in flight at once to one endpoint, both lanes together (default half the `first`
+   * lane's, at least 1): a receiver that hangs holds at most this many slots, never all of them.
+   */
+  perEndpoint?: number;
+  /** Run the outbox relay too (default `true`). */
+  dispatch?: boolean;
+  /** How long one lease or outbox take waits for work, in ms (default 1 000): bounds how long `stop()` waits for an idle loop. */
+  pollMs?: number;
+  logger?: DeliveryLogger;
+  /** Source of jitter, [0, 1) (default `Math.random`). */
+  random?: () => number;
+}
+
+/** How long a loop pauses after its backend failed, in ms, before trying again. */
+const FAULT_PAUSE_MS = 1_000;
+/** How long a job is put off when its endpoint already has `perEndpoint` attempts in flight, in ms. */
+const BUSY_ENDPOINT_DEFER_MS = 1_000;
+
+/**
+ * Delivers webhooks: one relay loop (outbox → `webhookEndpoints.subscribed` → queue → outbox ack)
+ * and one loop per lane (`first`, `retry`) leasing jobs up to its concurrency. Per attempt the
+ * endpoint is read afresh: gone or disabled → the job is acked without sending or logging;
+ * otherwise the event is signed, sent and logged; a 2xx acks (and clears `failingSince`), a 410
+ * disables the endpoint (`gone`); any other outcome of a `scheduled` or `recover` job is retried per
+ * the schedule (±10 % jitter, a later `Retry-After` wins, at most 24 h) until the last attempt, and
+ * an endpoint failing for 5 days is disabled (`failing`). A `manual` job is one attempt.
+ *
+ * One endpoint never takes more than `perEndpoint` slots: a job leased while its endpoint is that
+ * busy is put off by a second (rescheduled into the `retry` lane, same attempt, not logged), so a
+ * receiver that hangs for its full 15 s deadline delays only its own deliveries.
+ *
+ * Storage or queue faults never lose a job: an attempt that could not be acked or rescheduled is
+ * handed out again when its lease ends (at-least-once; the same `webhook-id` every time).
+ */
+export class DeliveryWorker {
+  private readonly context: AttemptContext;
+  private readonly queue: DeliveryQueue;
+  private readonly delays: readonly number[];
+  private readonly concurrency: Record<DeliveryLane, number>;
+  private readonly dispatch: boolean;
+  private readonly pollMs: number;
+  private readonly logger: DeliveryLogger;
+  private readonly random: () => number;
+  private readonly perEndpoint: number;
+  /** Attempts in flight per `workspaceId endpointId`. */
+  private readonly busy = new Map<string, number>();
+  private readonly stopSignal = new AbortController();
+  private running: Promise<void> | undefined;
+
+  constructor(options: DeliveryWorkerOptions) {
+    const clock = options.clock ?? systemClock;
+    this.context = { storage: options.storage, transport: options.transport, clock, ids: options.ids ?? createUlidGenerator(() => clock.now()) };
+    this.queue = options.queue;
+    this.delays = options.retryDelaysSeconds ?? DEFAULT_WEBHOOK_RETRY_DELAYS;
+    checkRetryDelays(this.delays);
+    this.concurrency = { first: options.concurrency?.first ?? 16, retry: options.concurrency?.retry ?? 4 };
+    for (const lane of ['first', 'retry'] as const) {
+      if (!Number.isInteger(this.concurrency[lane]) || this.concurrency[lane] < 1) throw new RangeError(`concurrency.${lane}: expected an integer ≥ 1.`);
+    }
+    this.perEndpoint = options.perEndpoint ?? Math.max(1, Math.floor(this.concurrency.first / 2));
+    if (!Number.isInteger(this.perEndpoint) || this.perEndpoint < 1) throw new RangeError('perEndpoint: expected an integer ≥ 1.');
+    this.dispatch = options.dispatch ?? true;
+    this.pollMs = options.pollMs ?? 1_000;
+    this.logger = options.logger ?? silentLogger;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Starts the loops; a no-op when started already. */
+  start(): void {
+    if (this.running || this.stopSignal.signal.aborted) return;
+    const loops = [this.lane('first'), this.lane('retry')];
+    if (this.dispatch) loops.push(this.relay());
+    this.running = Promise.all(loops).then(() => undefined);
+  }
+
+  /**
+   * Takes no new work, lets the attempts in flight finish (each is bounded by the transport's
+   * 15 s deadline) and resolves once all loops ended. Safe to call more than once.
+   */
+  async stop(): Promise<void> {
+    this.stopSignal.abort();
+    await this.running;
+  }
+
+  private get stopping(): boolean {
+    return this.stopSignal.signal.aborted;
+  }
+
+  /** A pause that ends early when the worker stops. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      this.stopSignal.signal.addEventListener('abort', done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  }
+
+  private async relay(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        const batch = await this.context.storage.outbox.take(100, this.pollMs);
+        if (!batch) continue;
+        const jobs = await dispatchBatch(this.context.storage, this.queue, batch);
+        this.logger.debug({ workspaceId: batch.workspaceId, events: batch.events.length, jobs }, 'events handed to delivery');
+      } catch (error) {
+        this.logger.error({ err: error }, 'outbox relay failed; retrying');
+        await this.pause(FAULT_PAUSE_MS);
+      }
+    }
+  }
+
+  private async lane(lane: DeliveryLane): Promise<void> {
+    const limit = this.concurrency[lane];
+    const inFlight = new Set<Promise<void>>();
+    while (!this.stopping) {
+      if (inFlight.size >= limit) {
+        await Promise.race(inFlight);
+        continue;
+      }
+      let leased: LeasedJob[];
+      try {
+        leased = await this.queue.lease(lane, limit - inFlight.size, this.pollMs);
+      } catch (error) {
+        this.logger.error({ err: error, lane }, 'leasing delivery jobs failed; retrying');
+        await this.pause(FAULT_PAUSE_MS);
+        continue;
+      }
+      // Jobs leased while stopping are still worked: they are ours until the lease ends anyway.
+      for (const item of leased) {
+        const key = `${item.job.workspaceId} ${item.job.endpointId}`;
+        const busy = this.busy.get(key) ?? 0;
+        if (busy >= this.perEndpoint) {
+          this.deferBusy(item);
+          continue;
+        }
+        this.busy.set(key, busy + 1);
+        const work: Promise<void> = this.work(item)
+          .catch((error: unknown) => this.logger.error({ err: error, jobId: item.job.id, endpointId: item.job.endpointId }, 'delivery attempt failed; its lease will hand it out again'))
+          .finally(() => {
+            inFlight.delete(work);
+            const left = (this.busy.get(key) ?? 1) - 1;
+            if (left > 0) this.busy.set(key, left);
+            else this.busy.delete(key);
+          });
+        inFlight.add(work);
+      }
+    }
+    await Promise.allSettled(inFlight);
+  }
+
+  /** Puts a job off (same attempt, a new job id) because its endpoint is at its limit. */
+  private deferBusy(leased: LeasedJob): void {
+    const next = { ...leased.job, id: randomUUID() };
+    this.queue.retry(leased, next, this.context.clock.now() + BUSY_ENDPOINT_DEFER_MS).catch((error: unknown) => {
+      // The lease runs out and the job is handed out again: nothing is lost.
+      this.logger.error({ err: error, jobId: leased.job.id, endpointId: leased.job.endpointId }, 'putting off a job of a busy endpoint failed');
+    });
+  }
+
+  /** Makes the attempt of one leased job and settles it (ack or reschedule). */
+  private async work(leased: LeasedJob): Promise<void> {
+    const { job } = leased;
+    const { storage, clock } = this.context;
+    const endpoint = await storage.webhookEndpoints.get(job.workspaceId, job.endpointId);
+    if (!endpoint || !endpoint.enabled) {
+      await this.queue.ack(leased);
+      return;
+    }
+    const { entry, response } = await attemptDelivery(this.context, job.workspaceId, endpoint, job.event, job.attempt, job.trigger);
+    const fields = { workspaceId: job.workspaceId, endpointId: job.endpointId, eventId: job.event.id, attempt: job.attempt, trigger: job.trigger, status: entry.status, durationMs: entry.durationMs };
+    if (isSuccess(response.status)) {
+      if (endpoint.failingSince !== null) await this.updateEndpoint(job.workspaceId, endpoint.id, (current) => (current.failingSince === null ? null : { ...current, failingSince: null }));
+      await this.queue.ack(leased);
+      this.logger.debug(fields, 'webhook delivered');
+      return;
+    }
+    const now = clock.now();
+    const nowIso = new Date(now).toISOString();
+    if (response.status === 410) {
+      await this.updateEndpoint(job.workspaceId, endpoint.id, (current) => (current.enabled ? { ...current, enabled: false, disabledReason: 'gone', updatedAt: nowIso } : null));
+      await this.queue.ack(leased);
+      this.logger.warn(fields, 'webhook endpoint answered 410 Gone: disabled');
+      return;
+    }
+    const after = await this.updateEndpoint(job.workspaceId, endpoint.id, (current) => {
+      if (!current.enabled) return null;
+      if (current.failingSince === null) return { ...current, failingSince: nowIso };
+      if (now - Date.parse(current.failingSince) >= FAILING_DISABLE_AFTER_MS) return { ...current, enabled: false, disabledReason: 'failing', updatedAt: nowIso };
+      return null;
+    });
+    if (!after || !after.enabled) {
+      if (after?.disabledReason === 'failing') this.logger.warn(fields, 'webhook endpoint failing for 5 days: disabled');
+      await this.queue.ack(leased);
+      return;
+    }
+    const delay = job.trigger === 'manual' ? null : retryDelayMs(this.delays, job.attempt, response.retryAfterMs, this.random);
+    if (delay === null) {
+      await this.queue.ack(leased);
+      this.logger.warn({ ...fields, error: entry.error }, job.trigger === 'manual' ? 'manual webhook attempt failed' : 'webhook delivery given up after the last attempt');
+      return;
+    }
+    await this.queue.retry(leased, { ...job, id: randomUUID(), attempt: job.attempt + 1 }, now + delay);
+    this.logger.info({ ...fields, error: entry.error, retryInMs: delay }, 'webhook attempt failed; retry scheduled');
+  }
+
+  /** A compare-and-set change of the endpoint (see the storage port's `Update`). */
+  private updateEndpoint(
+    workspaceId: string,
+    id: string,
+    change: (current: WebhookEndpointRecord) => WebhookEndpointRecord | null,
+  ): Promise<WebhookEndpointRecord | null> {
+    return this.context.storage.webhookEndpoints.update(workspaceId, id, (current) => {
+      const record = change(current);
+      return record === null ? null : { record };
+    });
+  }
+}
+
+/** Options of {@link createDeliveryWorker}: everything but what the core already holds. */
+export type CoreDeliveryWorkerOptions = Omit<DeliveryWorkerOptions, 'storage' | 'queue' | 'transport' | 'clock' | 'ids' | 'retryDelaysSeconds'>;
+
+/**
+ * A worker over `core`'s storage, delivery queue, transport, clock, ids and retry schedule (as
+ * given to `createCore`). Call `start()` to run it and `stop()` before closing the adapters.
+ */
+export function createDeliveryWorker(core: { container: { resolve<T>(token: symbol): T } }, options: CoreDeliveryWorkerOptions = {}): DeliveryWorker {
+  const { container } = core;
+  return new DeliveryWorker({
+    ...options,
+    storage: container.resolve<Storage>(TOKENS.storage),
+    queue: container.resolve<DeliveryQueue>(TOKENS.deliveryQueue),
+    transport: container.resolve<WebhookTransport>(TOKENS.webhookTransport),
+    clock: container.resolve<Clock>(TOKENS.clock),
+    ids: container.resolve<IdGenerator>(TOKENS.ids),
+    retryDelaysSeconds: container.resolve<{ retryDelaysSeconds: readonly number[] }>(TOKENS.deliveryOptions).retryDelaysSeconds,
+  });
+}

@@ -1,0 +1,135 @@
+/**
+ * @module `/webhooks/:id/…`: an endpoint's deliveries log and the operator actions on its
+ * deliveries — retry, recover, test, rotate-secret (README "Receiving webhooks").
+ */
+import {
+  DeliveryAttemptSchema,
+  DeliveryListQuerySchema,
+  DeliveryListSchema,
+  RecoverResultSchema,
+  RecoverSchema,
+  RetryResultSchema,
+  RotateSecretResultSchema,
+  RotateSecretSchema,
+  WebhookTestSchema,
+  type Core,
+  type DeliveryListQuery,
+  type RecoverInput,
+  type RotateSecretInput,
+  type WebhookTestInput,
+} from '@parley/core';
+import { Hono, type MiddlewareHandler } from 'hono';
+import * as v from 'valibot';
+import type { ParleyEnv } from '../env.js';
+import type { JsonBodyInput } from '../middleware/json-body.js';
+import { describeOperation, idPath } from '../openapi/operation.js';
+
+const byId = idPath('webhook endpoint', 'wh_');
+const byDelivery = v.object({
+  id: v.pipe(v.string(), v.description("The webhook endpoint's id (wh_…).")),
+  deliveryId: v.pipe(v.string(), v.description("The logged attempt's id (dlv_…).")),
+});
+const notFound = 'No webhook endpoint with this id in the key\'s workspace.';
+const disabled = '`conflict`: the endpoint is disabled; enable it with PATCH {"enabled": true} first.';
+
+/**
+ * Delivery routes of webhook endpoints, to be mounted at `/api/webhooks` beside the endpoint
+ * routes, behind authentication. Inputs are validated by `core.deliveries`.
+ */
+export function deliveryRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, string, JsonBodyInput>): Hono<ParleyEnv> {
+  return new Hono<ParleyEnv>()
+    .get(
+      '/:id/deliveries',
+      describeOperation({
+        operationId: 'listWebhookDeliveries',
+        summary: 'List delivery attempts of a webhook endpoint',
+        description: 'One entry per attempt, newest first; cursor-paged with `before`; `eventId` keeps one event\'s attempts.',
+        tag: 'Webhooks',
+        scope: 'webhooks:read',
+        path: byId,
+        query: DeliveryListQuerySchema,
+        success: { status: 200, description: 'A page of the deliveries log.', schema: DeliveryListSchema },
+        errors: { 404: notFound },
+      }),
+      async (c) => {
+        const query = c.req.query() as DeliveryListQuery;
+        return c.json(await core.deliveries.list(c.var.principal.workspaceId, c.req.param('id'), query));
+      },
+    )
+    .post(
+      '/:id/deliveries/:deliveryId/retry',
+      describeOperation({
+        operationId: 'retryWebhookDelivery',
+        summary: 'Retry a delivery now',
+        description: 'Queues one new attempt (trigger `manual`) of the event of this logged attempt, made right away by a worker; a manual attempt is not retried on failure.',
+        tag: 'Webhooks',
+        scope: 'webhooks:write',
+        path: byDelivery,
+        success: { status: 202, description: 'The attempt is queued.', schema: RetryResultSchema },
+        errors: { 404: 'No such endpoint or logged attempt, or its event is no longer retained.', 409: disabled },
+      }),
+      async (c) => {
+        return c.json(await core.deliveries.retry(c.var.principal.workspaceId, c.req.param('id'), c.req.param('deliveryId')), 202);
+      },
+    )
+    .post(
+      '/:id/recover',
+      describeOperation({
+        operationId: 'recoverWebhookDeliveries',
+        summary: 'Re-send missed events',
+        description:
+          'Queues (trigger `recover`, retried on schedule) every retained event that occurred between `since` and `until` (default now), that the endpoint subscribes to and that it has not answered with a 2xx yet.',
+        tag: 'Webhooks',
+        scope: 'webhooks:write',
+        path: byId,
+        body: RecoverSchema,
+        success: { status: 202, description: 'How many events were queued.', schema: RecoverResultSchema },
+        errors: { 404: notFound, 409: disabled },
+      }),
+      body,
+      async (c) => {
+        const input = c.req.valid('json') as RecoverInput;
+        return c.json(await core.deliveries.recover(c.var.principal.workspaceId, c.req.param('id'), input), 202);
+      },
+    )
+    .post(
+      '/:id/test',
+      describeOperation({
+        operationId: 'testWebhook',
+        summary: 'Send a test event',
+        description:
+          'Sends an example event of `eventType` now, signed like every delivery, with a `webhook-id` starting `evt_test_`, and answers with its log entry (trigger `test`) once the receiver answered (at most 15 s). Works on disabled endpoints too.',
+        tag: 'Webhooks',
+        scope: 'webhooks:write',
+        path: byId,
+        body: WebhookTestSchema,
+        success: { status: 200, description: 'The attempt as logged.', schema: DeliveryAttemptSchema },
+        errors: { 404: notFound },
+      }),
+      body,
+      async (c) => {
+        const input = c.req.valid('json') as WebhookTestInput;
+        return c.json(await core.deliveries.test(c.var.principal.workspaceId, c.req.param('id'), input));
+      },
+    )
+    .post(
+      '/:id/rotate-secret',
+      describeOperation({
+        operationId: 'rotateWebhookSecret',
+        summary: 'Rotate the signing secret',
+        description:
+          'Replaces the signing secret with `secret` (or a generated `whsec_` one; the body may be empty). For the next 24 h every delivery carries two signatures, `v1,<new> v1,<old>`, then only the new one.',
+        tag: 'Webhooks',
+        scope: 'webhooks:write',
+        path: byId,
+        body: RotateSecretSchema,
+        success: { status: 200, description: 'The new secret.', schema: RotateSecretResultSchema },
+        errors: { 404: notFound },
+      }),
+      body,
+      async (c) => {
+        const input = (c.req.valid('json') ?? {}) as RotateSecretInput;
+        return c.json(await core.deliveries.rotateSecret(c.var.principal.workspaceId, c.req.param('id'), input));
+      },
+    );
+}
