@@ -8,6 +8,7 @@ export { MemoryApiKeyStore, MemoryEventPublisher, MemoryStorage };
 export type { EventListener } from './memory-events.js';
 export { MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from './memory-rate-limit.js';
 export { MemoryDeliveryQueue, type MemoryDeliveryQueueOptions } from './memory-delivery-queue.js';
+export { MemoryReplyQueue, type MemoryReplyQueueOptions } from './memory-reply-queue.js';
 
 /**
  * A fresh set of memory adapters, ready for `createCore(memoryAdapters())`:

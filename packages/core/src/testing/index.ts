@@ -20,3 +20,10 @@ export {
   type DeliveryQueueFactoryOptions,
   type DeliveryQueueFixture,
 } from './delivery-queue-contract.js';
+export {
+  contractReplyJob,
+  runReplyQueueContract,
+  type ReplyQueueContractOptions,
+  type ReplyQueueFactory,
+  type ReplyQueueFixture,
+} from './reply-queue-contract.js';
