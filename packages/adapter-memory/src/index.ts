@@ -1,25 +1,25 @@
 /** @module @parley/adapter-memory: Parley's ports implemented in this process's memory. */
 import { MemoryApiKeyStore } from './memory-api-keys.js';
-import { MemoryEventPublisher } from './memory-events.js';
-import { MemoryStorage } from './memory-storage.js';
+import { MemoryDeliveryQueue } from './memory-delivery-queue.js';
+import { MemoryStorage, type MemoryStorageOptions } from './memory-storage.js';
 import { MemoryRateLimitStore } from './memory-rate-limit.js';
 
-export { MemoryApiKeyStore, MemoryEventPublisher, MemoryStorage };
-export type { EventListener } from './memory-events.js';
+export { MemoryApiKeyStore, MemoryDeliveryQueue, MemoryStorage };
+export { DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, type MemoryStorageOptions } from './memory-storage.js';
 export { MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from './memory-rate-limit.js';
-export { MemoryDeliveryQueue, type MemoryDeliveryQueueOptions } from './memory-delivery-queue.js';
+export type { MemoryDeliveryQueueOptions } from './memory-delivery-queue.js';
 export { MemoryReplyQueue, type MemoryReplyQueueOptions } from './memory-reply-queue.js';
 
 /**
  * A fresh set of memory adapters, ready for `createCore(memoryAdapters())`:
- * `{ storage: MemoryStorage, apiKeys: MemoryApiKeyStore, events: MemoryEventPublisher,
- * rateLimits: MemoryRateLimitStore }`.
+ * `{ storage: MemoryStorage, apiKeys: MemoryApiKeyStore, rateLimits: MemoryRateLimitStore,
+ * deliveryQueue: MemoryDeliveryQueue }`. `storage` takes `options` (retention, outbox lease).
  */
-export function memoryAdapters() {
+export function memoryAdapters(options: { storage?: MemoryStorageOptions } = {}) {
   return {
-    storage: new MemoryStorage(),
+    storage: new MemoryStorage(options.storage),
     apiKeys: new MemoryApiKeyStore(),
-    events: new MemoryEventPublisher(),
     rateLimits: new MemoryRateLimitStore(),
+    deliveryQueue: new MemoryDeliveryQueue(),
   };
 }

@@ -3,4 +3,4 @@ import { runStorageContract } from '@parley/core/testing';
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from './memory-storage.js';
 
-runStorageContract({ describe, it, expect }, () => new MemoryStorage());
+runStorageContract({ describe, it, expect }, (options) => new MemoryStorage(options));

@@ -2,28 +2,53 @@
  * @module The in-process storage adapter.
  *
  * Guarantees: everything lives in this process's memory and is gone when it exits; each method
- * runs synchronously inside one event-loop turn, so every operation is atomic with respect to
+ * runs synchronously inside one event-loop turn, so every operation — a write together with its
+ * precondition check and the event it records in the log and outbox — is atomic with respect to
  * the others. Records are cloned on the way in and out. Lists sort the workspace's records
  * (O(n log n)); history pages are a binary search over the conversation's id-sorted array
- * (O(log n + limit)).
+ * (O(log n + limit)); event pages are a binary search over the commit-ordered log.
  */
-import type {
-  Agent,
-  AgentStore,
-  Conversation,
-  ConversationStore,
-  Message,
-  MessagePage,
-  MessageStore,
-  OffsetPage,
-  PageResult,
-  Plant,
-  PlantStore,
-  Storage,
-  WebhookEndpointRecord,
-  WebhookEndpointStore,
+import {
+  systemClock,
+  type Agent,
+  type AgentStore,
+  type Clock,
+  type Conversation,
+  type ConversationStore,
+  type DeliveryStore,
+  type DomainEvent,
+  type EventOutbox,
+  type EventStore,
+  type Message,
+  type MessagePage,
+  type MessageStore,
+  type OffsetPage,
+  type PageResult,
+  type Plant,
+  type PlantStore,
+  type Storage,
+  type Update,
+  type WebhookEndpointRecord,
+  type WebhookEndpointStore,
 } from '@parley/core';
+import { MemoryDeliveryLog } from './memory-deliveries.js';
+import { MemoryEventLog } from './memory-event-log.js';
 import { lowerBound } from './sorted.js';
+
+/** Settings of {@link MemoryStorage}; every one has a default. */
+export interface MemoryStorageOptions {
+  /** How long events and delivery attempts are kept, in ms (default 14 days). */
+  eventRetentionMs?: number;
+  /** How long an outbox batch is held by its taker before it is handed out again, in ms (default 30 s). */
+  outboxLeaseMs?: number;
+  /** The clock retention and leases are measured with (default the system clock). */
+  clock?: Clock;
+}
+
+/** Default `eventRetentionMs`: 14 days. */
+export const DEFAULT_EVENT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
+/** Default `outboxLeaseMs`: 30 s. */
+export const DEFAULT_OUTBOX_LEASE_MS = 30_000;
 
 interface Workspace {
   agents: Map<string, Agent>;
@@ -42,9 +67,39 @@ function newestFirst<T extends { id: string }>(records: Iterable<T>, keep: (reco
 
 const copy = <T>(value: T | undefined): T | null => (value === undefined ? null : structuredClone(value));
 
-/** {@link Storage} in this process's memory: for tests, development and single-process servers. */
+/**
+ * Applies a compare-and-set `update` to `stored` in one synchronous section: the function sees a
+ * copy, and what it returns is stored as a copy. Returns the stored record after the call and the
+ * event to record, if any. Throws what `update` throws, having written nothing.
+ */
+function applyUpdate<T extends { id: string }>(records: Map<string, T>, id: string, update: Update<T>): { record: T; event?: DomainEvent } | null {
+  const stored = records.get(id);
+  if (!stored) return null;
+  const change = update(structuredClone(stored));
+  if (!change) return { record: structuredClone(stored) };
+  // The key is the id the caller named: a change cannot move a record to another id.
+  records.set(id, structuredClone({ ...change.record, id }));
+  return { record: structuredClone({ ...change.record, id }), ...(change.event && { event: change.event }) };
+}
+
+/**
+ * {@link Storage} in this process's memory: for tests, development and single-process servers.
+ * Events, the outbox and the deliveries log are lost with the process like everything else.
+ */
 export class MemoryStorage implements Storage {
   private readonly workspaces = new Map<string, Workspace>();
+  private readonly log: MemoryEventLog;
+  private readonly deliveryLog: MemoryDeliveryLog;
+
+  constructor(options: MemoryStorageOptions = {}) {
+    const clock = options.clock ?? systemClock;
+    const retentionMs = options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS;
+    if (!(retentionMs > 0)) throw new RangeError('eventRetentionMs must be a positive number of ms.');
+    const leaseMs = options.outboxLeaseMs ?? DEFAULT_OUTBOX_LEASE_MS;
+    if (!(leaseMs > 0)) throw new RangeError('outboxLeaseMs must be a positive number of ms.');
+    this.log = new MemoryEventLog({ clock, retentionMs, leaseMs });
+    this.deliveryLog = new MemoryDeliveryLog({ clock, retentionMs });
+  }
 
   private workspace(id: string): Workspace {
     let workspace = this.workspaces.get(id);
@@ -56,38 +111,44 @@ export class MemoryStorage implements Storage {
   }
 
   readonly agents: AgentStore = {
-    insert: async (workspaceId, agent) => {
+    insert: async (workspaceId, agent, event) => {
       this.workspace(workspaceId).agents.set(agent.id, structuredClone(agent));
+      this.log.record(workspaceId, event);
     },
     get: async (workspaceId, id) => copy(this.workspace(workspaceId).agents.get(id)),
     list: async (workspaceId, { status, ...page }) =>
       newestFirst(this.workspace(workspaceId).agents.values(), (agent) => status === undefined || agent.status === status, page),
-    replace: async (workspaceId, agent) => {
-      const { agents } = this.workspace(workspaceId);
-      if (!agents.has(agent.id)) return false;
-      agents.set(agent.id, structuredClone(agent));
-      return true;
+    update: async (workspaceId, id, update) => {
+      const changed = applyUpdate(this.workspace(workspaceId).agents, id, update);
+      if (changed?.event) this.log.record(workspaceId, changed.event);
+      return changed?.record ?? null;
     },
-    delete: async (workspaceId, id) => {
+    delete: async (workspaceId, id, event) => {
       const workspace = this.workspace(workspaceId);
       const agent = workspace.agents.get(id);
       if (!agent) return null;
+      // Built before anything is removed: if it throws, nothing is deleted.
+      const deleted = event(structuredClone(agent));
       workspace.agents.delete(id);
       for (const conversation of workspace.conversations.values()) {
         if (conversation.agentId !== id) continue;
         workspace.conversations.delete(conversation.id);
         workspace.messages.delete(conversation.id);
       }
-      return agent;
+      this.log.record(workspaceId, deleted);
+      return structuredClone(agent);
     },
   };
 
   readonly conversations: ConversationStore = {
-    insert: async (workspaceId, conversation) => {
+    insert: async (workspaceId, conversation, event) => {
       const workspace = this.workspace(workspaceId);
-      if (!workspace.agents.has(conversation.agentId)) return false;
+      const agent = workspace.agents.get(conversation.agentId);
+      if (!agent) return 'agent_not_found';
+      if (agent.status !== 'active') return 'agent_inactive';
       workspace.conversations.set(conversation.id, structuredClone(conversation));
-      return true;
+      this.log.record(workspaceId, event);
+      return 'inserted';
     },
     get: async (workspaceId, id) => copy(this.workspace(workspaceId).conversations.get(id)),
     list: async (workspaceId, { agentId, userId, status, ...page }) => {
@@ -97,24 +158,31 @@ export class MemoryStorage implements Storage {
         (status === undefined || conversation.status === status);
       return newestFirst(this.workspace(workspaceId).conversations.values(), matches, page);
     },
-    replace: async (workspaceId, conversation, condition = {}) => {
+    update: async (workspaceId, id, update) => {
       const { conversations } = this.workspace(workspaceId);
-      const stored = conversations.get(conversation.id);
-      if (!stored || (condition.ifStatus !== undefined && stored.status !== condition.ifStatus)) return false;
-      conversations.set(conversation.id, structuredClone(conversation));
-      return true;
+      const agentId = conversations.get(id)?.agentId;
+      const changed = applyUpdate(conversations, id, (current) => {
+        const change = update(current);
+        // Callers never move a conversation to another agent; the stored agent is kept.
+        return change && { ...change, record: { ...change.record, agentId: agentId! } };
+      });
+      if (changed?.event) this.log.record(workspaceId, changed.event);
+      return changed?.record ?? null;
     },
   };
 
   readonly messages: MessageStore = {
-    append: async (workspaceId, message) => {
+    append: async (workspaceId, message, event) => {
       const workspace = this.workspace(workspaceId);
-      if (!workspace.conversations.has(message.conversationId)) return false;
+      const conversation = workspace.conversations.get(message.conversationId);
+      if (!conversation) return 'conversation_not_found';
+      if (conversation.status !== 'active') return 'conversation_completed';
       let history = workspace.messages.get(message.conversationId);
       if (!history) workspace.messages.set(message.conversationId, (history = []));
       // Ids normally arrive in order (append at the end); a late one is placed by binary search.
       history.splice(lowerBound(history, message.id), 0, structuredClone(message));
-      return true;
+      this.log.record(workspaceId, event);
+      return 'appended';
     },
     page: async (workspaceId, conversationId, { before, limit }): Promise<MessagePage | null> => {
       const history = this.workspace(workspaceId).messages.get(conversationId) ?? [];
@@ -134,13 +202,37 @@ export class MemoryStorage implements Storage {
     },
     get: async (workspaceId, id) => copy(this.workspace(workspaceId).webhookEndpoints.get(id)),
     list: async (workspaceId, page) => newestFirst(this.workspace(workspaceId).webhookEndpoints.values(), () => true, page),
-    replace: async (workspaceId, endpoint) => {
-      const { webhookEndpoints } = this.workspace(workspaceId);
-      if (!webhookEndpoints.has(endpoint.id)) return false;
-      webhookEndpoints.set(endpoint.id, structuredClone(endpoint));
+    subscribed: async (workspaceId, type) =>
+      [...this.workspace(workspaceId).webhookEndpoints.values()]
+        .filter((endpoint) => endpoint.enabled && endpoint.events.includes(type))
+        .map((endpoint) => structuredClone(endpoint)),
+    // Endpoints emit no events: a change's `event` is ignored (ports/storage.ts).
+    update: async (workspaceId, id, update) => applyUpdate(this.workspace(workspaceId).webhookEndpoints, id, update)?.record ?? null,
+    delete: async (workspaceId, id) => {
+      if (!this.workspace(workspaceId).webhookEndpoints.delete(id)) return false;
+      this.deliveryLog.remove(workspaceId, id);
       return true;
     },
-    delete: async (workspaceId, id) => this.workspace(workspaceId).webhookEndpoints.delete(id),
+  };
+
+  readonly events: EventStore = {
+    get: async (workspaceId, id) => this.log.get(workspaceId, id),
+    list: async (workspaceId, query) => this.log.list(workspaceId, query),
+  };
+
+  readonly outbox: EventOutbox = {
+    take: (max, waitMs) => this.log.take(max, waitMs),
+    ack: async (batch) => this.log.ack(batch),
+  };
+
+  readonly deliveries: DeliveryStore = {
+    record: async (workspaceId, attempt) => {
+      if (!this.workspace(workspaceId).webhookEndpoints.has(attempt.endpointId)) return;
+      this.deliveryLog.record(workspaceId, attempt);
+    },
+    get: async (workspaceId, endpointId, id) => this.deliveryLog.get(workspaceId, endpointId, id),
+    list: async (workspaceId, endpointId, query) => this.deliveryLog.list(workspaceId, endpointId, query),
+    delivered: async (workspaceId, endpointId, eventIds) => this.deliveryLog.delivered(workspaceId, endpointId, eventIds),
   };
 
   readonly plants: PlantStore = {

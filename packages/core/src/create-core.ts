@@ -13,6 +13,7 @@ import { RateLimiter, type RateLimiterOptions, type RateLimitFailurePolicy } fro
 import { AgentService } from './services/agent-service.js';
 import { ApiKeyService } from './services/api-key-service.js';
 import { ConversationService } from './services/conversation-service.js';
+import { EventService } from './services/event-service.js';
 import { PlantService } from './services/plant-service.js';
 import { WebhookService } from './services/webhook-service.js';
 import { WebhookTargetPolicy } from './services/webhook-targets.js';
@@ -75,6 +76,8 @@ export interface Core {
   agents: AgentService;
   conversations: ConversationService;
   webhooks: WebhookService;
+  /** The workspace's event log, as `GET /api/events` shows it. */
+  events: EventService;
   plants: PlantService;
   apiKeys: ApiKeyService;
   /** Operator actions on webhook delivery: deliveries log, retry, recover, test, rotate-secret. */
@@ -132,6 +135,7 @@ export function createCore(options: CoreOptions): Core {
     agents: container.resolve(AgentService),
     conversations: container.resolve(ConversationService),
     webhooks: container.resolve(WebhookService),
+    events: container.resolve(EventService),
     plants: container.resolve(PlantService),
     apiKeys: container.resolve(ApiKeyService),
     deliveries: container.resolve(DeliveryService),

@@ -10,6 +10,7 @@ export * from './schemas/index.js';
 export * from './services/agent-service.js';
 export * from './services/conversation-service.js';
 export * from './services/webhook-service.js';
+export * from './services/event-service.js';
 export * from './services/webhook-targets.js';
 export * from './services/plant-service.js';
 export * from './services/api-key-service.js';

@@ -1,8 +1,8 @@
 /**
  * @module The adapters the ready-made server runs on: memory, or Redis (standalone or Cluster)
- * for storage, rate limits and API keys. Events stay in memory until webhook delivery lands.
+ * for storage (the event log and outbox included), rate limits and API keys.
  */
-import { MemoryEventPublisher, memoryAdapters } from '@parley/adapter-memory';
+import { MemoryDeliveryQueue, memoryAdapters } from '@parley/adapter-memory';
 import { createRedisAdapters, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
 import type { ApiKeyStore, CoreOptions, RateLimitStore, Storage } from '@parley/core';
 import type { Logger } from './logger.js';
@@ -17,7 +17,7 @@ export const SERVER_REDIS_TIMEOUT_MS = 500;
 
 /** The adapters of a running server, and what they need at start-up and shutdown. */
 export interface Backend {
-  adapters: Pick<CoreOptions, 'events'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
+  adapters: Pick<CoreOptions, 'deliveryQueue'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
   /** The Redis key store (for upserting `API_KEYS`); `undefined` on memory storage. */
   redisKeys: RedisApiKeyStore | undefined;
   /** For the banner and logs, e.g. `memory storage: data is lost when the server stops`. */
@@ -37,13 +37,17 @@ export interface BackendOptions {
   logger?: Logger;
   /** Deadline of one Redis call in ms; default {@link SERVER_REDIS_TIMEOUT_MS}. */
   timeoutMs?: number;
+  /** How long events and the deliveries log are kept, in days (`EVENT_RETENTION_DAYS`); default the adapters' 14. */
+  eventRetentionDays?: number;
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Memory adapters when `redis` is `undefined`, else Redis adapters over one new client. */
 export function openBackend(redis: RedisConfig | undefined, options: BackendOptions = {}): Backend {
   if (redis === undefined) {
     return {
-      adapters: memoryAdapters(),
+      adapters: memoryAdapters(options.eventRetentionDays === undefined ? {} : { storage: { eventRetentionMs: options.eventRetentionDays * DAY_MS } }),
       redisKeys: undefined,
       description: 'memory storage: data is lost when the server stops',
       waitUntilReachable: async () => {},
@@ -55,8 +59,8 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
   adapters.client.on('error', (error: Error) => (lastError = error.message));
   if (options.logger) logConnectionChanges(adapters, describeRedis(redis), options.logger);
   return {
-    // Webhook delivery is not built yet; events stay per instance until it moves them to Redis.
-    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, events: new MemoryEventPublisher() },
+    // TODO(delivery): the Redis delivery queue replaces this in-process one once it lands.
+    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, deliveryQueue: new MemoryDeliveryQueue() },
     redisKeys: adapters.apiKeys,
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),

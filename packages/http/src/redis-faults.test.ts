@@ -3,7 +3,7 @@
  * Redis listens (no mock, and no server needed): the key lookup failing is 503 in both error
  * shapes, `/readyz` is 503, and the rate limiter follows `RATE_LIMIT_FAILURE` within 250 ms.
  */
-import { MemoryApiKeyStore, MemoryEventPublisher, MemoryStorage } from '@parley/adapter-memory';
+import { MemoryApiKeyStore, MemoryDeliveryQueue, MemoryStorage } from '@parley/adapter-memory';
 import { RedisApiKeyStore, RedisRateLimitStore, RedisStorage } from '@parley/adapter-redis';
 import type { CoreOptions, RateLimitStore } from '@parley/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,7 +39,7 @@ describe('Redis faults at the HTTP layer', () => {
    */
   async function app(overrides: Partial<CoreOptions> & { rateLimits?: RateLimitStore }, failure: 'open' | 'closed' = 'open') {
     const { lines, logger } = captureLogs();
-    const adapters = { storage: new MemoryStorage(), apiKeys: new MemoryApiKeyStore(), events: new MemoryEventPublisher(), ...overrides };
+    const adapters = { storage: new MemoryStorage(), apiKeys: new MemoryApiKeyStore(), deliveryQueue: new MemoryDeliveryQueue(), ...overrides };
     const core = createServerCore(adapters, { rateLimitFailure: failure, webhookAllowPrivateUrls: false }, logger);
     const key = overrides.apiKeys ? 'any-well-formed-key-0123456789' : (await core.apiKeys.issue({ workspaceId: 'acme', plan: 'free' })).key;
     const hono = createApp(core, { logger });

@@ -3,7 +3,7 @@
  * again, unchanged, with every harness on `createRedisAdapters` (the real Redis, a fresh key
  * prefix per harness, deleted afterwards) instead of memory. Same assertions, other storage.
  */
-import { MemoryEventPublisher } from '@parley/adapter-memory';
+import { MemoryDeliveryQueue } from '@parley/adapter-memory';
 import { createRedisAdapters } from '@parley/adapter-redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ describeRedis('HTTP routes over Redis storage', async () => {
     const prefix = uniquePrefix('routes');
     prefixes.push(prefix);
     const redis = createRedisAdapters({ client: client!, prefix });
-    return { storage: redis.storage, apiKeys: redis.apiKeys, rateLimits: redis.rateLimits, events: new MemoryEventPublisher() };
+    return { storage: redis.storage, apiKeys: redis.apiKeys, rateLimits: redis.rateLimits, deliveryQueue: new MemoryDeliveryQueue() };
   });
 
   // Importing a test file registers its suites here, where harness() now builds on Redis.

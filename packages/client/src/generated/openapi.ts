@@ -488,10 +488,13 @@ export interface components {
         WebhookEndpoint: {
             /** @description Opaque id starting with wh_, sortable by creation time. */
             id: string;
+            /** @description The URL in its normalised form (WHATWG URL href). */
             url: string;
             events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];
-            /** @description False after the target answered 410 Gone, or when disabled by PATCH. */
+            /** @description False when disabled by PATCH, or by Parley (see disabledReason). */
             enabled: boolean;
+            /** @description Why Parley disabled the endpoint: "gone" (it answered 410 Gone) or "failing" (every delivery failed for 5 days); null otherwise. PATCH {"enabled": true} clears it. */
+            disabledReason: ("gone" | "failing") | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.
@@ -506,10 +509,13 @@ export interface components {
         WebhookEndpointCreated: {
             /** @description Opaque id starting with wh_, sortable by creation time. */
             id: string;
+            /** @description The URL in its normalised form (WHATWG URL href). */
             url: string;
             events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];
-            /** @description False after the target answered 410 Gone, or when disabled by PATCH. */
+            /** @description False when disabled by PATCH, or by Parley (see disabledReason). */
             enabled: boolean;
+            /** @description Why Parley disabled the endpoint: "gone" (it answered 410 Gone) or "failing" (every delivery failed for 5 days); null otherwise. PATCH {"enabled": true} clears it. */
+            disabledReason: ("gone" | "failing") | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.
@@ -533,7 +539,7 @@ export interface components {
         WebhookCreate: {
             /**
              * Format: uri
-             * @description An absolute http(s) URL without credentials. A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
+             * @description An absolute http(s) URL without credentials, control characters or surrounding whitespace, stored and returned in its normalised form (WHATWG URL href). A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
              */
             url: string;
             events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];
@@ -543,7 +549,7 @@ export interface components {
         WebhookUpdate: {
             /**
              * Format: uri
-             * @description An absolute http(s) URL without credentials. A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
+             * @description An absolute http(s) URL without credentials, control characters or surrounding whitespace, stored and returned in its normalised form (WHATWG URL href). A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
              */
             url?: string;
             events?: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];

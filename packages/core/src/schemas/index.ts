@@ -5,6 +5,7 @@ export { JsonObjectSchema, MAX_JSON_OBJECT_BYTES, MAX_JSON_OBJECT_DEPTH, PAGE_LI
 export * from './agent.js';
 export * from './conversation.js';
 export * from './webhook.js';
+export * from './event.js';
 export * from './plant.js';
 export * from './responses.js';
 export * from './delivery.js';

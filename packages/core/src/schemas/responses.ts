@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { ErrorCode } from '../errors.js';
-import { AGENT_STATUSES, CONVERSATION_STATUSES, EVENT_TYPES, MESSAGE_ROLES } from '../types.js';
+import { AGENT_STATUSES, CONVERSATION_STATUSES, DISABLED_REASONS, EVENT_TYPES, MESSAGE_ROLES } from '../types.js';
 import { JsonObjectSchema } from './common.js';
 
 /** An ISO 8601 UTC timestamp with milliseconds (decisions §2). */
@@ -57,9 +57,13 @@ export const MessageSchema = v.object({
 /** A webhook endpoint as the API returns it: never with its secret (decisions §4). */
 export const WebhookEndpointSchema = v.object({
   id: id('wh'),
-  url: v.string(),
+  url: v.pipe(v.string(), v.description('The URL in its normalised form (WHATWG URL href).')),
   events: v.array(v.picklist(EVENT_TYPES)),
-  enabled: v.pipe(v.boolean(), v.description('False after the target answered 410 Gone, or when disabled by PATCH.')),
+  enabled: v.pipe(v.boolean(), v.description('False when disabled by PATCH, or by Parley (see disabledReason).')),
+  disabledReason: v.pipe(
+    v.nullable(v.picklist(DISABLED_REASONS)),
+    v.description('Why Parley disabled the endpoint: "gone" (it answered 410 Gone) or "failing" (every delivery failed for 5 days); null otherwise. PATCH {"enabled": true} clears it.'),
+  ),
   createdAt: timestamp,
   updatedAt: timestamp,
 });
@@ -91,6 +95,24 @@ export const MessageHistorySchema = v.object({
   messages: v.array(MessageSchema),
   hasMore: v.boolean(),
   nextCursor: v.optional(v.pipe(v.string(), v.description('Pass as `before` to fetch the next older page.'))),
+});
+
+/** One event of the workspace's event log (`GET /api/events`): `timestamp` is when it occurred. */
+export const EventSchema = v.object({
+  id: id('evt'),
+  type: v.picklist(EVENT_TYPES),
+  timestamp,
+  data: v.pipe(
+    v.union([AgentSchema, ConversationSchema, MessageSchema]),
+    v.description('The resource as the API returned it at the change: an agent, a conversation or a message, by type.'),
+  ),
+});
+
+/** `GET /api/events`: oldest first from the cursor; `nextCursor` is present exactly when `hasMore` is true. */
+export const EventListSchema = v.object({
+  events: v.array(EventSchema),
+  hasMore: v.boolean(),
+  nextCursor: v.optional(v.pipe(v.string(), v.description('Pass as `after` to fetch the next page.'))),
 });
 
 /** Every `/api` delete answers 200 with this (decisions §2). */

@@ -3,23 +3,34 @@ import * as v from 'valibot';
 import { EVENT_TYPES } from '../types.js';
 import { PageQueryEntries } from './common.js';
 
+/** C0 and C1 control characters and DEL: the WHATWG URL parser strips or drops some of them silently. */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
 /**
- * An absolute `http:` or `https:` URL of at most 2048 characters, without credentials. Whether
- * its host may be targeted is decided after the schema, by `WebhookTargetPolicy`.
+ * An absolute `http:` or `https:` URL of at most 2048 characters, without credentials, control
+ * characters or surrounding whitespace (the URL parser would silently strip them, so the URL
+ * stored would not be the one given). The output is the parsed, normalised form (WHATWG
+ * `URL#href`: lower-case scheme and host, punycode, default port dropped, path percent-encoded),
+ * which is what is stored, checked by `WebhookTargetPolicy` and delivered to.
  */
 const UrlSchema = v.pipe(
   v.string(),
   v.maxLength(2048, 'Expected at most 2048 characters.'),
+  v.check((value) => !CONTROL_CHARACTERS.test(value), 'Control characters are not allowed.'),
+  v.check((value) => value.trim() === value, 'Leading or trailing whitespace is not allowed.'),
   v.check((value) => {
     if (!URL.canParse(value)) return false;
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
   }, 'Expected an absolute http(s) URL without credentials.'),
+  // Documented before the transform: the OpenAPI document describes what callers send.
   v.metadata({
     format: 'uri',
     description:
-      'An absolute http(s) URL without credentials. A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.',
+      'An absolute http(s) URL without credentials, control characters or surrounding whitespace, stored and returned in its normalised form (WHATWG URL href). A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.',
   }),
+  v.transform((value) => new URL(value).href),
+  v.maxLength(2048, 'Expected at most 2048 characters once normalised.'),
 );
 
 /** A non-empty list of distinct event names of spec §6. */

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createCore, type AgentCreateInput } from '../index.js';
 import { issuePaths, MARK, rejection, sized } from '../test-support/errors.js';
 import { ManualClock } from '../testing/clock.js';
+import { recordedEvents } from '../test-support/events.js';
 
 const START = '2026-01-01T00:00:00.000Z';
 const base: AgentCreateInput = { name: 'Ada', description: 'helper', model: 'modelA-4' };
@@ -12,7 +13,7 @@ function setup() {
   const adapters = memoryAdapters();
   const clock = new ManualClock(Date.parse(START));
   const core = createCore({ ...adapters, clock });
-  return { core, clock, events: () => adapters.events.events().map((event) => ({ type: event.type, id: event.data.id })) };
+  return { core, clock, events: async () => (await recordedEvents(adapters.storage)).map((event) => ({ type: event.type, id: event.data.id })) };
 }
 
 describe('AgentService', () => {
@@ -35,7 +36,7 @@ describe('AgentService', () => {
     });
     expect(agent.id).toMatch(/^agt_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(await core.agents.get('ws1', agent.id)).toEqual(agent);
-    const events = adapters.events.events();
+    const events = await recordedEvents(adapters.storage);
     expect(events).toHaveLength(1);
     expect(events[0]).toEqual({ id: events[0]!.id, type: 'agent.created', workspaceId: 'ws1', occurredAt: START, data: agent });
     expect(events[0]!.id).toMatch(/^evt_/);
@@ -133,7 +134,7 @@ describe('AgentService', () => {
       updatedAt: '2026-01-01T00:01:00.000Z',
     });
     expect(await core.agents.get('ws1', created.id)).toEqual(updated);
-    expect(events()).toEqual([
+    expect(await events()).toEqual([
       { type: 'agent.created', id: created.id },
       { type: 'agent.updated', id: created.id },
     ]);
@@ -145,7 +146,7 @@ describe('AgentService', () => {
     clock.advance(5_000);
     expect(await core.agents.update('ws1', created.id, {})).toEqual(created);
     expect(await core.agents.get('ws1', created.id)).toEqual(created);
-    expect(events()).toEqual([{ type: 'agent.created', id: created.id }]);
+    expect(await events()).toEqual([{ type: 'agent.created', id: created.id }]);
   });
 
   it('treats fields given as undefined as absent rather than erasing them', async () => {
@@ -154,7 +155,7 @@ describe('AgentService', () => {
     const result = await core.agents.update('ws1', created.id, { name: undefined, systemPrompt: undefined, status: undefined });
     expect(result).toEqual(created);
     expect(await core.agents.get('ws1', created.id)).toEqual(created);
-    expect(events().map((event) => event.type)).toEqual(['agent.created']);
+    expect((await events()).map((event) => event.type)).toEqual(['agent.created']);
   });
 
   it('deletes the agent with its conversations and messages, emitting only agent.deleted', async () => {
@@ -165,10 +166,10 @@ describe('AgentService', () => {
     await core.conversations.sendMessage('ws1', conversation.id, { role: 'user', content: 'hi' });
     await core.conversations.sendMessage('ws1', conversation.id, { role: 'assistant', content: 'hello' });
     const kept = await core.conversations.create('ws1', { agentId: other.id });
-    const before = events().length;
+    const before = (await events()).length;
 
     expect(await core.agents.delete('ws1', agent.id)).toEqual(agent);
-    expect(events().slice(before)).toEqual([{ type: 'agent.deleted', id: agent.id }]);
+    expect((await events()).slice(before)).toEqual([{ type: 'agent.deleted', id: agent.id }]);
     expect((await rejection(core.agents.get('ws1', agent.id))).code).toBe('not_found');
     expect((await rejection(core.conversations.get('ws1', conversation.id))).code).toBe('not_found');
     expect((await rejection(core.conversations.history('ws1', conversation.id))).code).toBe('not_found');
@@ -243,7 +244,7 @@ describe('AgentService validation (decisions §4)', () => {
       expect(issuePaths(error)).toEqual([path]);
       expect(JSON.stringify({ message: error.message, details: error.details })).not.toContain(MARK);
       expect(await core.agents.list('ws1')).toMatchObject({ total: 0 });
-      expect(events()).toEqual([]);
+      expect(await events()).toEqual([]);
     });
   }
 
@@ -282,6 +283,6 @@ describe('AgentService validation (decisions §4)', () => {
     }
     expect((await rejection(core.agents.update('ws1', 'agt_unknown', { name: '' }))).code).toBe('validation_failed');
     expect(await core.agents.get('ws1', agent.id)).toEqual(agent);
-    expect(events().map((event) => event.type)).toEqual(['agent.created']);
+    expect((await events()).map((event) => event.type)).toEqual(['agent.created']);
   });
 });

@@ -2,7 +2,6 @@
 import { inject, injectable } from '../di.js';
 import { ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { EventPublisher } from '../ports/events.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { Storage } from '../ports/storage.js';
 import {
@@ -36,12 +35,11 @@ export interface AgentList {
 export class AgentService {
   constructor(
     @inject(TOKENS.storage) private readonly storage: Storage,
-    @inject(TOKENS.events) private readonly events: EventPublisher,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
   ) {}
 
-  /** Creates an `active` agent and emits `agent.created`. */
+  /** Creates an `active` agent, recording `agent.created` with it. */
   async create(workspaceId: string, input: AgentCreateInput): Promise<Agent> {
     const fields = parse(AgentCreateSchema, input);
     const now = new Date(this.clock.now()).toISOString();
@@ -58,8 +56,7 @@ export class AgentService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.storage.agents.insert(workspaceId, agent);
-    await this.events.publish(domainEvent(this.ids, this.clock, workspaceId, 'agent.created', agent));
+    await this.storage.agents.insert(workspaceId, agent, this.event(workspaceId, 'agent.created', agent));
     return agent;
   }
 
@@ -84,11 +81,14 @@ export class AgentService {
    */
   async update(workspaceId: string, id: string, input: AgentUpdateInput): Promise<Agent> {
     const changes = givenFields(parse(AgentUpdateSchema, input));
-    const current = await this.get(workspaceId, id);
-    if (Object.keys(changes).length === 0) return current;
-    const agent: Agent = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
-    if (!(await this.storage.agents.replace(workspaceId, agent))) throw ParleyError.notFound('agent', id);
-    await this.events.publish(domainEvent(this.ids, this.clock, workspaceId, 'agent.updated', agent));
+    if (Object.keys(changes).length === 0) return this.get(workspaceId, id);
+    // Compare-and-set (ports/storage.ts `Update`): a concurrent PATCH of other fields survives,
+    // because the patch is applied to the record as stored at the write.
+    const agent = await this.storage.agents.update(workspaceId, id, (current) => {
+      const next: Agent = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
+      return { record: next, event: this.event(workspaceId, 'agent.updated', next) };
+    });
+    if (!agent) throw ParleyError.notFound('agent', id);
     return agent;
   }
 
@@ -98,9 +98,12 @@ export class AgentService {
    * @throws ParleyError `not_found`
    */
   async delete(workspaceId: string, id: string): Promise<Agent> {
-    const agent = await this.storage.agents.delete(workspaceId, id);
+    const agent = await this.storage.agents.delete(workspaceId, id, (deleted) => this.event(workspaceId, 'agent.deleted', deleted));
     if (!agent) throw ParleyError.notFound('agent', id);
-    await this.events.publish(domainEvent(this.ids, this.clock, workspaceId, 'agent.deleted', agent));
     return agent;
+  }
+
+  private event(workspaceId: string, type: 'agent.created' | 'agent.updated' | 'agent.deleted', agent: Agent) {
+    return domainEvent(this.ids, this.clock, workspaceId, type, agent);
   }
 }

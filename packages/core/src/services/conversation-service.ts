@@ -2,7 +2,6 @@
 import { inject, injectable } from '../di.js';
 import { ErrorCode, ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { EventPublisher } from '../ports/events.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { Storage } from '../ports/storage.js';
 import {
@@ -49,32 +48,30 @@ export interface MessageHistory {
 export class ConversationService {
   constructor(
     @inject(TOKENS.storage) private readonly storage: Storage,
-    @inject(TOKENS.events) private readonly events: EventPublisher,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
   ) {}
 
   /**
-   * Starts an `active` conversation and emits `conversation.started`.
+   * Starts an `active` conversation, recording `conversation.started` with it. The agent's
+   * existence and status are checked by the store in the same atomic step as the write.
    * @throws ParleyError `validation_failed`; `not_found` (no such agent); `conflict` (agent inactive)
    */
   async create(workspaceId: string, input: ConversationCreateInput): Promise<Conversation> {
     const fields = parse(ConversationCreateSchema, input);
-    const agent = await this.storage.agents.get(workspaceId, fields.agentId);
-    if (!agent) throw ParleyError.notFound('agent', fields.agentId);
-    if (agent.status !== 'active') {
-      throw new ParleyError(ErrorCode.conflict, `Agent '${agent.id}' is inactive and cannot start conversations.`);
-    }
     const conversation: Conversation = {
       id: this.ids.next('conv'),
-      agentId: agent.id,
+      agentId: fields.agentId,
       userId: fields.userId ?? null,
       metadata: fields.metadata ?? {},
       status: 'active',
       createdAt: new Date(this.clock.now()).toISOString(),
     };
-    if (!(await this.storage.conversations.insert(workspaceId, conversation))) throw ParleyError.notFound('agent', agent.id);
-    await this.emit(workspaceId, 'conversation.started', conversation);
+    const outcome = await this.storage.conversations.insert(workspaceId, conversation, this.event(workspaceId, 'conversation.started', conversation));
+    if (outcome === 'agent_not_found') throw ParleyError.notFound('agent', fields.agentId);
+    if (outcome === 'agent_inactive') {
+      throw new ParleyError(ErrorCode.conflict, `Agent '${fields.agentId}' is inactive and cannot start conversations.`);
+    }
     return conversation;
   }
 
@@ -101,41 +98,32 @@ export class ConversationService {
    */
   async update(workspaceId: string, id: string, input: ConversationUpdateInput): Promise<Conversation> {
     const changes = parse(ConversationUpdateSchema, input);
-    // The write applies only while the status is still the one read. Status moves at most once
-    // (active → completed), so a request that loses that race is decided again, once, against
-    // the final status; a second miss means the conversation was deleted meanwhile.
-    for (let attempt = 1; attempt <= 2; attempt += 1) {
-      const current = await this.get(workspaceId, id);
+    // Compare-and-set (ports/storage.ts `Update`): the decision is taken against the record as
+    // stored at the write, so of concurrent completes exactly one sees `active` and records the event.
+    const conversation = await this.storage.conversations.update(workspaceId, id, (current) => {
       if (changes.status === 'active' && current.status === 'completed') {
         throw new ParleyError(ErrorCode.conflict, `Conversation '${id}' is completed and cannot be reactivated.`);
       }
       const completing = changes.status === 'completed' && current.status === 'active';
-      if (!completing && changes.metadata === undefined) return current;
-      const conversation: Conversation = {
+      if (!completing && changes.metadata === undefined) return null;
+      const next: Conversation = {
         ...current,
         metadata: changes.metadata ?? current.metadata,
         status: completing ? 'completed' : current.status,
       };
-      if (await this.storage.conversations.replace(workspaceId, conversation, { ifStatus: current.status })) {
-        if (completing) await this.emit(workspaceId, 'conversation.completed', conversation);
-        return conversation;
-      }
-    }
-    throw ParleyError.notFound('conversation', id);
+      return completing ? { record: next, event: this.event(workspaceId, 'conversation.completed', next) } : { record: next };
+    });
+    if (!conversation) throw ParleyError.notFound('conversation', id);
+    return conversation;
   }
 
-
   /**
-   * Stores a message and emits `message.sent` (roles `user`, `system`) or `message.received`
-   * (role `assistant`).
+   * Stores a message, recording `message.sent` (roles `user`, `system`) or `message.received`
+   * (role `assistant`) with it; the conversation's status is checked in the same atomic step.
    * @throws ParleyError `validation_failed`, `not_found`; `conflict` (conversation completed)
    */
   async sendMessage(workspaceId: string, conversationId: string, input: MessageCreateInput): Promise<Message> {
     const fields = parse(MessageCreateSchema, input);
-    const conversation = await this.get(workspaceId, conversationId);
-    if (conversation.status === 'completed') {
-      throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and takes no messages.`);
-    }
     const message: Message = {
       id: this.ids.next('msg'),
       conversationId,
@@ -144,8 +132,12 @@ export class ConversationService {
       metadata: fields.metadata ?? {},
       createdAt: new Date(this.clock.now()).toISOString(),
     };
-    if (!(await this.storage.messages.append(workspaceId, message))) throw ParleyError.notFound('conversation', conversationId);
-    await this.emit(workspaceId, message.role === 'assistant' ? 'message.received' : 'message.sent', message);
+    const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
+    const outcome = await this.storage.messages.append(workspaceId, message, this.event(workspaceId, type, message));
+    if (outcome === 'conversation_not_found') throw ParleyError.notFound('conversation', conversationId);
+    if (outcome === 'conversation_completed') {
+      throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and takes no messages.`);
+    }
     return message;
   }
 
@@ -165,7 +157,7 @@ export class ConversationService {
     return { messages: page.messages, hasMore: true, nextCursor: encodeCursor(conversationId, oldest.id) };
   }
 
-  private emit(workspaceId: string, type: 'conversation.started' | 'conversation.completed' | 'message.sent' | 'message.received', data: Conversation | Message) {
-    return this.events.publish(domainEvent(this.ids, this.clock, workspaceId, type, data));
+  private event(workspaceId: string, type: 'conversation.started' | 'conversation.completed' | 'message.sent' | 'message.received', data: Conversation | Message) {
+    return domainEvent(this.ids, this.clock, workspaceId, type, data);
   }
 }

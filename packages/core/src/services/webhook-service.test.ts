@@ -3,6 +3,7 @@ import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
 import { createCore, ParleyError, type WebhookCreateInput, type WebhookEndpoint } from '../index.js';
 import { ManualClock } from '../testing/clock.js';
+import { recordedEvents } from '../test-support/events.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';
 import { rejection } from '../test-support/errors.js';
 
@@ -22,7 +23,7 @@ function setup(options: { allowPrivateWebhookUrls?: boolean } = {}) {
   const resolver = new StaticHostResolver({ [INTERNAL_HOST]: ['93.184.215.14', '10.20.30.40'] });
   const core = createCore({ ...adapters, clock, hostResolver: resolver, ...options });
   const stored = async (id: string) => (await core.storage.webhookEndpoints.get('ws1', id))!;
-  return { core, clock, stored, resolver, events: () => adapters.events.events() };
+  return { core, clock, stored, resolver, events: () => recordedEvents(adapters.storage) };
 }
 
 /** Expects `validation_failed` with one issue at `url`, echoing nothing of the submitted URL. */
@@ -38,7 +39,8 @@ describe('WebhookService', () => {
     const { core, stored, events } = setup();
     const created = await core.webhooks.create('ws1', base);
     const { secret, ...endpoint } = created;
-    expect(endpoint).toEqual({ id: created.id, url: base.url, events: base.events, enabled: true, createdAt: START, updatedAt: START });
+    expect(endpoint).toEqual({ id: created.id, url: base.url, events: base.events, enabled: true, disabledReason: null, createdAt: START, updatedAt: START });
+    expect(await stored(created.id)).toEqual({ ...endpoint, secret, previousSecret: null, failingSince: null });
     expect(created.id).toMatch(/^wh_[0-9A-Z]{26}$/);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(secret!.slice('whsec_'.length), 'base64')).toHaveLength(32);
@@ -55,7 +57,7 @@ describe('WebhookService', () => {
       expect('secret' in read!).toBe(false);
       expect(JSON.stringify(read)).not.toContain(secret!.slice(6, 30));
     }
-    expect(events()).toEqual([]);
+    expect(await events()).toEqual([]);
   });
 
   it('stores a given secret, whsec_ or raw, without echoing it', async () => {
@@ -114,10 +116,10 @@ describe('WebhookService', () => {
       enabled: false,
     });
     expect(updated).toEqual({ ...created, url: 'https://other.example.com/hook', events: ['conversation.completed'], enabled: false, updatedAt: '2026-01-01T00:00:01.000Z' });
-    expect(await stored(created.id)).toEqual({ ...updated, secret: newSecret });
+    expect(await stored(created.id)).toEqual({ ...updated, secret: newSecret, previousSecret: null, failingSince: null });
     const unchanged = await core.webhooks.update('ws1', created.id, { secret: undefined, enabled: undefined });
     expect(unchanged).toEqual(updated);
-    expect(await stored(created.id)).toEqual({ ...updated, secret: newSecret });
+    expect(await stored(created.id)).toEqual({ ...updated, secret: newSecret, previousSecret: null, failingSince: null });
     expect((await rejection(core.webhooks.update('ws1', created.id, { secret: 'whsec_###' }))).code).toBe('validation_failed');
     expect((await rejection(core.webhooks.update('ws1', created.id, { id: 'wh_x' } as never))).code).toBe('validation_failed');
     expect((await stored(created.id)).secret).toBe(newSecret);

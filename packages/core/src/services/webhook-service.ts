@@ -35,7 +35,8 @@ export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-function toEndpoint({ secret: _secret, ...endpoint }: WebhookEndpointRecord): WebhookEndpoint {
+/** The API's view of a stored endpoint: secrets and delivery state left out. */
+export function toEndpoint({ secret: _secret, previousSecret: _previous, failingSince: _failing, ...endpoint }: WebhookEndpointRecord): WebhookEndpoint {
   return endpoint;
 }
 
@@ -67,9 +68,12 @@ export class WebhookService {
       url: fields.url,
       events: fields.events,
       enabled: true,
+      disabledReason: null,
       createdAt: now,
       updatedAt: now,
       secret,
+      previousSecret: null,
+      failingSince: null,
     };
     await this.storage.webhookEndpoints.insert(workspaceId, record);
     return fields.secret === undefined ? { ...toEndpoint(record), secret } : toEndpoint(record);
@@ -89,16 +93,27 @@ export class WebhookService {
 
   /**
    * Changes `url`, `events`, `secret` and/or `enabled`. A new `url` is checked like at registration.
+   * The change is applied to the record as stored at the write (compare-and-set), so it never
+   * undoes a concurrent PATCH of other fields or the delivery worker disabling the endpoint.
+   * Setting `enabled` (either way) clears `disabledReason`; `enabled: true` also forgets the current
+   * run of failures (`failingSince`), so a re-enabled endpoint gets 5 fresh days. A new `secret`
+   * replaces the old one at once: no previous secret keeps signing (that is `rotate-secret`'s job).
+   * An empty patch writes nothing.
    * @throws ParleyError `validation_failed`, `not_found`
    */
   async update(workspaceId: string, id: string, input: WebhookUpdateInput): Promise<WebhookEndpoint> {
     const changes = givenFields(parse(WebhookUpdateSchema, input));
     // Before the lookup by id: a refused URL is a 400, which answers before a 404 (decisions §3).
     if (changes.url !== undefined) await this.checkTarget(changes.url);
-    const current = await this.record(workspaceId, id);
-    if (Object.keys(changes).length === 0) return toEndpoint(current);
-    const record: WebhookEndpointRecord = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
-    if (!(await this.storage.webhookEndpoints.replace(workspaceId, record))) throw ParleyError.notFound('webhook endpoint', id);
+    if (Object.keys(changes).length === 0) return this.get(workspaceId, id);
+    const record = await this.storage.webhookEndpoints.update(workspaceId, id, (current) => {
+      const next: WebhookEndpointRecord = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
+      if (changes.enabled !== undefined) next.disabledReason = null;
+      if (changes.enabled === true) next.failingSince = null;
+      if (changes.secret !== undefined) next.previousSecret = null;
+      return { record: next };
+    });
+    if (!record) throw ParleyError.notFound('webhook endpoint', id);
     return toEndpoint(record);
   }
 

@@ -16,6 +16,7 @@ describe('/api/webhooks', () => {
       id: expect.stringMatching(/^wh_/),
       ...registration,
       enabled: true,
+      disabledReason: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
       secret: expect.stringMatching(/^whsec_/),

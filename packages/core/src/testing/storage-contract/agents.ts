@@ -1,5 +1,6 @@
 /** @module Storage contract: the agent store. */
 import type { Storage } from '../../ports/storage.js';
+import type { Agent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { ids, Records, WS } from './fixtures.js';
 
@@ -10,7 +11,7 @@ export function agentTests(t: ContractTestApi, open: () => Promise<OpenedFixture
     test('insert then get returns an equal record, optional nulls and nested configuration included', async (storage) => {
       const records = new Records();
       const agent = records.agent({ systemPrompt: 'Be brief.', maxTokens: 512, temperature: null, status: 'inactive' });
-      await storage.agents.insert(WS, agent);
+      await storage.agents.insert(WS, agent, records.event(WS, 'agent.created', agent));
       expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
     });
 
@@ -28,7 +29,7 @@ export function agentTests(t: ContractTestApi, open: () => Promise<OpenedFixture
     test('list returns newest first (descending id) whatever the insertion order', async (storage) => {
       const records = new Records();
       const [a, b, c, d] = [records.agent(), records.agent(), records.agent(), records.agent()];
-      for (const agent of [c!, a!, d!, b!]) await storage.agents.insert(WS, agent);
+      for (const agent of [c!, a!, d!, b!]) await storage.agents.insert(WS, agent, records.event(WS, 'agent.created', agent));
       const page = await storage.agents.list(WS, { offset: 0, limit: 10 });
       expect(ids(page.items)).toEqual(ids([d!, c!, b!, a!]));
       expect(page.items[0]).toEqual(d);
@@ -68,21 +69,40 @@ export function agentTests(t: ContractTestApi, open: () => Promise<OpenedFixture
       expect((await list({ offset: 0, limit: 2 })).total).toBe(5);
     });
 
-    test('replace overwrites an existing agent and returns true', async (storage) => {
+    test('update stores the record the function returns and resolves with it', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const other = await records.insertAgent(storage, WS);
       const changed = { ...agent, name: 'Renamed', status: 'inactive' as const, configuration: { replaced: true }, updatedAt: '2026-03-02T00:00:00.000Z' };
-      expect(await storage.agents.replace(WS, changed)).toBe(true);
+      let seen: unknown;
+      const result = await storage.agents.update(WS, agent.id, (current) => {
+        seen = current;
+        return { record: changed, event: records.event(WS, 'agent.updated', changed) };
+      });
+      expect(seen).toEqual(agent);
+      expect(result).toEqual(changed);
       expect(await storage.agents.get(WS, agent.id)).toEqual(changed);
       expect(await storage.agents.get(WS, other.id)).toEqual(other);
       expect((await storage.agents.list(WS, { offset: 0, limit: 10, status: 'inactive' })).items).toEqual([changed]);
     });
 
-    test('replace returns false and writes nothing for a missing agent', async (storage) => {
+    test('update resolves with the stored agent and writes nothing when the function returns null', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      expect(await storage.agents.update(WS, agent.id, () => null)).toEqual(agent);
+      expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
+    });
+
+    test('update resolves with null, never calling the function, for a missing agent', async (storage) => {
       const records = new Records();
       const ghost = records.agent();
-      expect(await storage.agents.replace(WS, ghost)).toBe(false);
+      let called = false;
+      const result = await storage.agents.update(WS, ghost.id, () => {
+        called = true;
+        return { record: ghost };
+      });
+      expect(result).toBeNull();
+      expect(called).toBe(false);
       expect(await storage.agents.get(WS, ghost.id)).toBeNull();
       expect(await storage.agents.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [], total: 0 });
     });
@@ -91,19 +111,20 @@ export function agentTests(t: ContractTestApi, open: () => Promise<OpenedFixture
       const records = new Records();
       const kept = await records.insertAgent(storage, WS);
       const agent = await records.insertAgent(storage, WS);
-      expect(await storage.agents.delete(WS, agent.id)).toEqual(agent);
+      const deleted = (gone: Agent) => records.event(WS, 'agent.deleted', gone);
+      expect(await storage.agents.delete(WS, agent.id, deleted)).toEqual(agent);
       expect(await storage.agents.get(WS, agent.id)).toBeNull();
       expect(await storage.agents.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [kept], total: 1 });
-      expect(await storage.agents.replace(WS, agent)).toBe(false);
-      expect(await storage.agents.delete(WS, agent.id)).toBeNull();
-      expect(await storage.agents.delete(WS, records.id('agt'))).toBeNull();
+      expect(await storage.agents.update(WS, agent.id, () => ({ record: agent }))).toBeNull();
+      expect(await storage.agents.delete(WS, agent.id, deleted)).toBeNull();
+      expect(await storage.agents.delete(WS, records.id('agt'), deleted)).toBeNull();
     });
 
     test('returned records are copies: mutating an input or a result changes nothing stored', async (storage) => {
       const records = new Records();
       const agent = records.agent();
       const expected = structuredClone(agent);
-      await storage.agents.insert(WS, agent);
+      await storage.agents.insert(WS, agent, records.event(WS, 'agent.created', agent));
       agent.name = 'mutated input';
       (agent.configuration['tools'] as string[]).push('mutated');
 

@@ -1,6 +1,6 @@
 /** @module Storage contract: deleting an agent deletes its conversations and their messages. */
 import type { Storage } from '../../ports/storage.js';
-import type { Conversation, Message } from '../../types.js';
+import type { Agent, Conversation, Message } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { Records, WS } from './fixtures.js';
 
@@ -20,25 +20,26 @@ export function cascadeTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       conversations.push({ conversation, messages });
     }
     const of = (agentId: string) => conversations.filter(({ conversation }) => conversation.agentId === agentId);
-    return { records, doomed, kept, doomedConversations: of(doomed.id), keptConversations: of(kept.id) };
+    const deleted = (agent: Agent) => records.event(WS, 'agent.deleted', agent);
+    return { records, doomed, kept, deleted, doomedConversations: of(doomed.id), keptConversations: of(kept.id) };
   }
 
   contractGroup(t, 'agent delete cascade', open, skip, (test) => {
     test('deleting an agent removes its conversations and their messages', async (storage) => {
-      const { doomed, doomedConversations } = await world(storage);
-      expect(await storage.agents.delete(WS, doomed.id)).toEqual(doomed);
+      const { doomed, deleted, doomedConversations } = await world(storage);
+      expect(await storage.agents.delete(WS, doomed.id, deleted)).toEqual(doomed);
       for (const { conversation, messages } of doomedConversations) {
         expect(await storage.conversations.get(WS, conversation.id)).toBeNull();
         expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
         expect(await storage.messages.page(WS, conversation.id, { before: messages[2]!.id, limit: 10 })).toBeNull();
-        expect(await storage.conversations.replace(WS, { ...conversation, status: 'completed' })).toBe(false);
+        expect(await storage.conversations.update(WS, conversation.id, (current) => ({ record: { ...current, status: 'completed' } }))).toBeNull();
       }
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10, agentId: doomed.id })).toEqual({ items: [], total: 0 });
     });
 
     test("deleting an agent leaves other agents' conversations and messages untouched", async (storage) => {
-      const { doomed, kept, keptConversations } = await world(storage);
-      await storage.agents.delete(WS, doomed.id);
+      const { doomed, kept, deleted, keptConversations } = await world(storage);
+      await storage.agents.delete(WS, doomed.id, deleted);
       expect(await storage.agents.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [kept], total: 1 });
       const remaining = keptConversations.map(({ conversation }) => conversation).reverse();
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10 })).toEqual({ items: remaining, total: 2 });
@@ -50,27 +51,28 @@ export function cascadeTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
     });
 
     test('after the delete, no conversation or message can be added for the deleted agent', async (storage) => {
-      const { records, doomed, doomedConversations } = await world(storage);
-      await storage.agents.delete(WS, doomed.id);
+      const { records, doomed, deleted, doomedConversations } = await world(storage);
+      await storage.agents.delete(WS, doomed.id, deleted);
       const late = records.conversation(doomed.id);
-      expect(await storage.conversations.insert(WS, late)).toBe(false);
+      expect(await storage.conversations.insert(WS, late, records.event(WS, 'conversation.started', late))).toBe('agent_not_found');
       expect(await storage.conversations.get(WS, late.id)).toBeNull();
       const gone = doomedConversations[0]!.conversation;
-      expect(await storage.messages.append(WS, records.message(gone.id))).toBe(false);
+      const message = records.message(gone.id);
+      expect(await storage.messages.append(WS, message, records.sent(WS, message))).toBe('conversation_not_found');
       expect(await storage.messages.page(WS, gone.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(2);
     });
 
     test('no conversation or message outlives an agent deleted concurrently with writes to it', async (storage) => {
-      const { records, doomed, doomedConversations } = await world(storage);
+      const { records, doomed, deleted, doomedConversations } = await world(storage);
       const target = doomedConversations[0]!.conversation;
       const conversations = Array.from({ length: 10 }, () => records.conversation(doomed.id));
       const messages = Array.from({ length: 10 }, () => records.message(target.id));
       await Promise.all([
-        ...conversations.map((conversation) => storage.conversations.insert(WS, conversation)),
-        ...messages.slice(0, 5).map((message) => storage.messages.append(WS, message)),
-        storage.agents.delete(WS, doomed.id),
-        ...messages.slice(5).map((message) => storage.messages.append(WS, message)),
+        ...conversations.map((conversation) => storage.conversations.insert(WS, conversation, records.event(WS, 'conversation.started', conversation))),
+        ...messages.slice(0, 5).map((message) => storage.messages.append(WS, message, records.sent(WS, message))),
+        storage.agents.delete(WS, doomed.id, deleted),
+        ...messages.slice(5).map((message) => storage.messages.append(WS, message, records.sent(WS, message))),
       ]);
       for (const conversation of conversations) expect(await storage.conversations.get(WS, conversation.id)).toBeNull();
       expect(await storage.conversations.list(WS, { offset: 0, limit: 100, agentId: doomed.id })).toEqual({ items: [], total: 0 });
@@ -78,9 +80,9 @@ export function cascadeTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
     });
 
     test('an agent without conversations is deleted alone', async (storage) => {
-      const { records, kept, keptConversations } = await world(storage);
+      const { records, kept, deleted, keptConversations } = await world(storage);
       const lonely = await records.insertAgent(storage, WS);
-      expect(await storage.agents.delete(WS, lonely.id)).toEqual(lonely);
+      expect(await storage.agents.delete(WS, lonely.id, deleted)).toEqual(lonely);
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(4);
       expect(await storage.conversations.get(WS, keptConversations[0]!.conversation.id)).toEqual(keptConversations[0]!.conversation);
       expect(await storage.agents.get(WS, kept.id)).toEqual(kept);

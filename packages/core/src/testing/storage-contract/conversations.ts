@@ -8,21 +8,30 @@ import { ids, Records, WS } from './fixtures.js';
 export function conversationTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
   const { expect } = t;
   contractGroup(t, 'conversations', open, skip, (test) => {
-    test('insert returns true for an existing agent; get returns an equal record', async (storage) => {
+    test('insert answers inserted for an active agent; get returns an equal record', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = records.conversation(agent.id, { userId: 'user_1', metadata: { topic: { deep: [1, 2] } } });
-      expect(await storage.conversations.insert(WS, conversation)).toBe(true);
+      expect(await storage.conversations.insert(WS, conversation, records.event(WS, 'conversation.started', conversation))).toBe('inserted');
       expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
       const withNullUser = records.conversation(agent.id);
-      expect(await storage.conversations.insert(WS, withNullUser)).toBe(true);
+      expect(await storage.conversations.insert(WS, withNullUser, records.event(WS, 'conversation.started', withNullUser))).toBe('inserted');
       expect(await storage.conversations.get(WS, withNullUser.id)).toEqual(withNullUser);
     });
 
-    test('insert returns false and writes nothing when the agent does not exist', async (storage) => {
+    test('insert answers agent_not_found and writes nothing when the agent does not exist', async (storage) => {
       const records = new Records();
       const conversation = records.conversation(records.id('agt'));
-      expect(await storage.conversations.insert(WS, conversation)).toBe(false);
+      expect(await storage.conversations.insert(WS, conversation, records.event(WS, 'conversation.started', conversation))).toBe('agent_not_found');
+      expect(await storage.conversations.get(WS, conversation.id)).toBeNull();
+      expect(await storage.conversations.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [], total: 0 });
+    });
+
+    test('insert answers agent_inactive and writes nothing when the agent is inactive', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS, { status: 'inactive' });
+      const conversation = records.conversation(agent.id);
+      expect(await storage.conversations.insert(WS, conversation, records.event(WS, 'conversation.started', conversation))).toBe('agent_inactive');
       expect(await storage.conversations.get(WS, conversation.id)).toBeNull();
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [], total: 0 });
     });
@@ -38,7 +47,7 @@ export function conversationTests(t: ContractTestApi, open: () => Promise<Opened
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const made = [records.conversation(agent.id), records.conversation(agent.id), records.conversation(agent.id), records.conversation(agent.id)];
-      for (const conversation of [made[2]!, made[0]!, made[3]!, made[1]!]) await storage.conversations.insert(WS, conversation);
+      for (const conversation of [made[2]!, made[0]!, made[3]!, made[1]!]) await storage.conversations.insert(WS, conversation, records.event(WS, 'conversation.started', conversation));
       const newest = [...made].reverse();
       const list = (offset: number, limit: number) => storage.conversations.list(WS, { offset, limit });
 
@@ -92,43 +101,44 @@ export function conversationTests(t: ContractTestApi, open: () => Promise<Opened
       await check({ userId: 'u1' }, 3, 5);
     });
 
-    test('replace overwrites an existing conversation and returns true', async (storage) => {
+    test('update stores the record the function returns, indexes included, and resolves with it', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const completed: Conversation = { ...conversation, status: 'completed', metadata: { outcome: 'solved' } };
-      expect(await storage.conversations.replace(WS, completed)).toBe(true);
+      let seen: unknown;
+      const result = await storage.conversations.update(WS, conversation.id, (current) => {
+        seen = current;
+        return { record: completed, event: records.event(WS, 'conversation.completed', completed) };
+      });
+      expect(seen).toEqual(conversation);
+      expect(result).toEqual(completed);
       expect(await storage.conversations.get(WS, conversation.id)).toEqual(completed);
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'completed' })).toEqual({ items: [completed], total: 1 });
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'active' })).total).toBe(0);
     });
 
-    test('replace returns false and writes nothing for a missing conversation', async (storage) => {
+    test('update resolves with the stored conversation and writes nothing when the function returns null', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      expect(await storage.conversations.update(WS, conversation.id, () => null)).toEqual(conversation);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
+    });
+
+    test('update resolves with null, never calling the function, for a missing conversation', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const ghost = records.conversation(agent.id);
-      expect(await storage.conversations.replace(WS, ghost)).toBe(false);
+      let called = false;
+      const result = await storage.conversations.update(WS, ghost.id, () => {
+        called = true;
+        return { record: ghost };
+      });
+      expect(result).toBeNull();
+      expect(called).toBe(false);
       expect(await storage.conversations.get(WS, ghost.id)).toBeNull();
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(0);
-    });
-
-    test('replace with ifStatus writes only while the stored status is that one; of concurrent ones exactly one wins', async (storage) => {
-      const records = new Records();
-      const agent = await records.insertAgent(storage, WS);
-      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'user_1' });
-      const completions = [1, 2, 3].map((n): Conversation => ({ ...conversation, status: 'completed', metadata: { by: n } }));
-      const outcomes = await Promise.all(completions.map((completed) => storage.conversations.replace(WS, completed, { ifStatus: 'active' })));
-      expect(outcomes.filter(Boolean)).toHaveLength(1);
-      const winner = completions[outcomes.indexOf(true)]!;
-      expect(await storage.conversations.get(WS, conversation.id)).toEqual(winner);
-      // The losers wrote nothing, indexes included.
-      expect(await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'completed', userId: 'user_1' })).toEqual({ items: [winner], total: 1 });
-      expect((await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'active' })).total).toBe(0);
-      const annotated: Conversation = { ...winner, metadata: { note: 'later' } };
-      expect(await storage.conversations.replace(WS, annotated, { ifStatus: 'active' })).toBe(false);
-      expect(await storage.conversations.replace(WS, annotated, { ifStatus: 'completed' })).toBe(true);
-      expect(await storage.conversations.get(WS, conversation.id)).toEqual(annotated);
-      expect(await storage.conversations.replace(WS, records.conversation(agent.id), { ifStatus: 'active' })).toBe(false);
     });
 
     test('returned records are copies: mutating an input or a result changes nothing stored', async (storage) => {
@@ -136,7 +146,7 @@ export function conversationTests(t: ContractTestApi, open: () => Promise<Opened
       const agent = await records.insertAgent(storage, WS);
       const conversation = records.conversation(agent.id, { metadata: { tags: ['a'] } });
       const expected = structuredClone(conversation);
-      await storage.conversations.insert(WS, conversation);
+      await storage.conversations.insert(WS, conversation, records.event(WS, 'conversation.started', conversation));
       (conversation.metadata['tags'] as string[]).push('mutated input');
       conversation.status = 'completed';
 

@@ -1,7 +1,7 @@
 /** @module Records with deterministic, time-sortable ids for the storage contract suite. */
 import { createUlidGenerator, type IdPrefix } from '../../ports/ids.js';
 import type { Storage } from '../../ports/storage.js';
-import type { Agent, Conversation, Message, WebhookEndpointRecord } from '../../types.js';
+import type { Agent, Conversation, DeliveryAttempt, DomainEvent, EventType, Message, WebhookEndpointRecord } from '../../types.js';
 import { ManualClock } from '../clock.js';
 
 /** The two workspaces every suite plays with. */
@@ -15,6 +15,9 @@ export const OTHER_WS = 'ws_contract_b';
 export class Records {
   private readonly clock = new ManualClock(Date.parse('2026-03-01T09:00:00.000Z'));
   private readonly ids = createUlidGenerator(() => this.clock.now());
+  // Events are stamped with the real time: an adapter may count retention from an event's id or
+  // `occurredAt` as well as from when it recorded it, and the suite must not depend on which.
+  private readonly eventIds = createUlidGenerator();
 
   /** A new id of this prefix, newer than every id issued before. */
   id(prefix: IdPrefix): string {
@@ -72,23 +75,60 @@ export class Records {
       createdAt: now,
       updatedAt: now,
       secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      disabledReason: null,
+      previousSecret: null,
+      failingSince: null,
+      ...overrides,
+    } as WebhookEndpointRecord;
+  }
+
+  /** A new event of `type` about `data`, with a fresh `evt_` id and the current real time. */
+  event(workspaceId: string, type: EventType, data: DomainEvent['data']): DomainEvent {
+    return { id: this.eventIds.next('evt'), type, workspaceId, occurredAt: new Date().toISOString(), data: structuredClone(data) };
+  }
+
+  /** A delivery attempt of `event` to `endpointId` (a 200 unless overridden), with a new `dlv_` id. */
+  attempt(endpointId: string, event: DomainEvent, overrides: Partial<DeliveryAttempt> = {}): DeliveryAttempt {
+    return {
+      id: this.id('dlv'),
+      endpointId,
+      eventId: event.id,
+      eventType: event.type,
+      attempt: 1,
+      trigger: 'scheduled',
+      status: 200,
+      durationMs: 12,
+      error: null,
+      responseBody: 'ok',
+      createdAt: this.stamp(),
       ...overrides,
     };
+  }
+
+  /** The event `messages.append` records for `message` (`message.sent` or `message.received`). */
+  sent(workspaceId: string, message: Message): DomainEvent {
+    return this.event(workspaceId, message.role === 'assistant' ? 'message.received' : 'message.sent', message);
+  }
+
+  /** Inserts a new endpoint into `workspaceId` and returns it. */
+  async insertEndpoint(storage: Storage, workspaceId: string, overrides: Partial<WebhookEndpointRecord> = {}): Promise<WebhookEndpointRecord> {
+    const endpoint = this.endpoint(overrides);
+    await storage.webhookEndpoints.insert(workspaceId, endpoint);
+    return endpoint;
   }
 
   /** Inserts a new agent into `workspaceId` and returns it. */
   async insertAgent(storage: Storage, workspaceId: string, overrides: Partial<Agent> = {}): Promise<Agent> {
     const agent = this.agent(overrides);
-    await storage.agents.insert(workspaceId, agent);
+    await storage.agents.insert(workspaceId, agent, this.event(workspaceId, 'agent.created', agent));
     return agent;
   }
 
   /** Inserts a new conversation with `agentId` (which must exist) and returns it. */
   async insertConversation(storage: Storage, workspaceId: string, agentId: string, overrides: Partial<Conversation> = {}): Promise<Conversation> {
     const conversation = this.conversation(agentId, overrides);
-    if (!(await storage.conversations.insert(workspaceId, conversation))) {
-      throw new Error(`Contract setup: conversations.insert returned false for existing agent ${agentId}.`);
-    }
+    const outcome = await storage.conversations.insert(workspaceId, conversation, this.event(workspaceId, 'conversation.started', conversation));
+    if (outcome !== 'inserted') throw new Error(`Contract setup: conversations.insert answered ${outcome} for agent ${agentId}.`);
     return conversation;
   }
 
@@ -97,9 +137,8 @@ export class Records {
     const messages: Message[] = [];
     for (let index = 0; index < count; index += 1) {
       const message = this.message(conversationId, { role: index % 2 === 0 ? 'user' : 'assistant' });
-      if (!(await storage.messages.append(workspaceId, message))) {
-        throw new Error(`Contract setup: messages.append returned false for existing conversation ${conversationId}.`);
-      }
+      const outcome = await storage.messages.append(workspaceId, message, this.sent(workspaceId, message));
+      if (outcome !== 'appended') throw new Error(`Contract setup: messages.append answered ${outcome} for ${conversationId}.`);
       messages.push(message);
     }
     return messages;

@@ -18,11 +18,23 @@ export interface StorageFixture {
 }
 
 /**
- * Returns a fresh, empty storage for one test, or a {@link StorageFixture}. Called once per test,
- * so an adapter over a shared server gives each call its own key prefix and flushes it in
- * `cleanup`.
+ * Adapter settings some tests need shortened; a factory passes each one given to its adapter
+ * (absent: the adapter's default).
  */
-export type StorageFactory = () => Storage | StorageFixture | Promise<Storage | StorageFixture>;
+export interface StorageFactoryOptions {
+  /** How long events (and deliveries) are kept, in ms: the retention tests use a few hundred. */
+  eventRetentionMs?: number;
+  /** How long an outbox batch is held by its taker, in ms: the redelivery tests use a few hundred. */
+  outboxLeaseMs?: number;
+}
+
+/**
+ * Returns a fresh, empty storage for one test, or a {@link StorageFixture}, honouring `options`.
+ * Called once per test, so an adapter over a shared server gives each call its own key prefix
+ * and flushes it in `cleanup`. The outbox spans workspaces, so a fresh storage must not see the
+ * outbox of another call's storage.
+ */
+export type StorageFactory = (options: StorageFactoryOptions) => Storage | StorageFixture | Promise<Storage | StorageFixture>;
 
 /** Options of {@link runStorageContract}. */
 export interface StorageContractOptions {
@@ -35,8 +47,8 @@ export interface StorageContractOptions {
 }
 
 /** Calls the factory and normalizes its result. */
-async function openStorage(factory: StorageFactory): Promise<OpenedFixture<Storage>> {
-  const made = await factory();
+async function openStorage(factory: StorageFactory, options: StorageFactoryOptions = {}): Promise<OpenedFixture<Storage>> {
+  const made = await factory(options);
   if ('storage' in made) return { subject: made.storage, cleanup: async () => made.cleanup?.() };
   return { subject: made, cleanup: async () => {} };
 }

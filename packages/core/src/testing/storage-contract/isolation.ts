@@ -9,14 +9,14 @@ const EMPTY = { items: [], total: 0 };
 export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
   const { expect } = t;
   contractGroup(t, 'workspace isolation', open, skip, (test) => {
-    test('agents: another workspace cannot get, list, count, replace or delete them', async (storage) => {
+    test('agents: another workspace cannot get, list, count, update or delete them', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       expect(await storage.agents.get(OTHER_WS, agent.id)).toBeNull();
       expect(await storage.agents.list(OTHER_WS, { offset: 0, limit: 10 })).toEqual(EMPTY);
       expect(await storage.agents.list(OTHER_WS, { offset: 0, limit: 10, status: 'active' })).toEqual(EMPTY);
-      expect(await storage.agents.replace(OTHER_WS, { ...agent, name: 'Hijacked' })).toBe(false);
-      expect(await storage.agents.delete(OTHER_WS, agent.id)).toBeNull();
+      expect(await storage.agents.update(OTHER_WS, agent.id, (current) => ({ record: { ...current, name: 'Hijacked' } }))).toBeNull();
+      expect(await storage.agents.delete(OTHER_WS, agent.id, (gone) => records.event(OTHER_WS, 'agent.deleted', gone))).toBeNull();
       expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
       expect(await storage.agents.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [agent], total: 1 });
     });
@@ -25,23 +25,24 @@ export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFix
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const twin = { ...agent, name: 'Twin' };
-      await storage.agents.insert(OTHER_WS, twin);
+      await storage.agents.insert(OTHER_WS, twin, records.event(OTHER_WS, 'agent.created', twin));
       expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
       expect(await storage.agents.get(OTHER_WS, agent.id)).toEqual(twin);
-      expect(await storage.agents.delete(OTHER_WS, agent.id)).toEqual(twin);
+      expect(await storage.agents.delete(OTHER_WS, agent.id, (gone) => records.event(OTHER_WS, 'agent.deleted', gone))).toEqual(twin);
       expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
     });
 
-    test('conversations: another workspace cannot use the agent, nor get, list, count or replace them', async (storage) => {
+    test('conversations: another workspace cannot use the agent, nor get, list, count or update them', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
-      expect(await storage.conversations.insert(OTHER_WS, records.conversation(agent.id))).toBe(false);
+      const foreign = records.conversation(agent.id);
+      expect(await storage.conversations.insert(OTHER_WS, foreign, records.event(OTHER_WS, 'conversation.started', foreign))).toBe('agent_not_found');
       expect(await storage.conversations.get(OTHER_WS, conversation.id)).toBeNull();
       expect(await storage.conversations.list(OTHER_WS, { offset: 0, limit: 10 })).toEqual(EMPTY);
       expect(await storage.conversations.list(OTHER_WS, { offset: 0, limit: 10, agentId: agent.id })).toEqual(EMPTY);
       expect(await storage.conversations.list(OTHER_WS, { offset: 0, limit: 10, userId: 'u1', status: 'active' })).toEqual(EMPTY);
-      expect(await storage.conversations.replace(OTHER_WS, { ...conversation, status: 'completed' })).toBe(false);
+      expect(await storage.conversations.update(OTHER_WS, conversation.id, (current) => ({ record: { ...current, status: 'completed' } }))).toBeNull();
       expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [conversation], total: 1 });
     });
@@ -51,19 +52,21 @@ export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFix
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const messages = await records.appendMessages(storage, WS, conversation.id, 3);
-      expect(await storage.messages.append(OTHER_WS, records.message(conversation.id))).toBe(false);
+      const foreign = records.message(conversation.id);
+      expect(await storage.messages.append(OTHER_WS, foreign, records.sent(OTHER_WS, foreign))).toBe('conversation_not_found');
       expect(await storage.messages.page(OTHER_WS, conversation.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
       expect(await storage.messages.page(OTHER_WS, conversation.id, { before: messages[2]!.id, limit: 10 })).toBeNull();
       expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages, hasMore: false });
     });
 
-    test('webhook endpoints: another workspace cannot get, list, count, replace or delete them', async (storage) => {
+    test('webhook endpoints: another workspace cannot get, list, count, find as subscribed, update or delete them', async (storage) => {
       const records = new Records();
       const endpoint = records.endpoint();
       await storage.webhookEndpoints.insert(WS, endpoint);
       expect(await storage.webhookEndpoints.get(OTHER_WS, endpoint.id)).toBeNull();
       expect(await storage.webhookEndpoints.list(OTHER_WS, { offset: 0, limit: 20 })).toEqual(EMPTY);
-      expect(await storage.webhookEndpoints.replace(OTHER_WS, { ...endpoint, url: 'https://evil.example.com' })).toBe(false);
+      expect(await storage.webhookEndpoints.subscribed(OTHER_WS, 'agent.created')).toEqual([]);
+      expect(await storage.webhookEndpoints.update(OTHER_WS, endpoint.id, (current) => ({ record: { ...current, url: 'https://evil.example.com/' } }))).toBeNull();
       expect(await storage.webhookEndpoints.delete(OTHER_WS, endpoint.id)).toBe(false);
       expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual(endpoint);
       expect(await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).toEqual({ items: [endpoint], total: 1 });
@@ -88,7 +91,7 @@ export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFix
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const messages = await records.appendMessages(storage, WS, conversation.id, 2);
-      expect(await storage.agents.delete(OTHER_WS, agent.id)).toBeNull();
+      expect(await storage.agents.delete(OTHER_WS, agent.id, (gone) => records.event(OTHER_WS, 'agent.deleted', gone))).toBeNull();
       expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
       expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages, hasMore: false });
     });

@@ -7,22 +7,23 @@ import { ids, Records, WS } from './fixtures.js';
 export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
   const { expect } = t;
   contractGroup(t, 'messages', open, skip, (test) => {
-    test('append returns true for an existing conversation; the page returns an equal record', async (storage) => {
+    test('append answers appended for an active conversation; the page returns an equal record', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const message = records.message(conversation.id, { role: 'system', metadata: { source: { kind: 'import' } } });
-      expect(await storage.messages.append(WS, message)).toBe(true);
+      expect(await storage.messages.append(WS, message, records.sent(WS, message))).toBe('appended');
       expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [message], hasMore: false });
     });
 
-    test('append returns false and stores nothing when the conversation does not exist', async (storage) => {
+    test('append answers conversation_not_found and stores nothing when the conversation does not exist', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = records.conversation(agent.id);
-      expect(await storage.messages.append(WS, records.message(conversation.id))).toBe(false);
+      const message = records.message(conversation.id);
+      expect(await storage.messages.append(WS, message, records.sent(WS, message))).toBe('conversation_not_found');
       // The conversation appearing later must not reveal the refused message.
-      expect(await storage.conversations.insert(WS, conversation)).toBe(true);
+      expect(await storage.conversations.insert(WS, conversation, records.event(WS, 'conversation.started', conversation))).toBe('inserted');
       expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
     });
 
@@ -31,7 +32,7 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const made = Array.from({ length: 7 }, () => records.message(conversation.id));
-      for (const index of [3, 0, 6, 1, 5, 2, 4]) expect(await storage.messages.append(WS, made[index]!)).toBe(true);
+      for (const index of [3, 0, 6, 1, 5, 2, 4]) expect(await storage.messages.append(WS, made[index]!, records.sent(WS, made[index]!))).toBe('appended');
 
       expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: made, hasMore: false });
       expect(await storage.messages.page(WS, conversation.id, { limit: 3 })).toEqual({ messages: made.slice(4), hasMore: true });
@@ -43,6 +44,15 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
         messages: made.slice(0, 1),
         hasMore: false,
       });
+    });
+
+    test('append answers conversation_completed and stores nothing once the conversation is completed', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { status: 'completed' });
+      const message = records.message(conversation.id);
+      expect(await storage.messages.append(WS, message, records.sent(WS, message))).toBe('conversation_completed');
+      expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
     });
 
     test('an existing conversation without messages has an empty page', async (storage) => {
@@ -88,7 +98,7 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const message = records.message(conversation.id, { metadata: { tags: ['x'] } });
       const expected = structuredClone(message);
-      await storage.messages.append(WS, message);
+      await storage.messages.append(WS, message, records.sent(WS, message));
       message.content = 'mutated input';
       (message.metadata['tags'] as string[]).push('mutated input');
 

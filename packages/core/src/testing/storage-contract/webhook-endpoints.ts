@@ -41,29 +41,61 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
       expect(await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).toEqual({ items: [], total: 0 });
     });
 
-    test('replace overwrites an existing endpoint and returns true', async (storage) => {
+    test('update stores the record the function returns and resolves with it', async (storage) => {
       const records = new Records();
-      const endpoint = records.endpoint();
-      await storage.webhookEndpoints.insert(WS, endpoint);
+      const endpoint = await records.insertEndpoint(storage, WS);
       const changed: WebhookEndpointRecord = {
         ...endpoint,
         url: 'https://other.example.com/hook',
         events: ['conversation.completed'],
         enabled: false,
+        disabledReason: 'gone',
         secret: 'whsec_bmV3IHNlY3JldCBvZiB0d2VudHkgZm91ciBi',
+        previousSecret: { secret: endpoint.secret, expiresAt: '2026-03-03T00:00:00.000Z' },
+        failingSince: '2026-03-01T10:00:00.000Z',
         updatedAt: '2026-03-02T00:00:00.000Z',
       };
-      expect(await storage.webhookEndpoints.replace(WS, changed)).toBe(true);
+      let seen: unknown;
+      const result = await storage.webhookEndpoints.update(WS, endpoint.id, (current) => {
+        seen = current;
+        return { record: changed };
+      });
+      expect(seen).toEqual(endpoint);
+      expect(result).toEqual(changed);
       expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual(changed);
       expect((await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).items).toEqual([changed]);
     });
 
-    test('replace returns false and writes nothing for a missing endpoint', async (storage) => {
+    test('update resolves with the stored endpoint when the function returns null, and with null for a missing one', async (storage) => {
       const records = new Records();
+      const endpoint = await records.insertEndpoint(storage, WS);
+      expect(await storage.webhookEndpoints.update(WS, endpoint.id, () => null)).toEqual(endpoint);
       const ghost = records.endpoint();
-      expect(await storage.webhookEndpoints.replace(WS, ghost)).toBe(false);
+      let called = false;
+      const result = await storage.webhookEndpoints.update(WS, ghost.id, () => {
+        called = true;
+        return { record: ghost };
+      });
+      expect(result).toBeNull();
+      expect(called).toBe(false);
       expect(await storage.webhookEndpoints.get(WS, ghost.id)).toBeNull();
-      expect((await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).total).toBe(0);
+      expect((await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).total).toBe(1);
+    });
+
+    test('subscribed returns every enabled endpoint subscribed to the type, and only those', async (storage) => {
+      const records = new Records();
+      const both = await records.insertEndpoint(storage, WS, { events: ['agent.created', 'message.sent'] });
+      const agentsOnly = await records.insertEndpoint(storage, WS, { events: ['agent.created'] });
+      await records.insertEndpoint(storage, WS, { events: ['agent.created'], enabled: false, disabledReason: 'gone' });
+      await records.insertEndpoint(storage, WS, { events: ['conversation.started'] });
+      const sorted = (endpoints: WebhookEndpointRecord[]) => [...endpoints].sort((a, b) => (a.id < b.id ? -1 : 1));
+      expect(sorted(await storage.webhookEndpoints.subscribed(WS, 'agent.created'))).toEqual([both, agentsOnly]);
+      expect(await storage.webhookEndpoints.subscribed(WS, 'message.sent')).toEqual([both]);
+      expect(await storage.webhookEndpoints.subscribed(WS, 'agent.deleted')).toEqual([]);
+      await storage.webhookEndpoints.update(WS, both.id, (current) => ({ record: { ...current, enabled: false } }));
+      await storage.webhookEndpoints.update(WS, agentsOnly.id, (current) => ({ record: { ...current, events: ['agent.updated'] } }));
+      expect(await storage.webhookEndpoints.subscribed(WS, 'agent.created')).toEqual([]);
+      expect(await storage.webhookEndpoints.subscribed(WS, 'agent.updated')).toEqual([{ ...agentsOnly, events: ['agent.updated'] }]);
     });
 
     test('delete returns true once, then false; the endpoint can no longer be read', async (storage) => {
@@ -75,7 +107,8 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
       expect(await storage.webhookEndpoints.delete(WS, endpoint.id)).toBe(true);
       expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toBeNull();
       expect(await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).toEqual({ items: [kept], total: 1 });
-      expect(await storage.webhookEndpoints.replace(WS, endpoint)).toBe(false);
+      expect(await storage.webhookEndpoints.update(WS, endpoint.id, () => ({ record: endpoint }))).toBeNull();
+      expect(await storage.webhookEndpoints.subscribed(WS, 'agent.created')).toEqual([kept]);
       expect(await storage.webhookEndpoints.delete(WS, endpoint.id)).toBe(false);
       expect(await storage.webhookEndpoints.delete(WS, records.id('wh'))).toBe(false);
     });

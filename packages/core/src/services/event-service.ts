@@ -1,0 +1,87 @@
+/** @module The event log as the API shows it: `GET /api/events` and `GET /api/events/:id`. */
+import { inject, injectable } from '../di.js';
+import { ErrorCode, ParleyError } from '../errors.js';
+import type { Storage } from '../ports/storage.js';
+import { EventListQuerySchema, type EventListQuery } from '../schemas/event.js';
+import { TOKENS } from '../tokens.js';
+import type { DomainEvent, EventType } from '../types.js';
+import { parse } from '../validation.js';
+
+/** An event as the API returns it: `timestamp` is when it occurred (ISO 8601 UTC with ms). */
+export interface ApiEvent {
+  id: string;
+  type: EventType;
+  timestamp: string;
+  data: DomainEvent['data'];
+}
+
+/**
+ * A page of the event log in commit order. `nextCursor` is present exactly when `hasMore` is true
+ * and fetches the next page when passed as `after`.
+ */
+export interface EventList {
+  events: ApiEvent[];
+  hasMore: boolean;
+  nextCursor?: string;
+}
+
+/** The API shape of a recorded event (the workspace id is the caller's own, so it is left out). */
+export function toApiEvent(event: DomainEvent): ApiEvent {
+  return { id: event.id, type: event.type, timestamp: event.occurredAt, data: event.data };
+}
+
+const VERSION = 'e1';
+
+/**
+ * The cursor for "events recorded after `eventId`": base64url of `e1:<eventId>`. Like the history
+ * cursor (services/cursor.ts) it carries no secret: the store refuses an id that is not a retained
+ * event of the caller's workspace, and one that is names exactly what Parley would have issued.
+ */
+export function encodeEventCursor(eventId: string): string {
+  return Buffer.from(`${VERSION}:${eventId}`).toString('base64url');
+}
+
+/** @throws ParleyError `invalid_request` when the cursor does not decode. */
+function decodeEventCursor(cursor: string): string {
+  const [version, eventId, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split(':');
+  if (version !== VERSION || !eventId || rest.length > 0) throw invalidEventCursor();
+  return eventId;
+}
+
+function invalidEventCursor(): ParleyError {
+  return new ParleyError(ErrorCode.invalidRequest, 'The cursor is not valid for this event log.');
+}
+
+/**
+ * Reads a workspace's event log (retained events only, see the storage adapters'
+ * `eventRetentionMs`). Every method takes the workspace id; another workspace's event is
+ * `not_found`, and its cursor `invalid_request`.
+ */
+@injectable()
+export class EventService {
+  constructor(@inject(TOKENS.storage) private readonly storage: Storage) {}
+
+  /**
+   * Up to `limit` (1–100, default 50) events in the order they were recorded, after the `after`
+   * cursor (from the oldest retained event without it), only those of `type` when given.
+   * @throws ParleyError `validation_failed`; `invalid_request` (forged, foreign or expired cursor —
+   *   the event it names is no longer retained)
+   */
+  async list(workspaceId: string, query: EventListQuery = {}): Promise<EventList> {
+    const { after, limit, type } = parse(EventListQuerySchema, query);
+    const afterId = after === undefined ? undefined : decodeEventCursor(after);
+    const page = await this.storage.events.list(workspaceId, { after: afterId, limit, ...(type && { type }) });
+    if (!page) throw invalidEventCursor();
+    const events = page.events.map(toApiEvent);
+    const last = events.at(-1);
+    if (!page.hasMore || !last) return { events, hasMore: false };
+    return { events, hasMore: true, nextCursor: encodeEventCursor(last.id) };
+  }
+
+  /** @throws ParleyError `not_found` (unknown, another workspace's, or older than the retention) */
+  async get(workspaceId: string, id: string): Promise<ApiEvent> {
+    const event = await this.storage.events.get(workspaceId, id);
+    if (!event) throw ParleyError.notFound('event', id);
+    return toApiEvent(event);
+  }
+}
