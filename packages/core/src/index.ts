@@ -21,3 +21,7 @@ export * from './rate-limit/rate-limiter.js';
 export * from './models/ai-sdk-model.js';
 export * from './create-core.js';
 export * from './delivery/index.js';
+export * from './models/registry.js';
+export * from './replies/reply-service.js';
+export * from './replies/in-process-feed.js';
+export * from './replies/reply-worker.js';

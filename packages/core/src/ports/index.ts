@@ -5,6 +5,7 @@ export type * from './delivery-queue.js';
 export type * from './webhook-transport.js';
 export type * from './language-model.js';
 export type * from './reply-queue.js';
+export type * from './conversation-feed.js';
 export * from './clock.js';
 export * from './ids.js';
 export type * from './rate-limit.js';

@@ -43,9 +43,21 @@ export type MessageCreateInput = v.InferInput<typeof MessageCreateSchema>;
 /** Default and largest `limit` of a history page (decisions §5). */
 export const HISTORY_LIMIT = { default: 50, max: 100 } as const;
 
-/** Query of `GET /api/conversations/:id/messages`: `limit` 1–100 (default 50), cursor `before`. */
-export const MessageHistoryQuerySchema = v.strictObject({
-  limit: v.optional(integerParam(1, HISTORY_LIMIT.max), HISTORY_LIMIT.default),
-  before: v.optional(v.pipe(text(512), v.description('Cursor: the nextCursor of the previous page.'))),
-});
+/**
+ * Query of `GET /api/conversations/:id/messages`: `limit` 1–100 (default 50), and one cursor:
+ * `before` (older pages) or `after` (newer pages); both together are refused.
+ */
+export const MessageHistoryQuerySchema = v.pipe(
+  v.strictObject({
+    limit: v.optional(integerParam(1, HISTORY_LIMIT.max), HISTORY_LIMIT.default),
+    before: v.optional(v.pipe(text(512), v.description('Cursor: the nextCursor of the previous (newer) page; lists the messages before it.'))),
+    after: v.optional(
+      v.pipe(
+        text(512),
+        v.description('Cursor: the nextCursor of an `after` page, or a stream event\'s `id`; lists the oldest messages after it. Not with `before`.'),
+      ),
+    ),
+  }),
+  v.check((query) => query.before === undefined || query.after === undefined, 'Give before or after, not both.'),
+);
 export type MessageHistoryQuery = v.InferInput<typeof MessageHistoryQuerySchema>;

@@ -94,7 +94,7 @@ export const WebhookEndpointListSchema = v.object({ webhooks: v.array(WebhookEnd
 export const MessageHistorySchema = v.object({
   messages: v.array(MessageSchema),
   hasMore: v.boolean(),
-  nextCursor: v.optional(v.pipe(v.string(), v.description('Pass as `before` to fetch the next older page.'))),
+  nextCursor: v.optional(v.pipe(v.string(), v.description('Pass as the same parameter (`before` or `after`) to fetch the next page in that direction.'))),
 });
 
 /** One event of the workspace's event log (`GET /api/events`): `timestamp` is when it occurred. */
