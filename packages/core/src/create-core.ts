@@ -24,6 +24,7 @@ import type { ConversationFeed } from './ports/conversation-feed.js';
 import type { ReplyQueue } from './ports/reply-queue.js';
 import { agentModelNames, resolveModels, type ModelMap } from './models/registry.js';
 import { InProcessConversationFeed } from './replies/in-process-feed.js';
+import { openConversationStream, type ConversationStream, type ConversationStreamOptions } from './replies/conversation-stream.js';
 import { ReplyService, type ReplyOptions } from './replies/reply-service.js';
 import { agentSchemas } from './schemas/agent.js';
 import { TOKENS } from './tokens.js';
@@ -113,6 +114,12 @@ export interface Core {
   /** The `model` values agents may take: the spec's three, then every name of `options.models`. */
   agentModels: readonly string[];
   /**
+   * Opens a conversation's live stream (`GET /api/conversations/:id/stream`), see
+   * {@link openConversationStream}.
+   * @throws ParleyError `not_found`, `invalid_request` (bad cursor)
+   */
+  openStream(workspaceId: string, conversationId: string, options?: ConversationStreamOptions): Promise<ConversationStream>;
+  /**
    * Per-workspace plan limits over `options.rateLimits`; `undefined` when no store was given, which
    * suits scripts and tests (the HTTP rate-limit middleware refuses such a core rather than serve
    * without limits).
@@ -188,6 +195,7 @@ export function createCore(options: CoreOptions): Core {
     replies: container.resolve(ReplyService),
     feed,
     agentModels,
+    openStream: (workspaceId, conversationId, streamOptions) => openConversationStream({ storage: options.storage, feed }, workspaceId, conversationId, streamOptions),
     rateLimiter: options.rateLimits ? container.resolve(RateLimiter) : undefined,
     storage: options.storage,
     clock,

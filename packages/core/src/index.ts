@@ -25,3 +25,4 @@ export * from './models/registry.js';
 export * from './replies/reply-service.js';
 export * from './replies/in-process-feed.js';
 export * from './replies/reply-worker.js';
+export * from './replies/conversation-stream.js';

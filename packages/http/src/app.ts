@@ -1,5 +1,5 @@
 /** @module `createApp`: Parley's whole HTTP surface as one embeddable Hono app. */
-import type { Core } from '@parley/core';
+import { agentSchemas, type Core } from '@parley/core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { ParleyEnv } from './env.js';
@@ -12,6 +12,7 @@ import { requestLogger } from './middleware/request-logger.js';
 import { apiRoutes } from './routes/api.js';
 import { healthRoutes } from './routes/health.js';
 import { referenceRoutes } from './routes/reference.js';
+import type { ReplyRoutesOptions } from './routes/replies.js';
 import { createSandboxApp } from './sandbox/sandbox-app.js';
 
 /** Options of {@link createApp}. */
@@ -24,6 +25,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Serve `GET /openapi.json` and the reference page `GET /docs`, without authentication; default true. */
   docs?: boolean;
+  /** Live streams: `keepAliveMs`, the quiet time before a `:` comment (default 15 000). */
+  replies?: ReplyRoutesOptions;
 }
 
 /**
@@ -59,9 +62,12 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
   const app = new Hono<ParleyEnv>();
   app.use(requestId(), requestLogger({ logger }));
   app.route('/', healthRoutes(core));
-  app.route('/api', apiRoutes(core, { guard, body: jsonBody({ maxBytes: bodyLimitBytes }) }));
+  app.route('/api', apiRoutes(core, { guard, body: jsonBody({ maxBytes: bodyLimitBytes }), ...(options.replies && { replies: options.replies }) }));
   app.route('/sandbox', createSandboxApp(core, { guard, bodyLimitBytes, logger }));
-  if (options.docs ?? true) app.route('/', referenceRoutes(app));
+  if (options.docs ?? true) {
+    const agents = agentSchemas(core.agentModels);
+    app.route('/', referenceRoutes(app, { AgentCreate: agents.create, AgentUpdate: agents.update }));
+  }
   app.notFound(notFoundHandler('api'));
   app.onError(errorHandler({ logger, shape: 'api' }));
   return app;

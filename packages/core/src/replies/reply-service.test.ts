@@ -1,10 +1,10 @@
 /** @module Agent replies on the memory adapters with a scripted model: who replies, what is stored, retries, order. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
-import { createCore, type FeedSignal, type Message, type ScriptedTurn } from '../index.js';
+import { createCore, type FeedSignal, type Message } from '../index.js';
 import { rejection } from '../test-support/errors.js';
 import { recordedEvents } from '../test-support/events.js';
-import { scriptedModel } from '../testing/scripted-model.js';
+import { scriptedModel, type ScriptedTurn } from '../testing/scripted-model.js';
 import { ReplyWorker } from './reply-worker.js';
 
 async function setup(turns: ScriptedTurn[] = [{ deltas: ['Hi', ' there'] }], agentFields: Record<string, unknown> = {}) {

@@ -61,3 +61,12 @@ export const MessageHistoryQuerySchema = v.pipe(
   v.check((query) => query.before === undefined || query.after === undefined, 'Give before or after, not both.'),
 );
 export type MessageHistoryQuery = v.InferInput<typeof MessageHistoryQuerySchema>;
+
+/**
+ * Query of `GET /api/conversations/:id/stream`: `after`, a cursor (a `message` event's `id`) to
+ * resume after; the `Last-Event-ID` header takes precedence.
+ */
+export const ConversationStreamQuerySchema = v.strictObject({
+  after: v.optional(v.pipe(text(512), v.description('Cursor: resume after this message (a `message` event\'s `id`). `Last-Event-ID` wins when both are sent.'))),
+});
+export type ConversationStreamQuery = v.InferInput<typeof ConversationStreamQuerySchema>;

@@ -97,6 +97,12 @@ export const MessageHistorySchema = v.object({
   nextCursor: v.optional(v.pipe(v.string(), v.description('Pass as the same parameter (`before` or `after`) to fetch the next page in that direction.'))),
 });
 
+/** `POST /api/conversations/:id/reply` (202): the reply was asked for and will arrive on the stream. */
+export const ReplyRequestedSchema = v.object({
+  conversationId: id('conv'),
+  inReplyTo: v.pipe(v.nullable(id('msg')), v.description('The message the reply answers: the conversation\'s latest when asked, `null` if it had none.')),
+});
+
 /** One event of the workspace's event log (`GET /api/events`): `timestamp` is when it occurred. */
 export const EventSchema = v.object({
   id: id('evt'),

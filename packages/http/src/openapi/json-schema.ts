@@ -126,9 +126,16 @@ const CONFIG: ConversionConfig = {
   overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
 };
 
-/** `components.schemas`: every schema of {@link NAMED_SCHEMAS}, referring to each other by `$ref`. */
-export function componentSchemas(): Record<string, SchemaObject> {
-  return toJsonSchemaDefs(NAMED_SCHEMAS, CONFIG) as Record<string, SchemaObject>;
+/** Named schemas that differ from one core to another: the agent bodies, whose `model` picklist holds the configured names. */
+export type CoreSchemas = Partial<Pick<typeof NAMED_SCHEMAS, 'AgentCreate' | 'AgentUpdate'>>;
+
+/**
+ * `components.schemas`: every schema of {@link NAMED_SCHEMAS}, referring to each other by `$ref`,
+ * with `overrides` in place of the defaults (routes `$ref` these by name, so the document shows
+ * the app's core, e.g. its agent model names).
+ */
+export function componentSchemas(overrides: CoreSchemas = {}): Record<string, SchemaObject> {
+  return toJsonSchemaDefs({ ...NAMED_SCHEMAS, ...overrides }, CONFIG) as Record<string, SchemaObject>;
 }
 
 const NAME_BY_SCHEMA = new Map<unknown, string>(Object.entries(NAMED_SCHEMAS).map(([name, schema]) => [schema, name]));
