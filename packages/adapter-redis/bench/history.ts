@@ -9,7 +9,7 @@
  * agent cascade and checks the key prefix is empty. Not part of `npm test`.
  */
 import { randomUUID } from 'node:crypto';
-import { createUlidGenerator, type Message } from '@parley/core';
+import { createUlidGenerator, type DomainEvent, type EventType, type Message } from '@parley/core';
 import { createRedisAdapters } from '../src/index.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -25,6 +25,9 @@ const redis = createRedisAdapters({ url, prefix, timeoutMs: 60_000 });
 const { storage } = redis;
 const ids = createUlidGenerator();
 
+/** The event a write records with it (every message append records one too). */
+const event = (type: EventType, data: DomainEvent['data']): DomainEvent => ({ id: ids.next('evt'), type, workspaceId: WS, occurredAt: new Date().toISOString(), data });
+
 async function fill(conversationId: string, count: number): Promise<string[]> {
   const messageIds: string[] = [];
   const started = performance.now();
@@ -35,8 +38,8 @@ async function fill(conversationId: string, count: number): Promise<string[]> {
       messageIds.push(id);
       batch.push({ id, conversationId, content: `message ${i}`, role: i % 2 ? 'assistant' : 'user', metadata: {}, createdAt: new Date().toISOString() });
     }
-    const stored = await Promise.all(batch.map((message) => storage.messages.append(WS, message)));
-    if (stored.includes(false)) throw new Error('append returned false');
+    const stored = await Promise.all(batch.map((message) => storage.messages.append(WS, message, event(message.role === 'assistant' ? 'message.received' : 'message.sent', message))));
+    if (stored.some((outcome) => outcome !== 'appended')) throw new Error('append did not append');
     if (count >= 100_000 && (done / IN_FLIGHT) % 40 === 0) process.stdout.write(`  ${done.toLocaleString('en')} …\r`);
   }
   const seconds = (performance.now() - started) / 1000;
@@ -67,12 +70,12 @@ async function measure(cases: Array<{ name: string; conversationId: string; befo
 async function main() {
   const createdAt = new Date().toISOString();
   const agent = { id: ids.next('agt'), name: 'Bench', description: '', model: 'modelA-4', systemPrompt: null, temperature: null, maxTokens: null, configuration: {}, status: 'active' as const, createdAt, updatedAt: createdAt };
-  await storage.agents.insert(WS, agent);
+  await storage.agents.insert(WS, agent, event('agent.created', agent));
   const conversation = (id: string) => ({ id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt });
   const big = conversation(ids.next('conv'));
   const small = conversation(ids.next('conv'));
-  await storage.conversations.insert(WS, big);
-  await storage.conversations.insert(WS, small);
+  await storage.conversations.insert(WS, big, event('conversation.started', big));
+  await storage.conversations.insert(WS, small, event('conversation.started', small));
 
   console.log(`Redis ${url}, prefix ${prefix}`);
   const bigIds = await fill(big.id, total);
@@ -93,7 +96,7 @@ async function main() {
   console.log(`(${total.toLocaleString('en')} vs 100 messages: O(n) would be ${(total / 100).toLocaleString('en')}×, O(log n + limit) ≈ 1×)`);
 
   const started = performance.now();
-  await storage.agents.delete(WS, agent.id);
+  await storage.agents.delete(WS, agent.id, (deleted) => event('agent.deleted', deleted));
   console.log(`\nagent delete with cascade (UNLINK of the histories): ${(performance.now() - started).toFixed(1)} ms`);
 }
 

@@ -12,7 +12,7 @@
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { toAdapterError } from './faults.js';
 import { DEFAULT_PREFIX, checkPrefix } from './keys.js';
-import { runScript, type LuaScript, type ScriptReply } from './scripts/script.js';
+import { runScript, type LuaScript, type ScriptCall, type ScriptReply } from './script.js';
 
 /** A connected ioredis client: standalone `Redis` or `Cluster`. */
 export type RedisClient = Redis | Cluster;
@@ -124,9 +124,10 @@ export class RedisRunner {
   /**
    * Resolves with `op(client)` once the client is ready. Rejects with ParleyError
    * `service_unavailable` when Redis cannot be reached or `op` does not finish within
-   * `timeoutMs`; other errors (bugs, script errors) pass through unchanged.
+   * `timeoutMs` (or the `deadlineMs` given, for blocking commands); other errors (bugs, script
+   * errors) pass through unchanged.
    */
-  async run<T>(op: (client: RedisClient) => Promise<T>): Promise<T> {
+  async run<T>(op: (client: RedisClient) => Promise<T>, deadlineMs = this.timeoutMs): Promise<T> {
     const { client } = this;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -137,8 +138,8 @@ export class RedisRunner {
           // Leaving the queue means a caller already told "unavailable" is not sent once Redis is
           // back, and that expired calls hold nothing however long an outage lasts.
           this.waiting.delete(send);
-          reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
-        }, this.timeoutMs);
+          reject(new Error(`Redis did not answer within ${deadlineMs} ms`));
+        }, deadlineMs);
         if (client.status === 'ready') send();
         else this.sendWhenReady(send);
       });
@@ -149,9 +150,12 @@ export class RedisRunner {
     }
   }
 
-  /** Runs a Lua script (one round trip) under {@link run}'s deadline and fault mapping. */
-  script(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number> = []): Promise<ScriptReply> {
-    return this.run((client) => runScript(client, script, keys, args));
+  /**
+   * Runs a Lua script with its named keys and args (one round trip) under {@link run}'s deadline
+   * and fault mapping.
+   */
+  script<K extends string, A extends string>(script: LuaScript<K, A>, call: ScriptCall<K, A>): Promise<ScriptReply> {
+    return this.run((client) => runScript(client, script, call));
   }
 
   /** Queues `send` for the next `ready`, with one listener for all waiting calls however many. */

@@ -1,8 +1,8 @@
 /** @module One call that builds every Redis adapter over one shared client. */
-import { closeClient, connect, type RedisAdapterOptions, type RedisClient } from './connection.js';
+import { closeClient, connect, type RedisClient } from './connection.js';
 import { RedisApiKeyStore } from './redis-api-keys.js';
 import { RedisRateLimitStore } from './redis-rate-limits.js';
-import { RedisStorage } from './redis-storage.js';
+import { RedisStorage, type RedisStorageOptions } from './redis-storage.js';
 
 /** What {@link createRedisAdapters} returns. */
 export interface RedisAdapters {
@@ -26,19 +26,34 @@ export interface RedisAdapters {
  * ```
  *
  * `options` is `{ url }`, `{ clusterNodes }` or `{ client }`, with optional `prefix` (default
- * `parley:`) and `timeoutMs` (deadline of each call, default 1 000 ms). Creating does not wait
+ * `parley:`), `timeoutMs` (deadline of each call, default 1 000 ms) and the storage's
+ * `eventRetentionMs`, `outboxLeaseMs` and `clock` (see `RedisStorageOptions`). Creating does not wait
  * for the connection; a call made while Redis is unreachable rejects with ParleyError
  * `service_unavailable` within `timeoutMs`.
  * @throws TypeError for a prefix containing `{` or `}`.
  */
-export function createRedisAdapters(options: RedisAdapterOptions): RedisAdapters {
+export function createRedisAdapters(options: RedisStorageOptions): RedisAdapters {
   const { client, owned, prefix, timeoutMs } = connect(options);
   const shared = { client, prefix, timeoutMs };
+  const storage = new RedisStorage({ ...shared, ...storageOptions(options) });
   return {
-    storage: new RedisStorage(shared),
+    storage,
     apiKeys: new RedisApiKeyStore(shared),
     rateLimits: new RedisRateLimitStore(shared),
     client,
-    close: () => closeClient(client, owned),
+    // The storage's own connection (the outbox's blocking one) first, then the shared client.
+    close: async () => {
+      await storage.close();
+      await closeClient(client, owned);
+    },
+  };
+}
+
+/** The event log settings among `options`. */
+function storageOptions({ eventRetentionMs, outboxLeaseMs, clock }: RedisStorageOptions) {
+  return {
+    ...(eventRetentionMs === undefined ? {} : { eventRetentionMs }),
+    ...(outboxLeaseMs === undefined ? {} : { outboxLeaseMs }),
+    ...(clock === undefined ? {} : { clock }),
   };
 }

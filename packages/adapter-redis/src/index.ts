@@ -1,5 +1,5 @@
 /** @module @parley/adapter-redis: Parley's ports on Redis (standalone or Cluster), via ioredis. */
-export { RedisStorage } from './redis-storage.js';
+export { RedisStorage, DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, type RedisStorageOptions } from './redis-storage.js';
 export { RedisApiKeyStore, type ApiKeyUpsert } from './redis-api-keys.js';
 export { RedisRateLimitStore } from './redis-rate-limits.js';
 export { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
@@ -12,3 +12,8 @@ export {
 } from './connection.js';
 export { DEFAULT_PREFIX } from './keys.js';
 export { isConnectionFault } from './faults.js';
+export {
+  DEFAULT_DELIVERY_LEASE_MS,
+  RedisDeliveryQueue,
+  type RedisDeliveryQueueOptions,
+} from './delivery-queue/redis-delivery-queue.js';

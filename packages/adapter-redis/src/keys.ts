@@ -8,7 +8,7 @@
  * `{`, `}` or `:` — so a workspace, agent or user id can neither break the hash tag nor make two
  * different keys collide.
  */
-import type { AgentStatus, ConversationStatus } from '@parley/core';
+import type { AgentStatus, ConversationStatus, EventType } from '@parley/core';
 
 /** The key prefix used when none is given. */
 export const DEFAULT_PREFIX = 'parley:';
@@ -65,6 +65,26 @@ export interface WorkspaceKeys {
   plants: string;
   /** STRING set once by the first seed of the workspace's plants. */
   plantsSeeded: string;
+  /** HASH event id → event JSON: the event log's records. */
+  event: string;
+  /** ZSET (score = commit sequence, member = event id): the event log in commit order. */
+  events: string;
+  /** ZSET like {@link events}, only the events of one type. */
+  eventsOfType(type: EventType): string;
+  /** STRING: the last commit sequence number handed out (INCR). */
+  eventSeq: string;
+  /** LIST of event ids recorded and not yet handed on, in commit order (RPUSH, popped by acks). */
+  outbox: string;
+  /** STRING (with a TTL): the receipt of the taker holding the outbox, if any. */
+  outboxLock: string;
+  /** HASH attempt id → delivery attempt JSON, one per endpoint. */
+  delivery(endpointId: string): string;
+  /** ZSET (score 0, member attempt id): the endpoint's attempts in id order. */
+  deliveries(endpointId: string): string;
+  /** ZSET (score = when it was recorded, ms; member attempt id): what retention trims by. */
+  deliveriesAt(endpointId: string): string;
+  /** ZSET (score = when the last 2xx was recorded, ms; member event id): events delivered once. */
+  delivered(endpointId: string): string;
 }
 
 /** The key names of `workspaceId` under `prefix`. */
@@ -89,6 +109,17 @@ export function workspaceKeys(prefix: string, workspaceId: string): WorkspaceKey
     plant: `${base}plant`,
     plants: `${base}plants`,
     plantsSeeded: `${base}plants:seeded`,
+    event: `${base}event`,
+    events: `${base}events`,
+    eventsOfType: (type) => `${base}events:type:${part(type)}`,
+    eventSeq: `${base}events:seq`,
+    outbox: `${base}outbox`,
+    outboxLock: `${base}outbox:lock`,
+    // `part` leaves no ':' in the endpoint id, so the suffixes cannot be faked by one.
+    delivery: (endpointId) => `${base}dlv:${part(endpointId)}`,
+    deliveries: (endpointId) => `${base}dlv:${part(endpointId)}:ids`,
+    deliveriesAt: (endpointId) => `${base}dlv:${part(endpointId)}:at`,
+    delivered: (endpointId) => `${base}dlv:${part(endpointId)}:ok`,
   };
 }
 
@@ -121,4 +152,40 @@ export function apiKeyKeys(prefix: string): ApiKeyKeys {
  */
 export function rateLimitKey(prefix: string, key: string): string {
   return `${prefix}rl:${part(key)}`;
+}
+
+/**
+ * The outbox's global keys (`<prefix>{parley:outbox}:…`): how takers find workspaces with events
+ * to hand on across a Cluster. No workspace can share the tag: `part` encodes every `:`.
+ */
+export interface OutboxKeys {
+  /** SET of every workspace that ever recorded an event (the sweep's list). */
+  workspaces: string;
+  /** ZSET (score = first hint time in ms, member = workspace id): workspaces hinted to have events. */
+  dirty: string;
+}
+
+/** The outbox's global key names under `prefix`. */
+export function outboxKeys(prefix: string): OutboxKeys {
+  const base = `${prefix}{parley:outbox}:`;
+  return { workspaces: `${base}workspaces`, dirty: `${base}dirty` };
+}
+
+/**
+ * The delivery queue's keys (`<prefix>{deliveries}:…`): one hash tag, so its scripts, which move
+ * jobs between them, run on one Cluster slot.
+ */
+export interface DeliveryQueueKeys {
+  /** STREAM of first attempts (field `job` = job JSON), consumer group `workers`. */
+  first: string;
+  /** STREAM of retries that fell due, consumer group `workers`. */
+  retry: string;
+  /** ZSET of retries not yet due: member = job JSON, score = due time (ms since the epoch). */
+  scheduled: string;
+}
+
+/** The delivery queue's key names under `prefix`. */
+export function deliveryQueueKeys(prefix: string): DeliveryQueueKeys {
+  const base = `${prefix}{deliveries}:`;
+  return { first: `${base}first`, retry: `${base}retry`, scheduled: `${base}scheduled` };
 }

@@ -5,8 +5,8 @@
 import type { ApiKeyRecord, ApiKeyStore } from '@parley/core';
 import { RedisAdapter } from './connection.js';
 import { apiKeyKeys } from './keys.js';
-import { KEY_BY_ID, KEY_INSERT, KEY_INSERT_NEW, KEY_LIST, KEY_REPLACE, KEY_REVOKE } from './scripts/api-keys.js';
-import { records, strings } from './scripts/script.js';
+import { KEY_BY_ID, KEY_INSERT, KEY_INSERT_NEW, KEY_LIST, KEY_REPLACE, KEY_REVOKE } from './redis-api-keys.lua.js';
+import { records, strings } from './script.js';
 
 /** What {@link RedisApiKeyStore.upsert} did, and the record now stored under the key's hash. */
 export interface ApiKeyUpsert {
@@ -36,11 +36,10 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
 
   async insert(record: ApiKeyRecord): Promise<void> {
     const keys = this.keys;
-    await this.runner.script(
-      KEY_INSERT,
-      [keys.byHash, keys.byId, keys.all, keys.byWorkspace(record.workspaceId)],
-      [record.hash, record.keyId, JSON.stringify(record), scoreOf(record.createdAt)],
-    );
+    await this.runner.script(KEY_INSERT, {
+      keys: { byHash: keys.byHash, byId: keys.byId, all: keys.all, byWorkspace: keys.byWorkspace(record.workspaceId) },
+      args: { hash: record.hash, keyId: record.keyId, json: JSON.stringify(record), createdAt: scoreOf(record.createdAt) },
+    });
   }
 
   /**
@@ -57,20 +56,18 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
     const keys = this.keys;
     const createdAt = scoreOf(record.createdAt);
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
-      const stored = await this.runner.script(
-        KEY_INSERT_NEW,
-        [keys.byHash, keys.byId, keys.all, keys.byWorkspace(record.workspaceId)],
-        [record.hash, record.keyId, JSON.stringify(record), createdAt],
-      );
+      const stored = await this.runner.script(KEY_INSERT_NEW, {
+        keys: { byHash: keys.byHash, byId: keys.byId, all: keys.all, byWorkspace: keys.byWorkspace(record.workspaceId) },
+        args: { hash: record.hash, keyId: record.keyId, json: JSON.stringify(record), createdAt },
+      });
       if (typeof stored !== 'string') return { outcome: 'created', record };
       const existing = JSON.parse(stored) as ApiKeyRecord;
       const wanted = withGrant(existing, record);
       if (sameGrant(existing, wanted)) return { outcome: 'unchanged', record: existing };
-      const replaced = await this.runner.script(
-        KEY_REPLACE,
-        [keys.byHash, keys.byWorkspace(existing.workspaceId), keys.byWorkspace(wanted.workspaceId)],
-        [record.hash, stored, JSON.stringify(wanted), wanted.keyId, scoreOf(wanted.createdAt)],
-      );
+      const replaced = await this.runner.script(KEY_REPLACE, {
+        keys: { byHash: keys.byHash, oldWorkspace: keys.byWorkspace(existing.workspaceId), newWorkspace: keys.byWorkspace(wanted.workspaceId) },
+        args: { hash: record.hash, expected: stored, json: JSON.stringify(wanted), keyId: wanted.keyId, createdAt: scoreOf(wanted.createdAt) },
+      });
       if (replaced === 1) return { outcome: 'updated', record: wanted };
     }
     throw new Error(`API key ${record.keyId} kept changing during ${ATTEMPTS} upsert attempts.`);
@@ -80,7 +77,7 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
   async list(workspaceId?: string): Promise<ApiKeyRecord[]> {
     const keys = this.keys;
     const index = workspaceId === undefined ? keys.all : keys.byWorkspace(workspaceId);
-    return records<ApiKeyRecord>(strings(await this.runner.script(KEY_LIST, [index, keys.byId, keys.byHash])));
+    return records<ApiKeyRecord>(strings(await this.runner.script(KEY_LIST, { keys: { index, byId: keys.byId, byHash: keys.byHash }, args: {} })));
   }
 
   /**
@@ -90,14 +87,13 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
   async revoke(keyId: string): Promise<boolean> {
     const keys = this.keys;
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
-      const raw = await this.runner.script(KEY_BY_ID, [keys.byId, keys.byHash], [keyId]);
+      const raw = await this.runner.script(KEY_BY_ID, { keys: { byId: keys.byId, byHash: keys.byHash }, args: { keyId } });
       if (typeof raw !== 'string') return false;
       const record = JSON.parse(raw) as ApiKeyRecord;
-      const reply = await this.runner.script(
-        KEY_REVOKE,
-        [keys.byHash, keys.byId, keys.all, keys.byWorkspace(record.workspaceId)],
-        [keyId, record.hash, raw],
-      );
+      const reply = await this.runner.script(KEY_REVOKE, {
+        keys: { byHash: keys.byHash, byId: keys.byId, all: keys.all, byWorkspace: keys.byWorkspace(record.workspaceId) },
+        args: { keyId, hash: record.hash, expected: raw },
+      });
       if (reply === 1) return true;
     }
     throw new Error(`API key ${keyId} kept changing during ${ATTEMPTS} revoke attempts.`);

@@ -94,7 +94,10 @@ describeServer('Redis outage and recovery', () => {
       await Promise.all([
         expectUnavailable(() => storage.ping()),
         expectUnavailable(() => storage.agents.get(WS, agent.id)),
-        expectUnavailable(() => storage.agents.insert(WS, records.agent())),
+        expectUnavailable(() => {
+          const agent = records.agent();
+          return storage.agents.insert(WS, agent, records.event(WS, 'agent.created', agent));
+        }),
         expectUnavailable(() => storage.messages.page(WS, 'conv_x', { limit: 50 })),
         expectUnavailable(() => apiKeys.findByHash('0'.repeat(64))),
         expectUnavailable(() => rateLimits.hit('ws', RULE, Date.now())),
@@ -130,7 +133,7 @@ describeServer('Redis outage and recovery', () => {
     await server!.kill();
     await eventually(async () => expect(client.status).not.toBe('ready'));
     const late = records.agent();
-    await expectUnavailable(() => storage.agents.insert(WS, late));
+    await expectUnavailable(() => storage.agents.insert(WS, late, records.event(WS, 'agent.created', late)));
     server = await startRedisServer(port, temp.dir);
     await eventually(() => storage.ping());
     await new Promise((resolve) => setTimeout(resolve, 200));

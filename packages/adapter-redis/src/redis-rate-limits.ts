@@ -2,7 +2,7 @@
 import { emissionIntervalMs, type RateLimitDecision, type RateLimitRule, type RateLimitStore } from '@parley/core';
 import { RedisAdapter } from './connection.js';
 import { rateLimitKey } from './keys.js';
-import { GCRA_HIT } from './scripts/gcra.js';
+import { GCRA_HIT } from './redis-rate-limits.lua.js';
 
 /**
  * {@link RateLimitStore} on Redis: `hit` is one Lua script — one round trip, atomic across every
@@ -22,7 +22,7 @@ export class RedisRateLimitStore extends RedisAdapter implements RateLimitStore 
   async hit(key: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
     const interval = emissionIntervalMs(rule);
     if (!Number.isSafeInteger(nowMs)) throw new RangeError(`nowMs must be an integer number of ms, got ${nowMs}`);
-    const reply = await this.runner.script(GCRA_HIT, [rateLimitKey(this.runner.prefix, key)], [nowMs, interval, rule.limit]);
+    const reply = await this.runner.script(GCRA_HIT, { keys: { tat: rateLimitKey(this.runner.prefix, key) }, args: { nowMs, intervalMs: interval, limit: rule.limit } });
     const [allowed, remaining, resetMs, retryAfterMs] = (reply as number[]).map(Number) as [number, number, number, number];
     return { allowed: allowed === 1, limit: rule.limit, remaining, resetMs, retryAfterMs };
   }

@@ -1,32 +1,63 @@
 /**
  * @module The Redis storage adapter: core's {@link Storage} on standalone Redis or Redis Cluster.
  *
- * Guarantees: each port call is atomic (one Lua script or a single command), and one round trip
- * except an agent delete's cascade and the rare `conversations.replace` that changes a
- * conversation's agent or user. Every key of a workspace carries the hash tag `{<workspace>}`,
- * so scripts work on Redis Cluster; a workspace therefore lives on one slot. A call rejects
- * with ParleyError `service_unavailable` within `timeoutMs` when Redis cannot be reached, and
- * works again as soon as Redis is back. Durability is that of the Redis server's persistence
- * settings (RDB/AOF); this adapter acknowledges a write once Redis has applied it in memory.
+ * Guarantees: each write is atomic (one Lua script) and records its event in the same script
+ * (the transactional event log: README, "Events and the outbox"). Every key of a workspace
+ * carries the hash tag `{<workspace>}`, so scripts work on Redis Cluster; a workspace therefore
+ * lives on one slot. A call rejects with ParleyError `service_unavailable` within `timeoutMs`
+ * when Redis cannot be reached, and works again as soon as Redis is back. Durability is that of
+ * the Redis server's persistence settings (RDB/AOF); this adapter acknowledges a write once Redis
+ * has applied it in memory.
  */
-import type { AgentStore, ConversationStore, MessageStore, PlantStore, Storage, WebhookEndpointStore } from '@parley/core';
+import {
+  systemClock,
+  type AgentStore,
+  type Clock,
+  type ConversationStore,
+  type DeliveryStore,
+  type EventStore,
+  type MessageStore,
+  type PlantStore,
+  type Storage,
+  type WebhookEndpointStore,
+} from '@parley/core';
 import { RedisAdapter, type RedisAdapterOptions } from './connection.js';
 import { RedisAgentStore } from './stores/agent-store.js';
 import { RedisConversationStore } from './stores/conversation-store.js';
+import { RedisDeliveryStore } from './stores/delivery-store.js';
+import { EventLog, RedisEventStore } from './stores/event-log.js';
 import { RedisMessageStore } from './stores/message-store.js';
+import { RedisEventOutbox } from './stores/outbox.js';
 import { RedisPlantStore } from './stores/plant-store.js';
 import { RedisWebhookEndpointStore } from './stores/webhook-endpoint-store.js';
+
+/** Default `eventRetentionMs`: 14 days. */
+export const DEFAULT_EVENT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
+/** Default `outboxLeaseMs`: 30 s. */
+export const DEFAULT_OUTBOX_LEASE_MS = 30_000;
+
+/** Options of {@link RedisStorage}: where Redis is (see {@link RedisAdapterOptions}), plus the event log's settings. */
+export type RedisStorageOptions = RedisAdapterOptions & {
+  /** How long events and delivery attempts are kept, in ms (default 14 days). */
+  eventRetentionMs?: number;
+  /** How long an outbox batch is held by its taker before it is handed out again, in ms (default 30 s). */
+  outboxLeaseMs?: number;
+  /** The clock retention is measured with (default the system clock). */
+  clock?: Clock;
+};
 
 /**
  * {@link Storage} on Redis. Pass an existing ioredis client (`{ client }`, not closed by
  * {@link close}), a URL (`{ url }`) or Cluster seed nodes (`{ clusterNodes }`), plus an optional
- * key `prefix` (default `parley:`) and call deadline `timeoutMs` (default 1 000 ms).
+ * key `prefix` (default `parley:`), call deadline `timeoutMs` (default 1 000 ms),
+ * `eventRetentionMs` (default 14 days) and `outboxLeaseMs` (default 30 s).
  *
  * @example
  * ```ts
  * const storage = new RedisStorage({ client: new Redis(process.env.REDIS_URL!), prefix: 'parley:' });
  * ```
- * @throws TypeError from the constructor for a prefix containing `{` or `}`.
+ * @throws TypeError from the constructor for a prefix containing `{` or `}`; RangeError for a
+ *   retention or lease that is not a positive number of ms.
  */
 export class RedisStorage extends RedisAdapter implements Storage {
   readonly agents: AgentStore;
@@ -34,14 +65,25 @@ export class RedisStorage extends RedisAdapter implements Storage {
   readonly messages: MessageStore;
   readonly webhookEndpoints: WebhookEndpointStore;
   readonly plants: PlantStore;
+  readonly events: EventStore;
+  readonly outbox: RedisEventOutbox;
+  readonly deliveries: DeliveryStore;
 
-  constructor(options: RedisAdapterOptions) {
+  constructor(options: RedisStorageOptions) {
+    const retentionMs = options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS;
+    const leaseMs = options.outboxLeaseMs ?? DEFAULT_OUTBOX_LEASE_MS;
+    if (!(retentionMs > 0)) throw new RangeError('eventRetentionMs must be a positive number of ms.');
+    if (!(leaseMs > 0)) throw new RangeError('outboxLeaseMs must be a positive number of ms.');
     super(options);
-    this.agents = new RedisAgentStore(this.runner);
-    this.conversations = new RedisConversationStore(this.runner);
-    this.messages = new RedisMessageStore(this.runner);
-    this.webhookEndpoints = new RedisWebhookEndpointStore(this.runner);
+    const log = new EventLog(this.runner, { retentionMs, leaseMs, clock: options.clock ?? systemClock });
+    this.agents = new RedisAgentStore(log);
+    this.conversations = new RedisConversationStore(log);
+    this.messages = new RedisMessageStore(log);
+    this.webhookEndpoints = new RedisWebhookEndpointStore(log);
     this.plants = new RedisPlantStore(this.runner);
+    this.events = new RedisEventStore(log);
+    this.outbox = new RedisEventOutbox(log);
+    this.deliveries = new RedisDeliveryStore(log);
   }
 
   /**
@@ -50,5 +92,14 @@ export class RedisStorage extends RedisAdapter implements Storage {
    */
   async ping(): Promise<void> {
     await this.runner.run((client) => client.ping());
+  }
+
+  /**
+   * Closes the outbox's blocking connection (if `outbox.take` opened one), and the client if this
+   * storage created it; a client passed in stays open.
+   */
+  override async close(): Promise<void> {
+    await this.outbox.close();
+    await super.close();
   }
 }

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import type { RedisClient } from '../src/connection.js';
 import { apiKeyKeys } from '../src/keys.js';
 import { RedisApiKeyStore } from '../src/redis-api-keys.js';
-import { KEY_REVOKE } from '../src/scripts/api-keys.js';
+import { KEY_REVOKE } from '../src/redis-api-keys.lua.js';
+import type { LuaScript, ScriptCall } from '../src/script.js';
 import { deletePrefix, uniquePrefix } from './redis-available.js';
 
 let serial = 0;
@@ -32,12 +33,12 @@ class RacingApiKeyStore extends RedisApiKeyStore {
   /** Runs `between` once, right before the next revoke script is sent. */
   beforeRevokeScript(between: () => Promise<unknown>): void {
     const script = this.runner.script.bind(this.runner);
-    this.runner.script = async (lua, keys, args) => {
-      if (lua === KEY_REVOKE) {
+    this.runner.script = async <K extends string, A extends string>(lua: LuaScript<K, A>, call: ScriptCall<K, A>) => {
+      if ((lua as LuaScript) === KEY_REVOKE) {
         this.runner.script = script;
         await between();
       }
-      return script(lua, keys, args);
+      return script(lua, call);
     };
   }
 }

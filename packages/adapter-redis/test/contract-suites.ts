@@ -13,9 +13,17 @@ import { deletePrefix, uniquePrefix } from './redis-available.js';
 
 /** Registers the storage, API key and rate-limit contracts; `client()` is called inside tests. */
 export function runRedisContracts(client: () => RedisClient, label: string): void {
-  runStorageContract({ describe, it, expect }, () => {
+  runStorageContract({ describe, it, expect }, (options) => {
     const prefix = uniquePrefix(`${label}-storage`);
-    return { storage: new RedisStorage({ client: client(), prefix }), cleanup: () => deletePrefix(client(), prefix) };
+    const storage = new RedisStorage({ client: client(), prefix, ...options });
+    return {
+      storage,
+      cleanup: async () => {
+        // Closes only the outbox's blocking connection: the client is the test file's.
+        await storage.close();
+        await deletePrefix(client(), prefix);
+      },
+    };
   });
 
   runApiKeyStoreContract({ describe, it, expect }, () => {

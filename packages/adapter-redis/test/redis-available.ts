@@ -71,17 +71,22 @@ export async function deletePrefix(client: Redis | Cluster, prefix: string): Pro
   }
 }
 
-/** How many keys exist under `prefix` (SCAN; tests only). */
-export async function countPrefix(client: Redis | Cluster, prefix: string): Promise<number> {
+/** Every key under `prefix` (SCAN on each master; tests only). */
+export async function keysUnder(client: Redis | Cluster, prefix: string): Promise<string[]> {
   const nodes = client instanceof Cluster ? client.nodes('master') : [client];
-  let count = 0;
+  const found: string[] = [];
   for (const node of nodes) {
     let cursor = '0';
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
       cursor = next;
-      count += keys.length;
+      found.push(...keys);
     } while (cursor !== '0');
   }
-  return count;
+  return found;
+}
+
+/** How many keys exist under `prefix` (SCAN; tests only). */
+export async function countPrefix(client: Redis | Cluster, prefix: string): Promise<number> {
+  return (await keysUnder(client, prefix)).length;
 }

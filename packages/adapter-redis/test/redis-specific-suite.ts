@@ -9,22 +9,35 @@ import type { RedisClient } from '../src/connection.js';
 import { rateLimitKey, workspaceKeys } from '../src/keys.js';
 import { RedisRateLimitStore } from '../src/redis-rate-limits.js';
 import { RedisStorage } from '../src/redis-storage.js';
-import { AGENT_DELETE } from '../src/scripts/cascade.js';
-import { runScript } from '../src/scripts/script.js';
+import { runScript } from '../src/script.js';
+import { AGENT_DELETE } from '../src/stores/agent-store.lua.js';
 import { CASCADE_BATCH } from '../src/stores/cascade.js';
 import { runApiKeyUpsertTests } from './api-key-upsert-suite.js';
 import { Records } from '@parley/core/testing';
-import { countPrefix, deletePrefix, uniquePrefix } from './redis-available.js';
+import { deletePrefix, keysUnder, uniquePrefix } from './redis-available.js';
 
 /** The workspace these Redis-specific tests write to (under a unique key prefix). */
 const WS = 'ws_redis_specific';
+
+/**
+ * The keys under `prefix` that hold records (conversations, messages, agents, their indexes),
+ * leaving out the event log and outbox, which every write adds to.
+ */
+async function recordKeys(client: RedisClient, prefix: string): Promise<string[]> {
+  return (await keysUnder(client, prefix)).filter((key) => key.startsWith(`${prefix}{${WS}}:`) && !/\}:(event|events|outbox)(:|$)/.test(key));
+}
 
 /** Runs `body` with a storage under a fresh prefix, deleting the prefix afterwards. */
 function withStorage(client: () => RedisClient, body: (storage: RedisStorage, prefix: string) => Promise<void>) {
   return async () => {
     const prefix = uniquePrefix('specific');
     try {
-      await body(new RedisStorage({ client: client(), prefix }), prefix);
+      const storage = new RedisStorage({ client: client(), prefix });
+      try {
+        await body(storage, prefix);
+      } finally {
+        await storage.close();
+      }
     } finally {
       await deletePrefix(client(), prefix);
     }
@@ -45,7 +58,9 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       const current = client();
       for (const node of current instanceof Cluster ? current.nodes('master') : [current]) keys.push(...(await node.keys(`${prefix}*`)));
       expect(keys.length).toBeGreaterThan(10);
-      for (const key of keys) expect(key.startsWith(`${prefix}{${WS}}:`)).toBe(true);
+      // Besides the outbox's two global keys (the registry and the hints), all under the workspace's tag.
+      const global = [`${prefix}{parley:outbox}:workspaces`, `${prefix}{parley:outbox}:dirty`];
+      for (const key of keys) expect(key.startsWith(`${prefix}{${WS}}:`) || global.includes(key)).toBe(true);
       // The user id's braces and colon are encoded, so they cannot move the tag or fake a suffix.
       expect(keys).toContain(workspaceKeys(prefix, WS).convsByUser('u:{1}'));
       expect(keys.some((key) => key.includes('u:{1}'))).toBe(false);
@@ -56,19 +71,19 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       const kept = await records.insertAgent(storage, WS);
       const keptConversation = await records.insertConversation(storage, WS, kept.id, { userId: 'u1' });
       await records.appendMessages(storage, WS, keptConversation.id, 3);
-      const before = await countPrefix(client(), prefix);
-      const doomed = await records.insertAgent(storage, WS, { status: 'inactive' });
+      const before = (await recordKeys(client(), prefix)).sort();
+      const doomed = await records.insertAgent(storage, WS);
       const count = CASCADE_BATCH * 2 + 7;
       for (let i = 0; i < count; i += 1) {
         const conversation = await records.insertConversation(storage, WS, doomed.id, { userId: i % 3 === 0 ? null : `user-${i % 5}` });
         if (i % 10 === 0) await records.appendMessages(storage, WS, conversation.id, 2);
       }
       expect((await storage.conversations.list(WS, { offset: 0, limit: 1, agentId: doomed.id })).total).toBe(count);
-      expect(await storage.agents.delete(WS, doomed.id)).toEqual(doomed);
+      expect(await storage.agents.delete(WS, doomed.id, (agent) => records.event(WS, 'agent.deleted', agent))).toEqual(doomed);
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(1);
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'user-1' })).total).toBe(0);
       // Exactly the keys that existed before the doomed agent: no index, hash or history left.
-      expect(await countPrefix(client(), prefix)).toBe(before);
+      expect((await recordKeys(client(), prefix)).sort()).toEqual(before);
     }));
 
     it('finishes a cascade an interrupted delete left pending at the next agent delete', withStorage(client, async (storage, prefix) => {
@@ -78,36 +93,51 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       await records.appendMessages(storage, WS, orphan.id, 2);
       // Step 1 only, as if the process died right after it.
       const keys = workspaceKeys(prefix, WS);
-      await runScript(client(), AGENT_DELETE, [keys.agent, keys.agents, keys.agentsByStatus('active'), keys.agentsByStatus('inactive'), keys.cascades], [doomed.id]);
+      const raw = await client().hget(keys.agent, doomed.id);
+      await runScript(client(), AGENT_DELETE, {
+        keys: {
+          agent: keys.agent,
+          indexes: [keys.agents, keys.agentsByStatus('active'), keys.agentsByStatus('inactive')],
+          cascades: keys.cascades,
+          event: keys.event,
+          events: keys.events,
+          eventSeq: keys.eventSeq,
+          outbox: keys.outbox,
+          eventsOfType: keys.events,
+          eventTypes: [],
+        },
+        args: { id: doomed.id, expected: raw!, eventId: '', eventJson: '', retainedFrom: 0 },
+      });
       expect(await storage.agents.get(WS, doomed.id)).toBeNull();
       expect(await storage.conversations.get(WS, orphan.id)).not.toBeNull();
       const other = await records.insertAgent(storage, WS);
-      await storage.agents.delete(WS, other.id);
+      await storage.agents.delete(WS, other.id, (agent) => records.event(WS, 'agent.deleted', agent));
       expect(await storage.conversations.get(WS, orphan.id)).toBeNull();
       expect(await storage.messages.page(WS, orphan.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
-      expect(await countPrefix(client(), prefix)).toBe(0);
+      expect(await recordKeys(client(), prefix)).toEqual([]);
     }));
 
     it('never leaves a conversation behind when inserts race an agent delete', withStorage(client, async (storage, prefix) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const racing = Array.from({ length: 60 }, () => records.conversation(agent.id));
+      const insert = (conversation: (typeof racing)[number]) => storage.conversations.insert(WS, conversation, records.event(WS, 'conversation.started', conversation));
       const results = await Promise.all([
-        ...racing.slice(0, 30).map((conversation) => storage.conversations.insert(WS, conversation)),
-        storage.agents.delete(WS, agent.id),
-        ...racing.slice(30).map((conversation) => storage.conversations.insert(WS, conversation)),
+        ...racing.slice(0, 30).map(insert),
+        storage.agents.delete(WS, agent.id, (deleted) => records.event(WS, 'agent.deleted', deleted)),
+        ...racing.slice(30).map(insert),
       ]);
-      expect(results.filter((result) => result === true).length).toBeGreaterThan(0);
+      expect(results.filter((result) => result === 'inserted').length).toBeGreaterThan(0);
       for (const conversation of racing) expect(await storage.conversations.get(WS, conversation.id)).toBeNull();
-      expect(await countPrefix(client(), prefix)).toBe(0);
+      expect(await recordKeys(client(), prefix)).toEqual([]);
     }));
 
-    it('moves a conversation between user indexes when a replace changes its user', withStorage(client, async (storage) => {
+    it('moves a conversation between user indexes when an update changes its user', withStorage(client, async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'alice' });
       const moved = { ...conversation, userId: 'bob', status: 'completed' as const };
-      expect(await storage.conversations.replace(WS, moved)).toBe(true);
+      expect(await storage.conversations.update(WS, conversation.id, () => ({ record: moved }))).toEqual(moved);
       const list = (filter: object) => storage.conversations.list(WS, { offset: 0, limit: 10, ...filter });
       expect(await list({ userId: 'alice' })).toEqual({ items: [], total: 0 });
       expect(await list({ userId: 'alice', status: 'active' })).toEqual({ items: [], total: 0 });
@@ -135,22 +165,25 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       }
     }));
 
-    it('replaces and cascade-deletes conversations holding lone UTF-16 surrogates (Lua cjson rejects them)', withStorage(client, async (storage, prefix) => {
+    it('updates and cascade-deletes conversations holding lone UTF-16 surrogates (Lua cjson rejects them)', withStorage(client, async (storage, prefix) => {
       const records = new Records();
-      const agent = await records.insertAgent(storage, WS);
+      const agent = await records.insertAgent(storage, WS, { name: 'a\ud800' });
       const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u\ud800', metadata: { note: 'x\udc00' } });
       await records.appendMessages(storage, WS, conversation.id, 2);
       const completed = { ...conversation, status: 'completed' as const };
-      expect(await storage.conversations.replace(WS, completed)).toBe(true);
+      const event = records.event(WS, 'conversation.completed', completed);
+      expect(await storage.conversations.update(WS, conversation.id, () => ({ record: completed, event }))).toEqual(completed);
+      expect(await storage.events.get(WS, event.id)).toEqual(event);
       const moved = { ...completed, userId: 'u\udc00' };
-      expect(await storage.conversations.replace(WS, moved)).toBe(true);
+      expect(await storage.conversations.update(WS, conversation.id, () => ({ record: moved }))).toEqual(moved);
       expect(await storage.conversations.get(WS, conversation.id)).toEqual(moved);
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'u\ud800' })).total).toBe(0);
-      expect(await storage.agents.delete(WS, agent.id)).toEqual(agent);
+      const deleted = (gone: typeof agent) => records.event(WS, 'agent.deleted', gone);
+      expect(await storage.agents.delete(WS, agent.id, deleted)).toEqual(agent);
       // No cascade is left pending to fail every later agent delete of the workspace.
       const other = await records.insertAgent(storage, WS);
-      expect(await storage.agents.delete(WS, other.id)).toEqual(other);
-      expect(await countPrefix(client(), prefix)).toBe(0);
+      expect(await storage.agents.delete(WS, other.id, deleted)).toEqual(other);
+      expect(await recordKeys(client(), prefix)).toEqual([]);
     }));
 
     it('expires a rate-limit key when its quota is full again, even past periodMs', async () => {

@@ -2,8 +2,8 @@
 import { CONVERSATION_STATUSES } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
 import { workspaceKeys } from '../keys.js';
-import { CASCADE_NEXT, CASCADE_PURGE } from '../scripts/cascade.js';
-import { strings } from '../scripts/script.js';
+import { strings } from '../script.js';
+import { CASCADE_NEXT, CASCADE_PURGE } from './cascade.lua.js';
 import { parseOwner } from './conversation-store.js';
 
 /**
@@ -19,15 +19,14 @@ const MAX_STALLED_ROUNDS = 5;
 /**
  * Deletes every conversation of `agentId` (whose agent record is already gone) with its
  * messages: 2 round trips per {@link CASCADE_BATCH} conversations, plus one to finish.
- * Idempotent, so concurrent or resumed runs for the same agent are safe.
+ * Idempotent, so concurrent or resumed runs for the same agent are safe. Conversations record no
+ * event: `agent.deleted` stands for the whole cascade.
  * @throws ParleyError `service_unavailable` on a fault (the cascade stays pending and is resumed
  *   by the next agent delete in the workspace).
  */
 export async function finishCascade(runner: RedisRunner, workspaceId: string, agentId: string): Promise<void> {
   const keys = workspaceKeys(runner.prefix, workspaceId);
-  const fixed = [
-    keys.conv,
-    keys.convOwner,
+  const indexes = [
     keys.convs,
     ...CONVERSATION_STATUSES.map((status) => keys.convsByStatus(status)),
     keys.convsByAgent(agentId),
@@ -35,21 +34,32 @@ export async function finishCascade(runner: RedisRunner, workspaceId: string, ag
   ];
   let stalled = 0;
   for (;;) {
-    const rows = strings(await runner.script(CASCADE_NEXT, [keys.convsByAgent(agentId), keys.convOwner, keys.cascades], [agentId, CASCADE_BATCH]));
+    const rows = strings(
+      await runner.script(CASCADE_NEXT, {
+        keys: { agentConvs: keys.convsByAgent(agentId), convOwner: keys.convOwner, cascades: keys.cascades },
+        args: { agentId, batch: CASCADE_BATCH },
+      }),
+    );
     if (rows.length === 0) return;
-    const batchKeys: string[] = [];
-    const args: string[] = [];
+    const conversationKeys: string[] = [];
+    const ids: string[] = [];
+    const owners: string[] = [];
+    const userKeyCounts: number[] = [];
     for (let i = 0; i < rows.length; i += 2) {
       const [id, owner] = [rows[i]!, rows[i + 1]!];
       // Without an owner (an index entry without a record) there is no user index to leave.
       const userId = owner ? parseOwner(owner).userId : null;
-      batchKeys.push(keys.msg(id), keys.msgs(id));
-      if (userId !== null) {
-        batchKeys.push(keys.convsByUser(userId), ...CONVERSATION_STATUSES.map((status) => keys.convsByUser(userId, status)));
-      }
-      args.push(id, owner, userId === null ? '0' : '1');
+      conversationKeys.push(keys.msg(id), keys.msgs(id));
+      const userKeys = userId === null ? [] : [keys.convsByUser(userId), ...CONVERSATION_STATUSES.map((status) => keys.convsByUser(userId, status))];
+      conversationKeys.push(...userKeys);
+      ids.push(id);
+      owners.push(owner);
+      userKeyCounts.push(userKeys.length);
     }
-    const removed = await runner.script(CASCADE_PURGE, [...fixed, ...batchKeys], args);
+    const removed = await runner.script(CASCADE_PURGE, {
+      keys: { conv: keys.conv, convOwner: keys.convOwner, indexes, conversationKeys },
+      args: { ids, owners, userKeyCounts },
+    });
     stalled = removed === 0 ? stalled + 1 : 0;
     if (stalled >= MAX_STALLED_ROUNDS) throw new Error(`Cascade delete of agent '${agentId}' makes no progress.`);
   }

@@ -3,12 +3,13 @@
  * and sorted-set indexes per workspace, per status, per agent, per user, and per agent or
  * user × status.
  */
-import { CONVERSATION_STATUSES, type Conversation, type ConversationFilter, type ConversationStatus, type ConversationStore, type OffsetPage, type PageResult } from '@parley/core';
-import type { RedisRunner } from '../connection.js';
+import { CONVERSATION_STATUSES, type Conversation, type ConversationFilter, type ConversationStore, type DomainEvent, type OffsetPage, type PageResult, type Update } from '@parley/core';
 import { workspaceKeys, type WorkspaceKeys } from '../keys.js';
-import { CONVERSATION_INSERT, CONVERSATION_REPLACE, INTERSECTION_PAGE } from '../scripts/conversations.js';
-import { PAGE } from '../scripts/records.js';
-import { pageReply } from '../scripts/script.js';
+import { pageReply } from '../script.js';
+import { CONVERSATION_INSERT, CONVERSATION_UPDATE, INTERSECTION_PAGE } from './conversation-store.lua.js';
+import type { EventLog } from './event-log.js';
+import { PAGE } from './records.lua.js';
+import { compareAndSet, type CasOutcome } from './update.js';
 
 /** What decides a conversation's indexes besides its status: its agent and user. */
 export type ConversationOwner = Pick<Conversation, 'agentId' | 'userId'>;
@@ -46,9 +47,10 @@ function leavableIndexes(keys: WorkspaceKeys, { agentId, userId }: ConversationO
 }
 
 /**
- * {@link ConversationStore} on Redis. Every method is one round trip in the usual case (a
- * command or one Lua script); `replace` takes a second one only when the caller changed the
- * conversation's agent or user, whose index keys it could not know in advance.
+ * {@link ConversationStore} on Redis. `insert` is one script that checks the agent is active and
+ * records `conversation.started` with the conversation; `update` reads the record, then writes
+ * with a compare-and-set script (see update.ts) that knows the stored owner's index keys from
+ * the record it read.
  *
  * List cost: with no filter, one filter, or `status` with `agentId` or `userId`, a page is
  * O(log n + limit) on a dedicated index and `total` is ZCARD. `agentId` together with `userId`
@@ -56,20 +58,35 @@ function leavableIndexes(keys: WorkspaceKeys, { agentId, userId }: ConversationO
  * O(min(conversations of the agent, conversations of the user)).
  */
 export class RedisConversationStore implements ConversationStore {
-  constructor(private readonly runner: RedisRunner) {}
+  constructor(private readonly log: EventLog) {}
+
+  private get runner() {
+    return this.log.runner;
+  }
 
   private keys(workspaceId: string) {
     return workspaceKeys(this.runner.prefix, workspaceId);
   }
 
-  async insert(workspaceId: string, conversation: Conversation): Promise<boolean> {
+  async insert(workspaceId: string, conversation: Conversation, event: DomainEvent): Promise<'inserted' | 'agent_not_found' | 'agent_inactive'> {
     const keys = this.keys(workspaceId);
-    const reply = await this.runner.script(
-      CONVERSATION_INSERT,
-      [keys.agent, keys.conv, keys.convOwner, ...indexesOf(keys, conversation)],
-      [conversation.agentId, conversation.id, JSON.stringify(conversation), conversationOwner(conversation)],
+    const recording = this.log.params(workspaceId, keys, event);
+    return this.log.write(
+      workspaceId,
+      async () =>
+        (await this.runner.script(CONVERSATION_INSERT, {
+          keys: {
+            agent: keys.agent,
+            activeAgents: keys.agentsByStatus('active'),
+            conv: keys.conv,
+            convOwner: keys.convOwner,
+            indexes: indexesOf(keys, conversation),
+            ...recording.keys,
+          },
+          args: { agentId: conversation.agentId, id: conversation.id, json: JSON.stringify(conversation), owner: conversationOwner(conversation), ...recording.args },
+        })) as 'inserted' | 'agent_not_found' | 'agent_inactive',
+      (outcome) => outcome === 'inserted',
     );
-    return reply === 1;
   }
 
   async get(workspaceId: string, id: string): Promise<Conversation | null> {
@@ -80,11 +97,10 @@ export class RedisConversationStore implements ConversationStore {
   async list(workspaceId: string, { offset, limit, agentId, userId, status }: OffsetPage & ConversationFilter): Promise<PageResult<Conversation>> {
     const keys = this.keys(workspaceId);
     if (agentId !== undefined && userId !== undefined) {
-      const reply = await this.runner.script(
-        INTERSECTION_PAGE,
-        [keys.convsByAgent(agentId, status), keys.convsByUser(userId, status), keys.conv],
-        [offset, limit],
-      );
+      const reply = await this.runner.script(INTERSECTION_PAGE, {
+        keys: { indexA: keys.convsByAgent(agentId, status), indexB: keys.convsByUser(userId, status), hash: keys.conv },
+        args: { offset, limit },
+      });
       return pageReply<Conversation>(reply);
     }
     const index =
@@ -95,28 +111,29 @@ export class RedisConversationStore implements ConversationStore {
           : status !== undefined
             ? keys.convsByStatus(status)
             : keys.convs;
-    return pageReply<Conversation>(await this.runner.script(PAGE, [index, keys.conv], [offset, limit]));
+    return pageReply<Conversation>(await this.runner.script(PAGE, { keys: { index, hash: keys.conv }, args: { offset, limit } }));
   }
 
-  async replace(workspaceId: string, conversation: Conversation, condition: { ifStatus?: ConversationStatus } = {}): Promise<boolean> {
+  /**
+   * Compare-and-set on the stored JSON (see update.ts): the indexes left are those of the record
+   * read, and the script writes only if it is still stored, so a change of agent or user (which
+   * the API never makes) moves the conversation between the right indexes too.
+   */
+  async update(workspaceId: string, id: string, update: Update<Conversation>): Promise<Conversation | null> {
     const keys = this.keys(workspaceId);
-    // Assume the stored agent and user are the new ones (the port says "same agent"; the user
-    // cannot change through the API). If not, the script hands back the stored owner and we
-    // retry with its index keys; the script's owner check makes the retry race-free.
-    const owner = conversationOwner(conversation);
-    let stored = owner;
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const leave = leavableIndexes(keys, parseOwner(stored));
-      // The stored status is the status index the conversation is in (the leave list holds them all).
-      const statusIndex = condition.ifStatus === undefined ? 0 : 3 + leave.indexOf(keys.convsByStatus(condition.ifStatus));
-      const reply = await this.runner.script(
-        CONVERSATION_REPLACE,
-        [keys.conv, keys.convOwner, ...leave, ...indexesOf(keys, conversation)],
-        [conversation.id, JSON.stringify(conversation), leave.length, stored, owner, statusIndex],
-      );
-      if (typeof reply !== 'string') return reply === 1;
-      stored = reply;
-    }
-    throw new Error(`Conversation '${conversation.id}' kept changing its agent or user during replace.`);
+    await this.log.register(workspaceId);
+    return compareAndSet(
+      () => this.runner.run((client) => client.hget(keys.conv, id)),
+      update,
+      async (current, { record, event }, raw) => {
+        const recording = this.log.params(workspaceId, keys, event);
+        const outcome = (await this.runner.script(CONVERSATION_UPDATE, {
+          keys: { conv: keys.conv, convOwner: keys.convOwner, leave: leavableIndexes(keys, current), join: indexesOf(keys, record), ...recording.keys },
+          args: { id, expected: raw, json: JSON.stringify(record), owner: conversationOwner(record), ...recording.args },
+        })) as CasOutcome;
+        if (outcome === 'ok' && event) void this.log.hint(workspaceId);
+        return outcome;
+      },
+    );
   }
 }

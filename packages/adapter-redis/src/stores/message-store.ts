@@ -1,39 +1,42 @@
 /** @module Messages on Redis: per conversation, a HASH of records and a ZSET of ids (score 0). */
-import type { Message, MessagePage, MessageStore } from '@parley/core';
-import type { RedisRunner } from '../connection.js';
+import type { DomainEvent, Message, MessagePage, MessageStore } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
-import { MESSAGE_APPEND, MESSAGE_PAGE } from '../scripts/messages.js';
-import { records, strings } from '../scripts/script.js';
+import { records, strings } from '../script.js';
+import type { EventLog } from './event-log.js';
+import { MESSAGE_APPEND, MESSAGE_PAGE } from './message-store.lua.js';
 
 /**
  * {@link MessageStore} on Redis. `append` and `page` are one Lua script each, so one round trip;
- * a page is O(log n + limit) whatever the history's length (see scripts/messages.ts).
+ * a page is O(log n + limit) whatever the history's length (see message-store.lua.ts).
  */
 export class RedisMessageStore implements MessageStore {
-  constructor(private readonly runner: RedisRunner) {}
+  constructor(private readonly log: EventLog) {}
 
-  private keys(workspaceId: string) {
-    return workspaceKeys(this.runner.prefix, workspaceId);
+  private get runner() {
+    return this.log.runner;
   }
 
-  async append(workspaceId: string, message: Message): Promise<boolean> {
-    const keys = this.keys(workspaceId);
+  async append(workspaceId: string, message: Message, event: DomainEvent): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
+    const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const { conversationId } = message;
-    const reply = await this.runner.script(
-      MESSAGE_APPEND,
-      [keys.conv, keys.msg(conversationId), keys.msgs(conversationId)],
-      [conversationId, message.id, JSON.stringify(message)],
+    const recording = this.log.params(workspaceId, keys, event);
+    return this.log.write(
+      workspaceId,
+      async () =>
+        (await this.runner.script(MESSAGE_APPEND, {
+          keys: { conv: keys.conv, activeConvs: keys.convsByStatus('active'), msg: keys.msg(conversationId), msgs: keys.msgs(conversationId), ...recording.keys },
+          args: { conversationId, id: message.id, json: JSON.stringify(message), ...recording.args },
+        })) as 'appended' | 'conversation_not_found' | 'conversation_completed',
+      (outcome) => outcome === 'appended',
     );
-    return reply === 1;
   }
 
   async page(workspaceId: string, conversationId: string, { before, limit }: { before?: string; limit: number }): Promise<MessagePage | null> {
-    const keys = this.keys(workspaceId);
-    const reply = await this.runner.script(
-      MESSAGE_PAGE,
-      [keys.msgs(conversationId), keys.msg(conversationId)],
-      before === undefined ? ['0', '', limit] : ['1', before, limit],
-    );
+    const keys = workspaceKeys(this.runner.prefix, workspaceId);
+    const reply = await this.runner.script(MESSAGE_PAGE, {
+      keys: { msgs: keys.msgs(conversationId), msg: keys.msg(conversationId) },
+      args: { hasBefore: before === undefined ? '0' : '1', before: before ?? '', limit },
+    });
     if (reply === null) return null;
     const [more, ...rows] = strings(reply);
     // The script reads newest first (REV); a page is listed oldest first.

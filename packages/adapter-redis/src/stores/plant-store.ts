@@ -2,9 +2,9 @@
 import type { Plant, PlantStore } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
 import { workspaceKeys } from '../keys.js';
-import { PLANT_INSERT, PLANT_LIST, PLANT_SEED } from '../scripts/plants.js';
-import { REMOVE } from '../scripts/records.js';
-import { records, strings } from '../scripts/script.js';
+import { records, strings } from '../script.js';
+import { PLANT_INSERT, PLANT_LIST, PLANT_SEED } from './plant-store.lua.js';
+import { RECORD_REMOVE } from './records.lua.js';
 
 /** {@link PlantStore} on Redis: every method is one Lua script, so one atomic round trip. */
 export class RedisPlantStore implements PlantStore {
@@ -17,22 +17,26 @@ export class RedisPlantStore implements PlantStore {
   /** The seeded flag and the plants are written in one script, so concurrent seeds add them once. */
   async seed(workspaceId: string, plants: readonly Plant[]): Promise<void> {
     const keys = this.keys(workspaceId);
-    const args = plants.flatMap((plant) => [String(plant.id), JSON.stringify(plant)]);
-    await this.runner.script(PLANT_SEED, [keys.plantsSeeded, keys.plant, keys.plants], args);
+    await this.runner.script(PLANT_SEED, {
+      keys: { seeded: keys.plantsSeeded, plant: keys.plant, plants: keys.plants },
+      args: { ids: plants.map((plant) => String(plant.id)), jsons: plants.map((plant) => JSON.stringify(plant)) },
+    });
   }
 
   async list(workspaceId: string, limit?: number): Promise<Plant[]> {
     const keys = this.keys(workspaceId);
-    return records<Plant>(strings(await this.runner.script(PLANT_LIST, [keys.plants, keys.plant], [limit ?? -1])));
+    return records<Plant>(strings(await this.runner.script(PLANT_LIST, { keys: { plants: keys.plants, plant: keys.plant }, args: { limit: limit ?? -1 } })));
   }
 
   async insert(workspaceId: string, plant: Plant): Promise<boolean> {
     const keys = this.keys(workspaceId);
-    return (await this.runner.script(PLANT_INSERT, [keys.plant, keys.plants], [String(plant.id), JSON.stringify(plant)])) === 1;
+    const reply = await this.runner.script(PLANT_INSERT, { keys: { plant: keys.plant, plants: keys.plants }, args: { id: String(plant.id), json: JSON.stringify(plant) } });
+    return reply === 1;
   }
 
   async delete(workspaceId: string, id: number): Promise<boolean> {
     const keys = this.keys(workspaceId);
-    return (await this.runner.script(REMOVE, [keys.plant, keys.plants], [String(id)])) !== null;
+    const reply = await this.runner.script(RECORD_REMOVE, { keys: { hash: keys.plant, indexes: [keys.plants], purge: [] }, args: { id: String(id) } });
+    return reply !== null;
   }
 }

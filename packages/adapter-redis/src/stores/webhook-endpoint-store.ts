@@ -1,13 +1,23 @@
 /** @module Webhook endpoints on Redis: a HASH of records (secrets included) and an index. */
-import type { OffsetPage, PageResult, WebhookEndpointRecord, WebhookEndpointStore } from '@parley/core';
-import type { RedisRunner } from '../connection.js';
+import type { EventType, OffsetPage, PageResult, Update, WebhookEndpointRecord, WebhookEndpointStore } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
-import { INSERT, PAGE, REMOVE, REPLACE } from '../scripts/records.js';
-import { pageReply } from '../scripts/script.js';
+import { pageReply } from '../script.js';
+import type { EventLog } from './event-log.js';
+import { PAGE, RECORD_INSERT, RECORD_REMOVE, RECORD_UPDATE } from './records.lua.js';
+import { compareAndSet, type CasOutcome } from './update.js';
 
-/** {@link WebhookEndpointStore} on Redis: every method is one round trip (a command or script). */
+/**
+ * {@link WebhookEndpointStore} on Redis: every method is one round trip (a command or script),
+ * except `update`, a compare-and-set (a read, then a script; again after a lost race).
+ * `subscribed` reads the workspace's endpoints (HVALS) and filters them: O(endpoints of the
+ * workspace), which stay few; an index per event type would cost every write more than it saves.
+ */
 export class RedisWebhookEndpointStore implements WebhookEndpointStore {
-  constructor(private readonly runner: RedisRunner) {}
+  constructor(private readonly log: EventLog) {}
+
+  private get runner() {
+    return this.log.runner;
+  }
 
   private keys(workspaceId: string) {
     return workspaceKeys(this.runner.prefix, workspaceId);
@@ -15,7 +25,11 @@ export class RedisWebhookEndpointStore implements WebhookEndpointStore {
 
   async insert(workspaceId: string, endpoint: WebhookEndpointRecord): Promise<void> {
     const keys = this.keys(workspaceId);
-    await this.runner.script(INSERT, [keys.webhook, keys.webhooks], [endpoint.id, JSON.stringify(endpoint)]);
+    const recording = this.log.params(workspaceId, keys, undefined);
+    await this.runner.script(RECORD_INSERT, {
+      keys: { hash: keys.webhook, indexes: [keys.webhooks], ...recording.keys },
+      args: { id: endpoint.id, json: JSON.stringify(endpoint), ...recording.args },
+    });
   }
 
   async get(workspaceId: string, id: string): Promise<WebhookEndpointRecord | null> {
@@ -25,16 +39,36 @@ export class RedisWebhookEndpointStore implements WebhookEndpointStore {
 
   async list(workspaceId: string, { offset, limit }: OffsetPage): Promise<PageResult<WebhookEndpointRecord>> {
     const keys = this.keys(workspaceId);
-    return pageReply<WebhookEndpointRecord>(await this.runner.script(PAGE, [keys.webhooks, keys.webhook], [offset, limit]));
+    return pageReply<WebhookEndpointRecord>(await this.runner.script(PAGE, { keys: { index: keys.webhooks, hash: keys.webhook }, args: { offset, limit } }));
   }
 
-  async replace(workspaceId: string, endpoint: WebhookEndpointRecord): Promise<boolean> {
+  async subscribed(workspaceId: string, type: EventType): Promise<WebhookEndpointRecord[]> {
+    const rows = await this.runner.run((client) => client.hvals(this.keys(workspaceId).webhook));
+    return rows.map((row) => JSON.parse(row) as WebhookEndpointRecord).filter((endpoint) => endpoint.enabled && endpoint.events.includes(type));
+  }
+
+  /** Compare-and-set on the stored JSON (see update.ts); a change's event is ignored. */
+  async update(workspaceId: string, id: string, update: Update<WebhookEndpointRecord>): Promise<WebhookEndpointRecord | null> {
     const keys = this.keys(workspaceId);
-    return (await this.runner.script(REPLACE, [keys.webhook], [endpoint.id, JSON.stringify(endpoint), 0])) === 1;
+    const recording = this.log.params(workspaceId, keys, undefined);
+    return compareAndSet(
+      () => this.runner.run((client) => client.hget(keys.webhook, id)),
+      update,
+      async (_current, { record }, raw) =>
+        (await this.runner.script(RECORD_UPDATE, {
+          keys: { hash: keys.webhook, leave: [], join: [], ...recording.keys },
+          args: { id, expected: raw, json: JSON.stringify(record), ...recording.args },
+        })) as CasOutcome,
+    );
   }
 
+  /** Deletes the endpoint, its index entry and its deliveries log in one script. */
   async delete(workspaceId: string, id: string): Promise<boolean> {
     const keys = this.keys(workspaceId);
-    return (await this.runner.script(REMOVE, [keys.webhook, keys.webhooks], [id])) !== null;
+    const reply = await this.runner.script(RECORD_REMOVE, {
+      keys: { hash: keys.webhook, indexes: [keys.webhooks], purge: [keys.delivery(id), keys.deliveries(id), keys.deliveriesAt(id), keys.delivered(id)] },
+      args: { id },
+    });
+    return reply !== null;
   }
 }

@@ -149,6 +149,20 @@ describe('AgentService', () => {
     expect(await events()).toEqual([{ type: 'agent.created', id: created.id }]);
   });
 
+  it('applies concurrent PATCHes of different fields all, each recorded with its own agent.updated', async () => {
+    const { core, events } = setup();
+    const created = await core.agents.create('ws1', base);
+    await Promise.all([
+      core.agents.update('ws1', created.id, { name: 'Renamed' }),
+      core.agents.update('ws1', created.id, { status: 'inactive' }),
+      core.agents.update('ws1', created.id, { temperature: 0.2 }),
+      core.agents.update('ws1', created.id, { configuration: { tone: 'dry' } }),
+    ]);
+    const stored = await core.agents.get('ws1', created.id);
+    expect(stored).toMatchObject({ name: 'Renamed', status: 'inactive', temperature: 0.2, configuration: { tone: 'dry' } });
+    expect((await events()).map((event) => event.type)).toEqual(['agent.created', ...Array(4).fill('agent.updated')]);
+  });
+
   it('treats fields given as undefined as absent rather than erasing them', async () => {
     const { core, events } = setup();
     const created = await core.agents.create('ws1', { ...base, systemPrompt: 'kept' });

@@ -5,7 +5,7 @@ import { createCore, ParleyError, type WebhookCreateInput, type WebhookEndpoint 
 import { ManualClock } from '../testing/clock.js';
 import { recordedEvents } from '../test-support/events.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';
-import { rejection } from '../test-support/errors.js';
+import { issuePaths, rejection } from '../test-support/errors.js';
 
 const START = '2026-01-01T00:00:00.000Z';
 const MARK = 'Zq9-SUBMITTED-VALUE';
@@ -123,6 +123,77 @@ describe('WebhookService', () => {
     expect((await rejection(core.webhooks.update('ws1', created.id, { secret: 'whsec_###' }))).code).toBe('validation_failed');
     expect((await rejection(core.webhooks.update('ws1', created.id, { id: 'wh_x' } as never))).code).toBe('validation_failed');
     expect((await stored(created.id)).secret).toBe(newSecret);
+  });
+
+  it('stores and returns the URL in its normalised form, on registration and on PATCH', async () => {
+    const { core, stored } = setup();
+    const created = await core.webhooks.create('ws1', { ...base, url: 'HTTPS://Hooks.EXAMPLE.com:443/a/../b c?q=ä' });
+    expect(created.url).toBe('https://hooks.example.com/b%20c?q=%C3%A4');
+    expect((await stored(created.id)).url).toBe(created.url);
+    const updated = await core.webhooks.update('ws1', created.id, { url: 'http://bücher.example:80' });
+    expect(updated.url).toBe('http://xn--bcher-kva.example/');
+    expect((await core.webhooks.get('ws1', created.id)).url).toBe('http://xn--bcher-kva.example/');
+  });
+
+  it('refuses control characters and surrounding whitespace in a URL at path url, on POST and PATCH', async () => {
+    const { core } = setup();
+    const created = await core.webhooks.create('ws1', base);
+    const refused = [
+      ' https://hooks.example.com/x',
+      'https://hooks.example.com/x ',
+      '\thttps://hooks.example.com/x',
+      'https://hooks.example.com/x\n',
+      'https://hooks.exa\tmple.com/x',
+      'https://hooks.example.com/a\nb',
+      'https://hooks.example.com/\u0000',
+      'https://hooks.example.com/\u007f',
+      'https://hooks.example.com/\u0085',
+    ];
+    for (const url of refused) {
+      for (const call of [core.webhooks.create('ws1', { ...base, url }), core.webhooks.update('ws1', created.id, { url })]) {
+        const error = await rejection(call);
+        expect(error.code, JSON.stringify(url)).toBe('validation_failed');
+        expect(issuePaths(error), JSON.stringify(url)).toEqual(['url']);
+      }
+    }
+    expect((await core.webhooks.list('ws1')).total).toBe(1);
+    expect((await core.webhooks.get('ws1', created.id)).url).toBe(base.url);
+  });
+
+  it('PATCH enabled: true clears disabledReason and failingSince; enabled: false leaves no reason; a new secret drops the previous one', async () => {
+    const { core, stored } = setup();
+    const created = await core.webhooks.create('ws1', base);
+    // What the delivery worker does on a 410 after days of failures, and a rotation did before.
+    await core.storage.webhookEndpoints.update('ws1', created.id, (current) => ({
+      record: {
+        ...current,
+        enabled: false,
+        disabledReason: 'gone',
+        failingSince: '2025-12-20T00:00:00.000Z',
+        previousSecret: { secret: 'an old secret, long enough', expiresAt: '2026-01-02T00:00:00.000Z' },
+      },
+    }));
+    expect(await core.webhooks.get('ws1', created.id)).toMatchObject({ enabled: false, disabledReason: 'gone' });
+    // Another field leaves the delivery state alone.
+    await core.webhooks.update('ws1', created.id, { events: ['agent.deleted'] });
+    expect(await stored(created.id)).toMatchObject({ enabled: false, disabledReason: 'gone', failingSince: '2025-12-20T00:00:00.000Z' });
+    expect(await core.webhooks.update('ws1', created.id, { enabled: true })).toMatchObject({ enabled: true, disabledReason: null });
+    expect(await stored(created.id)).toMatchObject({ failingSince: null, previousSecret: { secret: 'an old secret, long enough' } });
+    await core.storage.webhookEndpoints.update('ws1', created.id, (current) => ({ record: { ...current, disabledReason: 'failing', enabled: false } }));
+    expect(await core.webhooks.update('ws1', created.id, { enabled: false })).toMatchObject({ enabled: false, disabledReason: null });
+    await core.webhooks.update('ws1', created.id, { secret: GIVEN_SECRET });
+    expect(await stored(created.id)).toMatchObject({ secret: GIVEN_SECRET, previousSecret: null });
+  });
+
+  it('concurrent PATCHes of different fields both survive', async () => {
+    const { core } = setup();
+    const created = await core.webhooks.create('ws1', base);
+    await Promise.all([
+      core.webhooks.update('ws1', created.id, { enabled: false }),
+      core.webhooks.update('ws1', created.id, { events: ['conversation.completed'] }),
+      core.webhooks.update('ws1', created.id, { url: 'https://other.example.com/h' }),
+    ]);
+    expect(await core.webhooks.get('ws1', created.id)).toMatchObject({ enabled: false, events: ['conversation.completed'], url: 'https://other.example.com/h' });
   });
 
   it('lists newest first, paged, within the workspace; deletes once', async () => {

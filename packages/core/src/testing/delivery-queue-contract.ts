@@ -8,8 +8,9 @@ export interface DeliveryQueueFixture {
   queue: DeliveryQueue;
   /**
    * Another queue instance over the same backend and lease (on Redis: with its own client), as a
-   * second worker process would have; `cleanup` closes it too. Adapters whose queue lives in one
-   * process leave it out and opt out of the group `'delivery queue instances'`.
+   * second worker process would have; `cleanup` closes it too. An adapter whose backend is the
+   * queue object itself (memory) returns that object. Without it, opt out of the group
+   * `'delivery queue instances'`.
    */
   peer?: () => DeliveryQueue | Promise<DeliveryQueue>;
   /** Called after each test, also when it failed: closes every instance and removes their data. */

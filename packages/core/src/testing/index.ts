@@ -2,7 +2,7 @@
 export * from './clock.js';
 export * from './host-resolver.js';
 export type { ContractAssertion, ContractTestApi } from './contract.js';
-export { runStorageContract, type StorageContractOptions, type StorageFactory, type StorageFixture } from './storage-contract/index.js';
+export { runStorageContract, type StorageContractOptions, type StorageFactory, type StorageFactoryOptions, type StorageFixture } from './storage-contract/index.js';
 export {
   runApiKeyStoreContract,
   type ApiKeyStoreContractOptions,

@@ -3,10 +3,15 @@ import type { Storage } from '../../ports/storage.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { agentTests } from './agents.js';
 import { cascadeTests } from './cascade.js';
+import { compareAndSetTests } from './compare-and-set.js';
 import { conversationTests } from './conversations.js';
+import { deliveryTests } from './deliveries.js';
+import { eventLogTests } from './event-log.js';
+import { eventRecordingTests } from './event-recording.js';
 import { isolationTests } from './isolation.js';
 import { messagePageTests } from './message-pages.js';
 import { messageTests } from './messages.js';
+import { outboxTests } from './outbox.js';
 import { plantTests } from './plants.js';
 import { webhookEndpointTests } from './webhook-endpoints.js';
 
@@ -41,7 +46,9 @@ export interface StorageContractOptions {
   /**
    * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
    * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`,
-   * `workspace isolation`, `agent delete cascade`, `ping`.
+   * `workspace isolation`, `agent delete cascade`, `event recording`, `compare-and-set`,
+   * `event log`, `event retention`, `outbox`, `outbox leases`, `deliveries`,
+   * `deliveries retention`, `ping`.
    */
   skip?: readonly string[];
 }
@@ -71,7 +78,8 @@ async function openStorage(factory: StorageFactory, options: StorageFactoryOptio
  * ```
  */
 export function runStorageContract(t: ContractTestApi, factory: StorageFactory, options: StorageContractOptions = {}): void {
-  const open = () => openStorage(factory);
+  const openWith = (factoryOptions: StorageFactoryOptions) => openStorage(factory, factoryOptions);
+  const open = () => openWith({});
   const skip = options.skip ?? [];
   t.describe('storage contract', () => {
     agentTests(t, open, skip);
@@ -82,6 +90,11 @@ export function runStorageContract(t: ContractTestApi, factory: StorageFactory, 
     plantTests(t, open, skip);
     isolationTests(t, open, skip);
     cascadeTests(t, open, skip);
+    eventRecordingTests(t, open, skip);
+    compareAndSetTests(t, open, skip);
+    eventLogTests(t, openWith, skip);
+    outboxTests(t, openWith, skip);
+    deliveryTests(t, openWith, skip);
     contractGroup(t, 'ping', open, skip, (test) => {
       test('ping resolves while the backend answers', async (storage) => {
         t.expect(await storage.ping()).toBe(undefined);

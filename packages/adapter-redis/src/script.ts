@@ -1,0 +1,151 @@
+/**
+ * @module Lua scripts whose keys and arguments have names, run as ioredis custom commands
+ * (EVALSHA, falling back to EVAL when the server does not have the script yet).
+ *
+ * A script declares the names of its KEYS and ARGV in order; its Lua body reads them as locals of
+ * the same names, and a caller passes `{ keys: { conv, msgs }, args: { id, json } }` — so no
+ * reader counts positions. A name ending in `[]` is a list: the caller passes an array and the
+ * Lua local is a table. List lengths travel as the first ARGV entries, which the generated
+ * prelude reads before anything else.
+ */
+import type { RedisClient } from './connection.js';
+
+/** A script value as ioredis returns it: bulk strings, integers, nil and nested arrays. */
+export type ScriptReply = string | number | null | ScriptReply[];
+
+/** A name without its list marker: `indexes[]` → `indexes`. */
+type Bare<N extends string> = N extends `${infer Name}[]` ? Name : N;
+
+/** What a call passes for names `N`: one value per single name, an array per list name. */
+export type Named<N extends string, V> = { [P in N as Bare<P>]: P extends `${string}[]` ? readonly V[] : V };
+
+/** A Lua script with named KEYS and ARGV. Every key it touches is one of its KEYS, as Redis Cluster requires. */
+export interface LuaScript<K extends string = string, A extends string = string> {
+  /** Unique within this package; the ioredis command is `parley_<name>`. */
+  name: string;
+  keys: readonly K[];
+  args: readonly A[];
+  /** The full Lua source: the generated prelude, then the body. */
+  lua: string;
+}
+
+/** The values of one call of a {@link LuaScript}. */
+export interface ScriptCall<K extends string, A extends string> {
+  keys: Named<K, string>;
+  args: Named<A, string | number>;
+}
+
+const IDENTIFIER = /^[A-Za-z][A-Za-z0-9]*$/;
+
+const bare = (name: string) => name.replace(/\[\]$/, '');
+const isList = (name: string) => name.endsWith('[]');
+
+/**
+ * Declares a script: `lua` (the body) runs after `local <name> = KEYS[i]` / `ARGV[j]` for each
+ * name in order (a table for `name[]`). Shared Lua helpers are prepended by the caller.
+ * @throws TypeError for a name that is not a Lua identifier, or used twice.
+ */
+export function namedScript<const K extends string, const A extends string>(definition: {
+  name: string;
+  keys: readonly K[];
+  args: readonly A[];
+  lua: string;
+}): LuaScript<K, A> {
+  const { name, keys, args, lua } = definition;
+  const names = [...keys, ...args].map(bare);
+  if (names.some((each) => !IDENTIFIER.test(each)) || new Set(names).size !== names.length) {
+    throw new TypeError(`Script ${name}: names must be distinct Lua identifiers (got ${names.join(', ')}).`);
+  }
+  const lists = [...keys, ...args].filter(isList).length;
+  const prelude = [`local _key, _arg, _len = 0, ${lists}, 0`];
+  const read = (source: 'KEYS' | 'ARGV', cursor: '_key' | '_arg') => (each: string) =>
+    isList(each)
+      ? `_len = _len + 1\nlocal ${bare(each)} = {}\nfor i = 1, tonumber(ARGV[_len]) do ${cursor} = ${cursor} + 1; ${bare(each)}[i] = ${source}[${cursor}] end`
+      : `${cursor} = ${cursor} + 1\nlocal ${each} = ${source}[${cursor}]`;
+  prelude.push(...keys.map(read('KEYS', '_key')), ...args.map(read('ARGV', '_arg')));
+  return { name, keys, args, lua: `${prelude.join('\n')}\n${lua}` };
+}
+
+/** The KEYS and ARGV arrays of a call, in the script's declared order (list lengths first in ARGV). */
+export function positions<K extends string, A extends string>(script: LuaScript<K, A>, call: ScriptCall<K, A>): { keys: string[]; args: Array<string | number> } {
+  const keyValues = call.keys as Record<string, string | readonly string[]>;
+  const argValues = call.args as Record<string, string | number | ReadonlyArray<string | number>>;
+  const lengths: number[] = [];
+  const keys: string[] = [];
+  const args: Array<string | number> = [];
+  for (const name of script.keys) {
+    const value = keyValues[bare(name)];
+    if (value === undefined) throw new TypeError(`Script ${script.name}: key '${name}' missing.`);
+    if (isList(name)) {
+      lengths.push((value as readonly string[]).length);
+      keys.push(...(value as readonly string[]));
+    } else keys.push(value as string);
+  }
+  for (const name of script.args) {
+    const value = argValues[bare(name)];
+    if (value === undefined) throw new TypeError(`Script ${script.name}: argument '${name}' missing.`);
+    if (isList(name)) {
+      lengths.push((value as ReadonlyArray<string | number>).length);
+      args.push(...(value as ReadonlyArray<string | number>));
+    } else args.push(value as string | number);
+  }
+  return { keys, args: [...lengths, ...args] };
+}
+
+type ScriptCommand = (numberOfKeys: number, ...keysAndArgs: Array<string | number>) => Promise<ScriptReply>;
+
+/** Clients already carrying our commands, with the names defined on each. */
+const defined = new WeakMap<RedisClient, Set<string>>();
+
+/**
+ * Runs `script` on `client` with the named keys and args of `call`: one round trip (EVALSHA; EVAL
+ * once per connection the first time). ioredis routes it by the first key's slot, so on a Cluster
+ * all keys must share a hash tag.
+ */
+export function runScript<K extends string, A extends string>(client: RedisClient, script: LuaScript<K, A>, call: ScriptCall<K, A>): Promise<ScriptReply> {
+  const { keys, args } = positions(script, call);
+  const command = `parley_${script.name}`;
+  let names = defined.get(client);
+  if (!names) defined.set(client, (names = new Set()));
+  if (!names.has(command)) {
+    // No fixed key count: scripts with list keys take a variable number.
+    client.defineCommand(command, { lua: script.lua });
+    names.add(command);
+  }
+  const run = (client as unknown as Record<string, ScriptCommand>)[command]!;
+  return run.call(client, keys.length, ...keys, ...args);
+}
+
+/**
+ * Lua helper for scripts that fetch records for a list of ids: HMGET in chunks (Lua's `unpack` is
+ * limited to a few thousand values), dropping ids without a record.
+ */
+export const LUA_FETCH = `
+local function fetch(hash, ids)
+  local out = {}
+  for first = 1, #ids, 1000 do
+    local last = math.min(first + 999, #ids)
+    local rows = redis.call('HMGET', hash, unpack(ids, first, last))
+    for i = 1, #rows do
+      if rows[i] then out[#out + 1] = rows[i] end
+    end
+  end
+  return out
+end
+`;
+
+/** A script's array reply as strings. */
+export function strings(reply: ScriptReply): string[] {
+  return (reply as ScriptReply[]).map(String);
+}
+
+/** Parses JSON records returned by a script; every record is a fresh copy. */
+export function records<T>(rows: readonly string[]): T[] {
+  return rows.map((row) => JSON.parse(row) as T);
+}
+
+/** Splits a `{total, record…}` reply (the page scripts' shape) into `{ items, total }`. */
+export function pageReply<T>(reply: ScriptReply): { items: T[]; total: number } {
+  const [total, ...rows] = strings(reply);
+  return { items: records<T>(rows), total: Number(total ?? 0) };
+}

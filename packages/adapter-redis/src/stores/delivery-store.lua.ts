@@ -1,0 +1,96 @@
+/**
+ * @module Lua for each webhook endpoint's deliveries log, in its workspace's slot: a HASH (attempt
+ * id → JSON), a ZSET of attempt ids (score 0: id order, newest last), a ZSET of when each was
+ * recorded (ms; what retention goes by), and a ZSET of the events answered with a 2xx.
+ */
+import { namedScript } from '../script.js';
+
+/** Expired attempts removed per record at most: bounded work, whatever the backlog. */
+export const DELIVERY_TRIM_STEP = 64;
+
+/**
+ * Adds an attempt if its endpoint still exists (`webhook` holds it), marks its event delivered
+ * when `ok` is '1', and trims up to {@link DELIVERY_TRIM_STEP} attempts (and delivered marks)
+ * recorded before `retainedFrom`. Returns 1, or 0 (nothing written) without the endpoint.
+ */
+export const DELIVERY_RECORD = namedScript({
+  name: 'delivery_record',
+  keys: ['webhook', 'delivery', 'deliveries', 'deliveriesAt', 'delivered'],
+  args: ['endpointId', 'id', 'json', 'eventId', 'ok', 'now', 'retainedFrom'],
+  lua: `
+if redis.call('HEXISTS', webhook, endpointId) == 0 then return 0 end
+local old = redis.call('ZRANGEBYSCORE', deliveriesAt, '-inf', '(' .. retainedFrom, 'LIMIT', 0, ${DELIVERY_TRIM_STEP})
+if #old > 0 then
+  redis.call('HDEL', delivery, unpack(old))
+  redis.call('ZREM', deliveries, unpack(old))
+  redis.call('ZREM', deliveriesAt, unpack(old))
+end
+local stale = redis.call('ZRANGEBYSCORE', delivered, '-inf', '(' .. retainedFrom, 'LIMIT', 0, ${DELIVERY_TRIM_STEP})
+if #stale > 0 then redis.call('ZREM', delivered, unpack(stale)) end
+redis.call('HSET', delivery, id, json)
+redis.call('ZADD', deliveries, 0, id)
+redis.call('ZADD', deliveriesAt, now, id)
+if ok == '1' then redis.call('ZADD', delivered, 'GT', now, eventId) end
+return 1
+`,
+});
+
+/** The retained attempt `id`'s JSON, or nil. */
+export const DELIVERY_GET = namedScript({
+  name: 'delivery_get',
+  keys: ['delivery', 'deliveriesAt'],
+  args: ['id', 'retainedFrom'],
+  lua: `
+local at = redis.call('ZSCORE', deliveriesAt, id)
+if not at or tonumber(at) < tonumber(retainedFrom) then return false end
+return redis.call('HGET', delivery, id)
+`,
+});
+
+/**
+ * Up to `limit` retained attempts older than the attempt `before` (when `hasBefore` is '1'; else
+ * from the newest), newest
+ * first; with `eventField` (the JSON fragment `"eventId":"<id>"`, '' for none) only the attempts
+ * whose record contains it. JSON.stringify never leaves an unescaped quote inside a string value,
+ * so the fragment can only match the `eventId` field itself. O(limit) without the filter, O(the
+ * endpoint's attempts) with it. Returns `{hasMore (0|1), json…}`, or nil when `before` is not a
+ * retained attempt of the endpoint.
+ */
+export const DELIVERY_PAGE = namedScript({
+  name: 'delivery_page',
+  keys: ['delivery', 'deliveries', 'deliveriesAt'],
+  args: ['hasBefore', 'before', 'limit', 'eventField', 'retainedFrom'],
+  lua: `
+local from = tonumber(retainedFrom)
+local max = '+'
+if hasBefore == '1' then
+  local at = redis.call('ZSCORE', deliveriesAt, before)
+  if not at or tonumber(at) < from then return false end
+  max = '(' .. before
+end
+local want = tonumber(limit) + 1
+local chunk = want
+if eventField ~= '' then chunk = 200 end
+local out = {}
+while #out < want do
+  local ids = redis.call('ZRANGE', deliveries, max, '-', 'BYLEX', 'REV', 'LIMIT', 0, chunk)
+  if #ids == 0 then break end
+  local times = redis.call('ZMSCORE', deliveriesAt, unpack(ids))
+  local rows = redis.call('HMGET', delivery, unpack(ids))
+  for i = 1, #ids do
+    local row = rows[i]
+    if #out < want and row and times[i] and tonumber(times[i]) >= from and (eventField == '' or string.find(row, eventField, 1, true)) then
+      out[#out + 1] = row
+    end
+  end
+  max = '(' .. ids[#ids]
+end
+local more = 0
+if #out > tonumber(limit) then
+  more = 1
+  out[#out] = nil
+end
+table.insert(out, 1, more)
+return out
+`,
+});

@@ -1,0 +1,79 @@
+/** @module Each webhook endpoint's deliveries log on Redis (see delivery-store.lua.ts). */
+import type { DeliveryAttempt, DeliveryPage, DeliveryStore } from '@parley/core';
+import { workspaceKeys } from '../keys.js';
+import { records, strings } from '../script.js';
+import { DELIVERY_GET, DELIVERY_PAGE, DELIVERY_RECORD } from './delivery-store.lua.js';
+import type { EventLog } from './event-log.js';
+
+/**
+ * {@link DeliveryStore} on Redis: every method is one round trip. Attempts are kept as long as
+ * events (`eventRetentionMs`, counted from when they were recorded): older ones are neither read
+ * nor listed, and trimmed in bounded steps by later records. The log is deleted with its endpoint.
+ */
+export class RedisDeliveryStore implements DeliveryStore {
+  constructor(private readonly log: EventLog) {}
+
+  private get runner() {
+    return this.log.runner;
+  }
+
+  async record(workspaceId: string, attempt: DeliveryAttempt): Promise<void> {
+    const keys = workspaceKeys(this.runner.prefix, workspaceId);
+    const { endpointId } = attempt;
+    const ok = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
+    await this.runner.script(DELIVERY_RECORD, {
+      keys: {
+        webhook: keys.webhook,
+        delivery: keys.delivery(endpointId),
+        deliveries: keys.deliveries(endpointId),
+        deliveriesAt: keys.deliveriesAt(endpointId),
+        delivered: keys.delivered(endpointId),
+      },
+      args: {
+        endpointId,
+        id: attempt.id,
+        json: JSON.stringify(attempt),
+        eventId: attempt.eventId,
+        ok: ok ? '1' : '0',
+        now: this.log.options.clock.now(),
+        retainedFrom: this.log.retainedFrom(),
+      },
+    });
+  }
+
+  async get(workspaceId: string, endpointId: string, id: string): Promise<DeliveryAttempt | null> {
+    const keys = workspaceKeys(this.runner.prefix, workspaceId);
+    const raw = await this.runner.script(DELIVERY_GET, {
+      keys: { delivery: keys.delivery(endpointId), deliveriesAt: keys.deliveriesAt(endpointId) },
+      args: { id, retainedFrom: this.log.retainedFrom() },
+    });
+    return typeof raw === 'string' ? (JSON.parse(raw) as DeliveryAttempt) : null;
+  }
+
+  async list(workspaceId: string, endpointId: string, { before, limit, eventId }: { before?: string; limit: number; eventId?: string }): Promise<DeliveryPage | null> {
+    const keys = workspaceKeys(this.runner.prefix, workspaceId);
+    const reply = await this.runner.script(DELIVERY_PAGE, {
+      keys: { delivery: keys.delivery(endpointId), deliveries: keys.deliveries(endpointId), deliveriesAt: keys.deliveriesAt(endpointId) },
+      args: {
+        hasBefore: before === undefined ? '0' : '1',
+        before: before ?? '',
+        limit,
+        // The exact text JSON.stringify wrote for this field (escapes included).
+        eventField: eventId === undefined ? '' : JSON.stringify({ eventId }).slice(1, -1),
+        retainedFrom: this.log.retainedFrom(),
+      },
+    });
+    if (reply === null) return null;
+    const [more, ...rows] = strings(reply);
+    return { deliveries: records<DeliveryAttempt>(rows), hasMore: more === '1' };
+  }
+
+  /** One ZMSCORE on the endpoint's delivered events. */
+  async delivered(workspaceId: string, endpointId: string, eventIds: readonly string[]): Promise<Set<string>> {
+    if (eventIds.length === 0) return new Set();
+    const key = workspaceKeys(this.runner.prefix, workspaceId).delivered(endpointId);
+    const scores = await this.runner.run((client) => client.zmscore(key, ...eventIds));
+    const from = this.log.retainedFrom();
+    return new Set(eventIds.filter((_, i) => scores[i] !== null && Number(scores[i]) >= from));
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * @module Lua for the event log and outbox (README, "Events and the outbox"): the helper every
+ * event-emitting write script includes, the log page, and the outbox's take, ack and sweep check.
+ *
+ * Per workspace (all under its hash tag): `event` HASH id → JSON, `events` ZSET scored by a commit
+ * sequence (`eventSeq`, INCR), one such ZSET per type, and the `outbox` LIST of ids. Retention is
+ * judged from the time in the event's id (`evt_<ULID>`: the first 10 ULID characters are ms since
+ * the epoch), compared as a number — never by Lua string order, which follows the server's locale.
+ */
+import { namedScript } from '../script.js';
+
+/** Keys every event-emitting write script declares (after its own), in this order. */
+export const EVENT_KEYS = ['event', 'events', 'eventSeq', 'outbox', 'eventsOfType', 'eventTypes[]'] as const;
+/** Args every event-emitting write script declares (after its own): `eventId` '' records nothing. */
+export const EVENT_ARGS = ['eventId', 'eventJson', 'retainedFrom'] as const;
+
+/** Expired events removed per write at most: bounded work, whatever the backlog. */
+export const TRIM_STEP = 64;
+
+/** `idTime(id)`: ms since the epoch in `<prefix>_<ULID>`, nil when malformed; `expired(id, from)`. */
+export const LUA_ID_TIME = `
+local ULID_DIGITS = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+local function idTime(id)
+  local at = string.find(id, '_', 1, true)
+  if not at or #id < at + 10 then return nil end
+  local ms = 0
+  for i = at + 1, at + 10 do
+    local digit = string.find(ULID_DIGITS, string.sub(id, i, i), 1, true)
+    if not digit then return nil end
+    ms = ms * 32 + digit - 1
+  end
+  return ms
+end
+local function expired(id, from)
+  local ms = idTime(id)
+  return ms ~= nil and ms < tonumber(from)
+end
+`;
+
+/**
+ * `beginEvent()` and `recordEvent(seq)`, which read the {@link EVENT_KEYS} and {@link EVENT_ARGS}
+ * locals and do nothing when `eventId` is ''. A script calls `beginEvent()` once its
+ * preconditions hold and before its first write: it takes the next commit sequence number
+ * (INCR), the only command of the event's that can fail (a corrupted counter) — Redis does not
+ * roll a script back, so failing before any write is what keeps "no change without its event".
+ * After the change's writes, `recordEvent(seq)` appends the event (`eventId`, `eventJson`) to the
+ * log, its type's index and the outbox, then trims up to {@link TRIM_STEP} expired events from the
+ * log's start (and expired ids from the outbox's head).
+ */
+export const LUA_RECORD_EVENT = `${LUA_ID_TIME}
+local function beginEvent()
+  if eventId == '' then return nil end
+  return redis.call('INCR', eventSeq)
+end
+local function recordEvent(seq)
+  if not seq then return end
+  redis.call('HSET', event, eventId, eventJson)
+  redis.call('ZADD', events, seq, eventId)
+  redis.call('ZADD', eventsOfType, seq, eventId)
+  redis.call('RPUSH', outbox, eventId)
+  local oldest = redis.call('ZRANGE', events, 0, ${TRIM_STEP - 1}, 'WITHSCORES')
+  local gone, last = {}, nil
+  for i = 1, #oldest, 2 do
+    if not expired(oldest[i], retainedFrom) then break end
+    gone[#gone + 1] = oldest[i]
+    last = oldest[i + 1]
+  end
+  if last then
+    redis.call('HDEL', event, unpack(gone))
+    redis.call('ZREMRANGEBYSCORE', events, '-inf', last)
+    for _, typed in ipairs(eventTypes) do redis.call('ZREMRANGEBYSCORE', typed, '-inf', last) end
+    for _ = 1, ${TRIM_STEP} do
+      local head = redis.call('LINDEX', outbox, 0)
+      if not head or redis.call('HEXISTS', event, head) == 1 then break end
+      redis.call('LPOP', outbox)
+    end
+  end
+end
+`;
+
+/**
+ * Up to `limit` retained events after the event `after` (when `hasAfter` is '1'; else from the
+ * start) in commit order, read
+ * from `index` (the whole log or one type's). O(limit) plus the expired entries not trimmed yet.
+ * Returns `{hasMore (0|1), json…}`, or nil when `after` is not a retained event of the log.
+ */
+export const EVENT_PAGE = namedScript({
+  name: 'event_page',
+  keys: ['events', 'index', 'event'],
+  args: ['hasAfter', 'after', 'limit', 'retainedFrom'],
+  lua: `${LUA_ID_TIME}
+local from = '-inf'
+if hasAfter == '1' then
+  local seq = redis.call('ZSCORE', events, after)
+  if not seq or expired(after, retainedFrom) then return false end
+  from = '(' .. seq
+end
+local want = tonumber(limit) + 1
+local out = {}
+while #out < want do
+  local rows = redis.call('ZRANGE', index, from, '+inf', 'BYSCORE', 'LIMIT', 0, want, 'WITHSCORES')
+  if #rows == 0 then break end
+  for i = 1, #rows, 2 do
+    if #out < want and not expired(rows[i], retainedFrom) then
+      local json = redis.call('HGET', event, rows[i])
+      if json then out[#out + 1] = json end
+    end
+    from = '(' .. rows[i + 1]
+  end
+end
+local more = 0
+if #out > tonumber(limit) then
+  more = 1
+  out[#out] = nil
+end
+table.insert(out, 1, more)
+return out
+`,
+});
+
+/**
+ * Takes the outbox's lock (`SET NX PX leaseMs` with `receipt`) and reads its first `max` events;
+ * ids whose event was trimmed are dropped from the outbox on the way.
+ * Returns `{'held'}` (another taker holds it), `{'empty'}` (lock released), `{'more'}` (only
+ * trimmed ids seen so far; lock released, call again), or `{'batch', id, json, …}`.
+ */
+export const OUTBOX_TAKE = namedScript({
+  name: 'outbox_take',
+  keys: ['outbox', 'outboxLock', 'event'],
+  args: ['receipt', 'max', 'leaseMs'],
+  lua: `
+if not redis.call('SET', outboxLock, receipt, 'NX', 'PX', leaseMs) then return {'held'} end
+for _ = 1, 10 do
+  local ids = redis.call('LRANGE', outbox, 0, tonumber(max) - 1)
+  if #ids == 0 then break end
+  local rows = redis.call('HMGET', event, unpack(ids))
+  local out = {'batch'}
+  for i = 1, #ids do
+    if rows[i] then
+      out[#out + 1] = ids[i]
+      out[#out + 1] = rows[i]
+    else
+      redis.call('LREM', outbox, 1, ids[i])
+    end
+  end
+  if #out > 1 then return out end
+end
+redis.call('DEL', outboxLock)
+if redis.call('LLEN', outbox) > 0 then return {'more'} end
+return {'empty'}
+`,
+});
+
+/**
+ * Acknowledges a batch: pops the outbox's head while it holds ids of the batch (so an ack after a
+ * lost lease removes only what was handed on, and a second ack nothing), and releases the lock if
+ * it is still `receipt`'s. Returns how many ids are left in the outbox.
+ */
+export const OUTBOX_ACK = namedScript({
+  name: 'outbox_ack',
+  keys: ['outbox', 'outboxLock'],
+  args: ['receipt', 'ids[]'],
+  lua: `
+local taken = {}
+for _, id in ipairs(ids) do taken[id] = true end
+for _ = 1, #ids do
+  local head = redis.call('LINDEX', outbox, 0)
+  if not head or not taken[head] then break end
+  redis.call('LPOP', outbox)
+end
+if redis.call('GET', outboxLock) == receipt then redis.call('DEL', outboxLock) end
+return redis.call('LLEN', outbox)
+`,
+});
+
+/** The sweep's check: 1 when the outbox has ids and nobody holds its lock, else 0. */
+export const OUTBOX_PENDING = namedScript({
+  name: 'outbox_pending',
+  keys: ['outbox', 'outboxLock'],
+  args: [],
+  lua: `
+if redis.call('LLEN', outbox) > 0 and redis.call('EXISTS', outboxLock) == 0 then return 1 end
+return 0
+`,
+});

@@ -1,0 +1,61 @@
+/**
+ * @module Lua for a conversation's history: a HASH (message id → JSON) and a ZSET of message ids,
+ * all with score 0.
+ *
+ * Equal scores order members by their bytes, and message ids are `msg_<ULID>` (time-sortable,
+ * fixed width), so the ZSET is the history in id order whatever order appends arrive in. A page
+ * is `ZRANGE … BYLEX REV LIMIT 0 limit+1` from just below the cursor — O(log n + limit) — and the
+ * cursor check is ZSCORE, O(1): a page costs the same at ten messages and at ten million.
+ */
+import { LUA_FETCH, namedScript } from '../script.js';
+import { EVENT_ARGS, EVENT_KEYS, LUA_RECORD_EVENT } from './event-log.lua.js';
+
+/**
+ * Appends a message and records its event if its conversation is active (a member of
+ * `activeConvs`), in the same atomic step — so no message lands after `completed`.
+ * Returns 'appended', or (nothing written) 'conversation_completed' / 'conversation_not_found'.
+ */
+export const MESSAGE_APPEND = namedScript({
+  name: 'message_append',
+  keys: ['conv', 'activeConvs', 'msg', 'msgs', ...EVENT_KEYS],
+  args: ['conversationId', 'id', 'json', ...EVENT_ARGS],
+  lua: `${LUA_RECORD_EVENT}
+if not redis.call('ZSCORE', activeConvs, conversationId) then
+  if redis.call('HEXISTS', conv, conversationId) == 1 then return 'conversation_completed' end
+  return 'conversation_not_found'
+end
+local seq = beginEvent()
+redis.call('HSET', msg, id, json)
+redis.call('ZADD', msgs, 0, id)
+recordEvent(seq)
+return 'appended'
+`,
+});
+
+/**
+ * The `limit` newest messages below the cursor `before` (when `hasBefore` is '1'; else the newest
+ * page), newest first.
+ * Returns `{hasMore (0|1), json…}`, or nil when the cursor is not a message of this history.
+ */
+export const MESSAGE_PAGE = namedScript({
+  name: 'message_page',
+  keys: ['msgs', 'msg'],
+  args: ['hasBefore', 'before', 'limit'],
+  lua: `${LUA_FETCH}
+local max = '+'
+if hasBefore == '1' then
+  if not redis.call('ZSCORE', msgs, before) then return false end
+  max = '(' .. before
+end
+local count = tonumber(limit)
+local ids = redis.call('ZRANGE', msgs, max, '-', 'BYLEX', 'REV', 'LIMIT', 0, count + 1)
+local more = 0
+if #ids > count then
+  more = 1
+  ids[#ids] = nil
+end
+local rows = fetch(msg, ids)
+table.insert(rows, 1, more)
+return rows
+`,
+});

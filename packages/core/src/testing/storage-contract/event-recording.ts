@@ -1,0 +1,184 @@
+/** @module Storage contract: every write that emits an event records it with the change, and only then. */
+import { ParleyError } from '../../errors.js';
+import type { Storage } from '../../ports/storage.js';
+import type { DomainEvent } from '../../types.js';
+import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
+import { OTHER_WS, Records, WS } from './fixtures.js';
+
+/** Every retained event of `workspaceId`, in commit order. */
+export async function logOf(storage: Storage, workspaceId = WS): Promise<DomainEvent[]> {
+  const events: DomainEvent[] = [];
+  for (let guard = 0; guard < 1000; guard += 1) {
+    const page = await storage.events.list(workspaceId, { after: events.at(-1)?.id, limit: 100 });
+    if (!page) throw new Error('Contract: events.list answered null for the id of an event it just listed.');
+    events.push(...page.events);
+    if (!page.hasMore) return events;
+  }
+  throw new Error('Contract: the event log did not end.');
+}
+
+/** Takes everything the outbox hands out within a short wait, acknowledging each batch. */
+export async function drainOutbox(storage: Storage): Promise<DomainEvent[]> {
+  const events: DomainEvent[] = [];
+  for (let guard = 0; guard < 1000; guard += 1) {
+    const batch = await storage.outbox.take(100, 50);
+    if (!batch) return events;
+    events.push(...batch.events);
+    await storage.outbox.ack(batch);
+  }
+  throw new Error('Contract: the outbox did not run dry.');
+}
+
+/** A promise's rejection, or a failure when it resolved. */
+async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('Contract: expected a rejection.');
+}
+
+/** @internal Registers the tests of event recording by the writes of every store. */
+export function eventRecordingTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
+  const { expect } = t;
+  contractGroup(t, 'event recording', open, skip, (test) => {
+    test('agents.insert records its event: readable by id, listed, and handed to the outbox', async (storage) => {
+      const records = new Records();
+      const agent = records.agent();
+      const event = records.event(WS, 'agent.created', agent);
+      await storage.agents.insert(WS, agent, event);
+      expect(await storage.events.get(WS, event.id)).toEqual(event);
+      expect(await logOf(storage)).toEqual([event]);
+      expect(await drainOutbox(storage)).toEqual([event]);
+    });
+
+    test('agents.update records the event of the change; null or an event-less change records nothing', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const renamed = { ...agent, name: 'Renamed' };
+      const event = records.event(WS, 'agent.updated', renamed);
+      await storage.agents.update(WS, agent.id, () => ({ record: renamed, event }));
+      await storage.agents.update(WS, agent.id, () => null);
+      await storage.agents.update(WS, agent.id, (current) => ({ record: { ...current, description: 'silent' } }));
+      const log = await logOf(storage);
+      expect(log.map((recorded) => recorded.type)).toEqual(['agent.created', 'agent.updated']);
+      expect(log[1]).toEqual(event);
+      expect((await storage.agents.get(WS, agent.id))?.description).toBe('silent');
+    });
+
+    test('agents.delete records event(deleted) built from the stored agent; a missing agent records nothing', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      let built: DomainEvent | undefined;
+      await storage.agents.delete(WS, agent.id, (deleted) => (built = records.event(WS, 'agent.deleted', deleted)));
+      expect(built?.data).toEqual(agent);
+      expect(await storage.agents.delete(WS, agent.id, (deleted) => records.event(WS, 'agent.deleted', deleted))).toBeNull();
+      expect(await storage.agents.delete(WS, records.id('agt'), (deleted) => records.event(WS, 'agent.deleted', deleted))).toBeNull();
+      const log = await logOf(storage);
+      expect(log.map((recorded) => recorded.type)).toEqual(['agent.created', 'agent.deleted']);
+      expect(log[1]).toEqual(built);
+    });
+
+    test('agents.delete whose event function throws deletes nothing and records nothing', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const refusal = new ParleyError('conflict', 'Refused by the test.');
+      const error = await rejectionOf(
+        storage.agents.delete(WS, agent.id, () => {
+          throw refusal;
+        }),
+      );
+      expect(error).toBe(refusal);
+      expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
+      expect((await logOf(storage)).map((recorded) => recorded.type)).toEqual(['agent.created', 'conversation.started']);
+    });
+
+    test('conversations.insert records its event only when it inserts', async (storage) => {
+      const records = new Records();
+      const active = await records.insertAgent(storage, WS);
+      const inactive = await records.insertAgent(storage, WS, { status: 'inactive' });
+      const started = records.conversation(active.id);
+      const startedEvent = records.event(WS, 'conversation.started', started);
+      expect(await storage.conversations.insert(WS, started, startedEvent)).toBe('inserted');
+      for (const agentId of [inactive.id, records.id('agt')]) {
+        const refused = records.conversation(agentId);
+        expect(await storage.conversations.insert(WS, refused, records.event(WS, 'conversation.started', refused))).not.toBe('inserted');
+      }
+      const log = await logOf(storage);
+      expect(log.map((recorded) => recorded.type)).toEqual(['agent.created', 'agent.created', 'conversation.started']);
+      expect(log[2]).toEqual(startedEvent);
+    });
+
+    test('conversations.update records the completion event; null records nothing', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const completed = { ...conversation, status: 'completed' as const };
+      const event = records.event(WS, 'conversation.completed', completed);
+      await storage.conversations.update(WS, conversation.id, () => ({ record: completed, event }));
+      await storage.conversations.update(WS, conversation.id, () => null);
+      const log = await logOf(storage);
+      expect(log.map((recorded) => recorded.type)).toEqual(['agent.created', 'conversation.started', 'conversation.completed']);
+      expect(log[2]).toEqual(event);
+    });
+
+    test('messages.append records its event only when it appends', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const open = await records.insertConversation(storage, WS, agent.id);
+      const closed = await records.insertConversation(storage, WS, agent.id, { status: 'completed' });
+      const message = records.message(open.id, { role: 'assistant' });
+      const event = records.sent(WS, message);
+      expect(await storage.messages.append(WS, message, event)).toBe('appended');
+      for (const conversationId of [closed.id, records.id('conv')]) {
+        const refused = records.message(conversationId);
+        expect(await storage.messages.append(WS, refused, records.sent(WS, refused))).not.toBe('appended');
+      }
+      const log = await logOf(storage);
+      expect(log.map((recorded) => recorded.type)).toEqual(['agent.created', 'conversation.started', 'conversation.started', 'message.received']);
+      expect(log[3]).toEqual(event);
+    });
+
+    test('an update function that throws writes nothing, records nothing, and its error propagates', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const endpoint = await records.insertEndpoint(storage, WS);
+      const refusal = new ParleyError('conflict', 'Refused by the test.');
+      const refuse = (): never => {
+        throw refusal;
+      };
+      expect(await rejectionOf(storage.agents.update(WS, agent.id, refuse))).toBe(refusal);
+      expect(await rejectionOf(storage.conversations.update(WS, conversation.id, refuse))).toBe(refusal);
+      expect(await rejectionOf(storage.webhookEndpoints.update(WS, endpoint.id, refuse))).toBe(refusal);
+      expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
+      expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual(endpoint);
+      expect((await logOf(storage)).map((recorded) => recorded.type)).toEqual(['agent.created', 'conversation.started']);
+    });
+
+    test('webhook endpoint writes record no event, even when a change carries one', async (storage) => {
+      const records = new Records();
+      const endpoint = await records.insertEndpoint(storage, WS);
+      const agent = records.agent();
+      await storage.webhookEndpoints.update(WS, endpoint.id, (current) => ({
+        record: { ...current, enabled: false },
+        event: records.event(WS, 'agent.updated', agent),
+      }));
+      await storage.webhookEndpoints.delete(WS, endpoint.id);
+      expect(await logOf(storage)).toEqual([]);
+      expect(await storage.outbox.take(10, 50)).toBeNull();
+    });
+
+    test('each workspace records its own events', async (storage) => {
+      const records = new Records();
+      const mine = await records.insertAgent(storage, WS);
+      const theirs = await records.insertAgent(storage, OTHER_WS);
+      expect((await logOf(storage, WS)).map((event) => event.data.id)).toEqual([mine.id]);
+      expect((await logOf(storage, OTHER_WS)).map((event) => event.data.id)).toEqual([theirs.id]);
+    });
+  });
+}
