@@ -91,7 +91,7 @@ export function runRedisDeliveryQueueTests(client: () => RedisClient, label: str
       withQueues(30_000, async ({ open }) => {
         const queue = open();
         let leaseSettled = false;
-        const waiting = queue.lease('retry', 1, 3_000).then((leased) => ((leaseSettled = true), leased));
+        const waiting = queue.lease('retry', 1, 1_200).then((leased) => ((leaseSettled = true), leased));
         await new Promise((resolve) => setTimeout(resolve, 300));
         // With the wait on the shared client, this would queue behind the blocked read.
         expect(await queue.stats()).toEqual(EMPTY);

@@ -79,8 +79,9 @@ export interface DeliveryQueue {
   ack(leased: LeasedJob): Promise<void>;
   /**
    * In one atomic step, acks `leased` and schedules `next` to become ready in the `retry` lane at
-   * `dueAt` (ms since the epoch; a past `dueAt` makes it ready at once). Schedules nothing when
-   * `leased` was acked or rescheduled already.
+   * `dueAt` (ms since the epoch on the wall clock: adapters compare it with `Date.now()`, so a
+   * test clock must not be used for it; a past `dueAt` makes it ready at once). Schedules nothing
+   * when `leased` was acked or rescheduled already.
    */
   retry(leased: LeasedJob, next: DeliveryJob, dueAt: number): Promise<void>;
   /** Current counts (O(1) per figure). */

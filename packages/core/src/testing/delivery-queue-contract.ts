@@ -36,7 +36,7 @@ export interface DeliveryQueueContractOptions {
 }
 
 /** The short lease of the lease tests, and a lease no test outlives. */
-const SHORT_LEASE_MS = 400;
+const SHORT_LEASE_MS = 800;
 const LONG_LEASE_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -121,7 +121,7 @@ const ids = (leased: readonly LeasedJob[]) => leased.map((item) => item.job.id);
 /**
  * Registers the contract tests of `ports/delivery-queue.ts` with the caller's test runner, e.g.
  * `runDeliveryQueueContract({ describe, it, expect }, ({ leaseMs }) => new MemoryDeliveryQueue({ leaseMs }))`.
- * The suite runs on the real clock: lease tests take a lease of 400 ms and wait for it to run out.
+ * The suite runs on the real clock: lease tests take a lease of 800 ms and wait for it to run out.
  */
 export function runDeliveryQueueContract(t: ContractTestApi, factory: DeliveryQueueFactory, options: DeliveryQueueContractOptions = {}): void {
   const { expect } = t;
@@ -237,10 +237,10 @@ export function runDeliveryQueueContract(t: ContractTestApi, factory: DeliveryQu
       const leased: LeasedJob[] = [];
       for (let i = 0; i < 4; i++) leased.push(...(await queue.lease('first', 1, 0)));
       expect(leased.map((item) => item.job)).toEqual([a, b, c, d]);
-      // Scheduled in reverse: the retry lane orders by due time, not by when retry() was called.
+      // Scheduled latest-due first: the retry lane orders by due time, not by when retry() was called.
       const start = Date.now();
-      for (const [i, item] of [...leased].reverse().entries()) await queue.retry(item, nextOf(item.job), start + 300 + i * 100);
-      await sleep(start + 700 - Date.now());
+      for (const [i, item] of leased.entries()) await queue.retry(item, nextOf(item.job), start + 1_300 - i * 100);
+      await sleep(start + 1_400 - Date.now());
       const due: LeasedJob[] = [];
       for (let i = 0; i < 4; i++) due.push(...(await queue.lease('retry', 1, 2_000)));
       expect(due.map((item) => item.job)).toEqual([d, c, b, a].map(nextOf));
@@ -297,7 +297,7 @@ export function runDeliveryQueueContract(t: ContractTestApi, factory: DeliveryQu
       await queue.retry(takenOver!, nextOf(job), Date.now());
       await queue.retry(lost!, nextOf(job), Date.now());
       expect(await queue.stats()).toEqual(EMPTY);
-      expect(await queue.lease('first', 1, SHORT_LEASE_MS * 2)).toEqual([]);
+      expect(await queue.lease('first', 1, SHORT_LEASE_MS + 400)).toEqual([]);
       expect(await queue.lease('retry', 1, 300)).toEqual([]);
     });
 
@@ -311,7 +311,7 @@ export function runDeliveryQueueContract(t: ContractTestApi, factory: DeliveryQu
       expect(await queue.stats()).toEqual({ ...EMPTY, scheduled: 1 });
       await queue.ack(leased!);
       expect(await queue.stats()).toEqual({ ...EMPTY, scheduled: 1 });
-      expect(await queue.lease('first', 1, SHORT_LEASE_MS * 2)).toEqual([]);
+      expect(await queue.lease('first', 1, SHORT_LEASE_MS + 400)).toEqual([]);
     });
 
   });
