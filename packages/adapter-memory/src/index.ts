@@ -5,7 +5,7 @@ import { MemoryStorage, type MemoryStorageOptions } from './memory-storage.js';
 import { MemoryRateLimitStore } from './memory-rate-limit.js';
 import { MemoryReplyQueue } from './memory-reply-queue.js';
 
-export { MemoryApiKeyStore, MemoryStorage };
+export { MemoryApiKeyStore, MemoryDeliveryQueue, MemoryStorage };
 export { DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, type MemoryStorageOptions } from './memory-storage.js';
 export { MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from './memory-rate-limit.js';
 export type { MemoryDeliveryQueueOptions } from './memory-delivery-queue.js';

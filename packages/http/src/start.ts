@@ -84,7 +84,7 @@ function banner(url: string, storage: string, keys: ApiKeySetup): string {
  */
 export function createServerCore(
   adapters: CoreOptions,
-  config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls' | 'webhookRetryDelaysSeconds'> & Partial<Pick<Config, 'models' | 'replyContextMessages'>>,
+  config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls'> & Partial<Pick<Config, 'webhookRetryDelaysSeconds' | 'models' | 'replyContextMessages'>>,
   logger: Logger,
 ): Core {
   return createCore({
