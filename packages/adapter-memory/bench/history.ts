@@ -8,7 +8,7 @@
  * prints the figures and the large/small ratio. A page is a binary search plus a slice, so the
  * ratio should stay near 1. Not part of `npm test`.
  */
-import { createUlidGenerator, type Agent, type Message } from '@parley/core';
+import { createUlidGenerator, type Agent, type DomainEvent, type EventType, type Message } from '@parley/core';
 import { MemoryStorage } from '../src/index.js';
 
 const total = Number(process.argv[2] ?? 1_000_000);
@@ -23,17 +23,20 @@ const agent: Agent = {
   id: ids.next('agt'), name: 'Bench', description: '', model: 'modelA-4', systemPrompt: null, temperature: null,
   maxTokens: null, configuration: {}, status: 'active', createdAt: now, updatedAt: now,
 };
-await storage.agents.insert(WS, agent);
+// Every write records its event, as the services' writes do.
+const event = (type: EventType, data: DomainEvent['data']): DomainEvent => ({ id: ids.next('evt'), type, workspaceId: WS, occurredAt: now, data });
+await storage.agents.insert(WS, agent, event('agent.created', agent));
 
 async function conversationWith(count: number): Promise<{ id: string; messageIds: string[] }> {
   const id = ids.next('conv');
-  await storage.conversations.insert(WS, { id, agentId: agent.id, userId: null, metadata: {}, status: 'active', createdAt: now });
+  const conversation = { id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt: now };
+  await storage.conversations.insert(WS, conversation, event('conversation.started', conversation));
   const messageIds: string[] = [];
   const started = performance.now();
   for (let i = 0; i < count; i += 1) {
     const message: Message = { id: ids.next('msg'), conversationId: id, content: `message ${i}`, role: 'user', metadata: {}, createdAt: now };
     messageIds.push(message.id);
-    await storage.messages.append(WS, message);
+    await storage.messages.append(WS, message, event('message.sent', message));
   }
   const seconds = (performance.now() - started) / 1000;
   console.log(`filled ${count.toLocaleString('en')} messages in ${seconds.toFixed(1)} s`);

@@ -1,4 +1,4 @@
-/** @module Builds the domain events services publish. */
+/** @module Builds the domain events services hand to the storage writes that record them. */
 import type { Clock } from '../ports/clock.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { DomainEvent, EventType } from '../types.js';
