@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
 import { runRedisContracts } from '../test/contract-suites.js';
 import { runRedisDeliveryQueueTests } from '../test/delivery-queue-suite.js';
+import { runRedisReplyTests } from '../test/replies-suite.js';
 import { describeIfAvailable } from '../test/redis-available.js';
 import { probeRedisBinaries, startCluster, type RedisClusterProcesses } from '../test/redis-server.js';
 import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
@@ -48,4 +49,5 @@ describeCluster('Redis adapters on Redis Cluster', () => {
   runRedisContracts(client, 'cluster');
   runRedisSpecificTests(client);
   runRedisDeliveryQueueTests(client, 'cluster');
+  runRedisReplyTests(client, 'cluster');
 });
