@@ -3,7 +3,7 @@
  * for storage (the event log and outbox included), rate limits and API keys.
  */
 import { MemoryDeliveryQueue, memoryAdapters } from '@parley/adapter-memory';
-import { createRedisAdapters, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
+import { createRedisAdapters, RedisConversationFeed, RedisReplyQueue, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
 import type { ApiKeyStore, CoreOptions, RateLimitStore, Storage } from '@parley/core';
 import type { Logger } from './logger.js';
 import { describeRedis, type RedisConfig } from './redis-config.js';
@@ -17,7 +17,7 @@ export const SERVER_REDIS_TIMEOUT_MS = 500;
 
 /** The adapters of a running server, and what they need at start-up and shutdown. */
 export interface Backend {
-  adapters: Pick<CoreOptions, 'deliveryQueue'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
+  adapters: Pick<CoreOptions, 'deliveryQueue' | 'replyQueue' | 'conversationFeed'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
   /** The Redis key store (for upserting `API_KEYS`); `undefined` on memory storage. */
   redisKeys: RedisApiKeyStore | undefined;
   /** For the banner and logs, e.g. `memory storage: data is lost when the server stops`. */
@@ -58,13 +58,20 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
   let lastError: string | undefined;
   adapters.client.on('error', (error: Error) => (lastError = error.message));
   if (options.logger) logConnectionChanges(adapters, describeRedis(redis), options.logger);
+  // Reply requests and live stream signals are shared by every instance through Redis too.
+  const shared = { client: adapters.client, prefix: redis.prefix, timeoutMs: options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS };
+  const replyQueue = new RedisReplyQueue(shared);
+  const conversationFeed = new RedisConversationFeed(shared);
   return {
     // TODO(delivery): the Redis delivery queue replaces this in-process one once it lands.
-    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, deliveryQueue: new MemoryDeliveryQueue() },
+    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, deliveryQueue: new MemoryDeliveryQueue(), replyQueue, conversationFeed },
     redisKeys: adapters.apiKeys,
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),
-    close: () => adapters.close(),
+    close: async () => {
+      await Promise.all([replyQueue.close(), conversationFeed.close()]);
+      await adapters.close();
+    },
   };
 }
 
