@@ -33,7 +33,23 @@ export function storageUnavailable(cause: unknown): ParleyError {
   return new ParleyError(ErrorCode.serviceUnavailable, 'Storage is unavailable.', undefined, { cause });
 }
 
-/** `error` as callers should see it: faults become {@link storageUnavailable}, the rest unchanged. */
+/**
+ * Drops the arguments ioredis attaches to a failed command's error (`error.command.args`: keys,
+ * records, message text), keeping the command's name, so logging the error leaks no content.
+ */
+function withoutArguments(error: unknown): unknown {
+  if (error instanceof Error && 'command' in error && typeof error.command === 'object' && error.command !== null) {
+    const { name } = error.command as { name?: unknown };
+    (error as { command: unknown }).command = { name };
+  }
+  return error;
+}
+
+/**
+ * `error` as callers should see it, without command arguments: faults become
+ * {@link storageUnavailable}, the rest unchanged.
+ */
 export function toAdapterError(error: unknown): unknown {
-  return isConnectionFault(error) ? storageUnavailable(error) : error;
+  const clean = withoutArguments(error);
+  return isConnectionFault(clean) ? storageUnavailable(clean) : clean;
 }

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
 import { runRedisContracts } from '../test/contract-suites.js';
+import { runEventLogTests } from '../test/event-log-suite.js';
 import { runRedisDeliveryQueueTests } from '../test/delivery-queue-suite.js';
 import { runRedisReplyTests } from '../test/replies-suite.js';
 import { describeIfAvailable } from '../test/redis-available.js';
@@ -48,6 +49,7 @@ describeCluster('Redis adapters on Redis Cluster', () => {
 
   runRedisContracts(client, 'cluster');
   runRedisSpecificTests(client);
+  runEventLogTests(client);
   runRedisDeliveryQueueTests(client, 'cluster');
   runRedisReplyTests(client, 'cluster');
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createRedisAdapters } from './create-redis-adapters.js';
 import { RedisStorage } from './redis-storage.js';
 import { runRedisContracts } from '../test/contract-suites.js';
+import { runEventLogTests } from '../test/event-log-suite.js';
 import { runRedisDeliveryQueueTests } from '../test/delivery-queue-suite.js';
 import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
 import { REDIS_URL, describeIfAvailable, probeRedis } from '../test/redis-available.js';
@@ -22,6 +23,7 @@ describeRedis('Redis adapters on standalone Redis', () => {
   });
   runRedisContracts(() => client, 'standalone');
   runRedisSpecificTests(() => client);
+  runEventLogTests(() => client);
   runRedisDeliveryQueueTests(() => client, 'standalone');
 
   it('opens no connection when it refuses a key prefix', async () => {

@@ -1,9 +1,9 @@
 /**
  * @module The adapters the ready-made server runs on: memory, or Redis (standalone or Cluster)
- * for storage (the event log and outbox included), rate limits and API keys.
+ * for storage (the event log and outbox included), the delivery queue, rate limits and API keys.
  */
-import { MemoryDeliveryQueue, memoryAdapters } from '@parley/adapter-memory';
-import { createRedisAdapters, RedisConversationFeed, RedisReplyQueue, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
+import { memoryAdapters } from '@parley/adapter-memory';
+import { createRedisAdapters, RedisConversationFeed, RedisDeliveryQueue, RedisReplyQueue, type RedisAdapters, type RedisApiKeyStore } from '@parley/adapter-redis';
 import type { ApiKeyStore, CoreOptions, RateLimitStore, Storage } from '@parley/core';
 import type { Logger } from './logger.js';
 import { describeRedis, type RedisConfig } from './redis-config.js';
@@ -54,31 +54,38 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
       close: async () => {},
     };
   }
-  const adapters = openRedisAdapters(redis, options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS);
+  const timeoutMs = options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS;
+  const adapters = openRedisAdapters(redis, timeoutMs, options.eventRetentionDays);
+  // Shares the client; its blocking reads use connections of their own (see RedisDeliveryQueue).
+  const deliveryQueue = new RedisDeliveryQueue({ client: adapters.client, prefix: redis.prefix, timeoutMs });
   let lastError: string | undefined;
   adapters.client.on('error', (error: Error) => (lastError = error.message));
   if (options.logger) logConnectionChanges(adapters, describeRedis(redis), options.logger);
   // Reply requests and live stream signals are shared by every instance through Redis too.
-  const shared = { client: adapters.client, prefix: redis.prefix, timeoutMs: options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS };
+  const shared = { client: adapters.client, prefix: redis.prefix, timeoutMs };
   const replyQueue = new RedisReplyQueue(shared);
   const conversationFeed = new RedisConversationFeed(shared);
   return {
-    // TODO(delivery): the Redis delivery queue replaces this in-process one once it lands.
-    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, deliveryQueue: new MemoryDeliveryQueue(), replyQueue, conversationFeed },
+    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, deliveryQueue, replyQueue, conversationFeed },
     redisKeys: adapters.apiKeys,
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),
     close: async () => {
-      await Promise.all([replyQueue.close(), conversationFeed.close()]);
+      await Promise.allSettled([deliveryQueue.close(), replyQueue.close(), conversationFeed.close()]);
       await adapters.close();
     },
   };
 }
 
 /** Redis adapters for `redis` over a client they own. */
-function openRedisAdapters(redis: RedisConfig, timeoutMs: number): RedisAdapters {
+function openRedisAdapters(redis: RedisConfig, timeoutMs: number, eventRetentionDays: number | undefined): RedisAdapters {
   const target = 'url' in redis ? { url: redis.url } : { clusterNodes: redis.clusterNodes };
-  return createRedisAdapters({ ...target, prefix: redis.prefix, timeoutMs });
+  return createRedisAdapters({
+    ...target,
+    prefix: redis.prefix,
+    timeoutMs,
+    ...(eventRetentionDays !== undefined && { eventRetentionMs: eventRetentionDays * DAY_MS }),
+  });
 }
 
 /**

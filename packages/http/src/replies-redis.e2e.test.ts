@@ -16,6 +16,7 @@ const KEY = 'replies-instances-key-0001';
 describeRedis('replies and streams across two parley serve instances on Redis', () => {
   let fake: FakeOpenAi;
   let client: Redis;
+  const prefix = uniquePrefix('replies');
   let env: Record<string, string>;
   const started: ServerProcess[] = [];
   const readers: EventStreamReader[] = [];
@@ -25,7 +26,7 @@ describeRedis('replies and streams across two parley serve instances on Redis', 
     fake = await startFakeOpenAi();
     env = {
       REDIS_URL,
-      REDIS_PREFIX: uniquePrefix('replies'),
+      REDIS_PREFIX: prefix,
       API_KEYS: JSON.stringify([{ key: KEY, workspace: 'acme', plan: 'pro' }]),
       MODELS: JSON.stringify({ 'local-llm': { provider: 'openai-compatible', baseURL: fake.baseURL, model: 'tiny-1', apiKeyEnv: 'FAKE_LLM_KEY' } }),
       FAKE_LLM_KEY: 'sk-not-logged-1234',
@@ -36,7 +37,7 @@ describeRedis('replies and streams across two parley serve instances on Redis', 
     readers.forEach((reader) => reader.close());
     await Promise.all(started.map((instance) => instance.stop('SIGKILL')));
     await fake.close();
-    await deletePrefix(client, env.REDIS_PREFIX);
+    await deletePrefix(client, prefix);
     await client.quit();
   });
 

@@ -94,7 +94,7 @@ export function createServerCore(
     ...(config.replyContextMessages !== undefined && { replyContextMessages: config.replyContextMessages }),
     rateLimitFailure: config.rateLimitFailure,
     allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
-    webhookRetryDelays: config.webhookRetryDelaysSeconds,
+    ...(config.webhookRetryDelaysSeconds && { webhookRetryDelays: config.webhookRetryDelaysSeconds }),
     onRateLimitStoreError: (error, failure) => logger.warn({ err: error, ...failure }, 'rate-limit store failed'),
   });
 }

@@ -4,8 +4,12 @@
  */
 import { ErrorCode, ParleyError, type Change, type Update } from '@parley/core';
 
-/** Attempts before an update that keeps losing races gives up. */
-export const UPDATE_ATTEMPTS = 20;
+/**
+ * Attempts before an update that keeps losing races gives up. A write loses only to another
+ * write that succeeded in between, so with N concurrent writers of one record each succeeds
+ * within N attempts: 50 leaves room for bursts far beyond any API client's.
+ */
+export const UPDATE_ATTEMPTS = 50;
 
 /** What a compare-and-set script answered. */
 export type CasOutcome = 'ok' | 'gone' | 'changed';

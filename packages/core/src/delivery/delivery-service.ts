@@ -38,9 +38,17 @@ export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 const RECOVER_SLACK_MS = 5 * 60 * 1000;
 const RECOVER_PAGE = 100;
 
+/** An attempt as the API shows it: the endpoint is the one in the path, so `endpointId` is left out. */
+export type DeliveryLogEntry = Omit<DeliveryAttempt, 'endpointId'>;
+
+/** The API shape of a logged attempt. */
+export function toDeliveryLogEntry({ endpointId: _endpointId, ...entry }: DeliveryAttempt): DeliveryLogEntry {
+  return entry;
+}
+
 /** A page of the deliveries log. */
 export interface DeliveryList {
-  deliveries: DeliveryAttempt[];
+  deliveries: DeliveryLogEntry[];
   hasMore: boolean;
   nextCursor?: string;
 }
@@ -93,7 +101,7 @@ export class DeliveryService {
     if (!page) throw invalidCursor();
     const last = page.deliveries.at(-1);
     return {
-      deliveries: page.deliveries,
+      deliveries: page.deliveries.map(toDeliveryLogEntry),
       hasMore: page.hasMore,
       ...(page.hasMore && last && { nextCursor: encodeDeliveryCursor(endpointId, last.id) }),
     };
@@ -160,14 +168,14 @@ export class DeliveryService {
    * The endpoint's state (`failingSince`, `enabled`) is not changed by a test.
    * @throws ParleyError `validation_failed`, `not_found`
    */
-  async test(workspaceId: string, endpointId: string, input: WebhookTestInput): Promise<DeliveryAttempt> {
+  async test(workspaceId: string, endpointId: string, input: WebhookTestInput): Promise<DeliveryLogEntry> {
     const { eventType } = parse(WebhookTestSchema, input);
     const endpoint = await this.endpoint(workspaceId, endpointId);
     const at = new Date(this.clock.now()).toISOString();
     const id = this.ids.next('evt').replace(/^evt_/, 'evt_test_');
     const event = { id, type: eventType, occurredAt: at, data: exampleEventData(eventType, at) };
     const { entry } = await attemptDelivery({ storage: this.storage, transport: this.transport, clock: this.clock, ids: this.ids }, workspaceId, endpoint, event, 1, 'test');
-    return entry;
+    return toDeliveryLogEntry(entry);
   }
 
   /**

@@ -160,9 +160,11 @@ export class DeliveryWorker {
   private async lane(lane: DeliveryLane): Promise<void> {
     const limit = this.concurrency[lane];
     const inFlight = new Set<Promise<void>>();
+    // Resolved when an attempt ends, so a full lane wakes without racing every attempt in flight.
+    let slotFreed: (() => void) | undefined;
     while (!this.stopping) {
       if (inFlight.size >= limit) {
-        await Promise.race(inFlight);
+        await new Promise<void>((resolve) => (slotFreed = resolve));
         continue;
       }
       let leased: LeasedJob[];
@@ -186,6 +188,8 @@ export class DeliveryWorker {
           .catch((error: unknown) => this.logger.error({ err: error, jobId: item.job.id, endpointId: item.job.endpointId }, 'delivery attempt failed; its lease will hand it out again'))
           .finally(() => {
             inFlight.delete(work);
+            slotFreed?.();
+            slotFreed = undefined;
             const left = (this.busy.get(key) ?? 1) - 1;
             if (left > 0) this.busy.set(key, left);
             else this.busy.delete(key);

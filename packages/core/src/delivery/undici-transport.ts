@@ -187,16 +187,26 @@ export function undiciTransport(options: UndiciTransportOptions = {}): ClosableW
           if (kind) return failed(refusal(kind).message);
         }
       }
-      const deadline = AbortSignal.timeout(timeoutMs);
-      const combined = signal ? AbortSignal.any([deadline, signal]) : deadline;
+      // One controller and one timer per attempt: cheaper than AbortSignal.timeout + AbortSignal.any.
+      const controller = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, timeoutMs);
+      const stop = () => controller.abort();
+      signal?.addEventListener('abort', stop, { once: true });
       try {
-        const response = await request(url, { method: 'POST', headers: webhook.headers, body: webhook.body, dispatcher: agent, signal: combined });
+        const response = await request(url, { method: 'POST', headers: webhook.headers, body: webhook.body, dispatcher: agent, signal: controller.signal });
         const responseBody = await readCapped(response.body, WEBHOOK_RESPONSE_BODY_BYTES);
         const status = response.statusCode;
         const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after'], Date.now()) : null;
         return { status, responseBody, error: null, durationMs: elapsed(), retryAfterMs };
       } catch (error) {
-        return failed(signal?.aborted && !deadline.aborted ? 'Aborted: the worker stopped.' : describeFailure(error, deadline.aborted, timeoutMs, connectTimeoutMs));
+        return failed(signal?.aborted && !timedOut ? 'Aborted: the worker stopped.' : describeFailure(error, timedOut, timeoutMs, connectTimeoutMs));
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', stop);
       }
     },
     close: () => agent.close(),

@@ -29,6 +29,11 @@ export interface Receiver {
   waitFor(count: number, timeoutMs?: number): Promise<void>;
   /** Requests whose answer was `'hang'` and are still open. */
   hanging(): number;
+  /**
+   * Answers every hanging request with `status`; resolves `true` when at least one was open and
+   * its answer was fully written (the sender was still waiting for it).
+   */
+  release(status: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -49,6 +54,22 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       });
     },
     hanging: () => open.size,
+    release: async (status) => {
+      const pending = [...open];
+      open.clear();
+      const written = await Promise.all(
+        pending.map(
+          (response) =>
+            new Promise<boolean>((resolve) => {
+              if (response.destroyed) return resolve(false);
+              response.once('finish', () => resolve(true));
+              response.once('close', () => resolve(response.writableFinished));
+              response.writeHead(status).end();
+            }),
+        ),
+      );
+      return written.some(Boolean);
+    },
     close: () =>
       new Promise((resolve) => {
         for (const response of open) response.destroy();

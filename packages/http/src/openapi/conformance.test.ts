@@ -4,12 +4,15 @@
  */
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { describe, expect, it } from 'vitest';
+import { memoryAdapters } from '@parley/adapter-memory';
+import { startReceiver } from '../../../core/src/test-support/receiver.js';
 import { agentInput, harness, json, type CallInit } from '../test-support/harness.js';
 import { fetchDocument, operation, operationsOf, schemaValidator } from '../test-support/openapi.js';
 
 describe('responses conform to /openapi.json', () => {
   it('for every operation, successes and errors alike', async () => {
-    const h = await harness({ bodyLimitBytes: 4096 });
+    // Private targets allowed: the test event goes to a receiver on loopback.
+    const h = await harness({ bodyLimitBytes: 4096 }, { ...memoryAdapters(), allowPrivateWebhookUrls: true });
     const document = await fetchDocument(h.app);
     const validate = schemaValidator(document);
     const exercised = new Set<string>();
@@ -55,7 +58,19 @@ describe('responses conform to /openapi.json', () => {
     const webhook = await json(await call('POST', '/api/webhooks', '/api/webhooks', { json: { url: 'https://example.com/h', events: ['message.sent'] } }, 201));
     await call('GET', '/api/webhooks', '/api/webhooks', {}, 200);
     await call('GET', '/api/webhooks/{id}', `/api/webhooks/${webhook.id}`, {}, 200);
+    const receiver = await startReceiver();
+    const delivering = await json(await call('POST', '/api/webhooks', '/api/webhooks', { json: { url: receiver.url, events: ['agent.created'] } }, 201));
+    const tested = await json(await call('POST', '/api/webhooks/{id}/test', `/api/webhooks/${delivering.id}/test`, { json: { eventType: 'agent.created' } }, 200));
+    await call('GET', '/api/webhooks/{id}/deliveries', `/api/webhooks/${delivering.id}/deliveries?limit=1`, {}, 200);
+    await call('POST', '/api/webhooks/{id}/recover', `/api/webhooks/${delivering.id}/recover`, { json: { since: new Date(0).toISOString() } }, 202);
+    await call('POST', '/api/webhooks/{id}/deliveries/{deliveryId}/retry', `/api/webhooks/${delivering.id}/deliveries/${tested.id}/retry`, {}, 404);
+    await call('POST', '/api/webhooks/{id}/rotate-secret', `/api/webhooks/${delivering.id}/rotate-secret`, {}, 200);
+    await receiver.close();
+    const events = await json(await call('GET', '/api/events', '/api/events?limit=1', {}, 200));
+    await call('GET', '/api/events/{id}', `/api/events/${events.events[0].id}`, {}, 200);
+    await call('GET', '/api/events/{id}', '/api/events/evt_nope', {}, 404);
     await call('PATCH', '/api/webhooks/{id}', `/api/webhooks/${webhook.id}`, { json: { enabled: false } }, 200);
+    await call('POST', '/api/webhooks/{id}/recover', `/api/webhooks/${webhook.id}/recover`, { json: { since: new Date(0).toISOString() } }, 409);
     await call('DELETE', '/api/webhooks/{id}', `/api/webhooks/${webhook.id}`, {}, 200);
     await call('GET', '/sandbox/plants', '/sandbox/plants?limit=2', {}, 200);
     await call('POST', '/sandbox/plants', '/sandbox/plants', { json: { id: 42, name: 'Fern' } }, 200);

@@ -105,9 +105,20 @@ function isNumberOrDigits(schema: AnySchema): boolean {
  */
 function typeOrNull(jsonSchema: JsonSchema): JsonSchema | undefined {
   const [inner, nullType, ...rest] = (jsonSchema.anyOf ?? []) as JsonSchema[];
-  if (!inner || rest.length || nullType?.type !== 'null' || typeof inner.type !== 'string' || inner.enum || inner.$ref) return undefined;
+  if (!inner || rest.length || nullType?.type !== 'null' || typeof inner.type !== 'string' || inner.$ref) return undefined;
   const { anyOf: _anyOf, ...outer } = jsonSchema;
-  return { ...inner, ...outer, type: [inner.type, 'null'] };
+  // A nullable enum: `null` joins the allowed values too (`enum` alone would refuse it).
+  return { ...inner, ...outer, type: [inner.type, 'null'], ...(inner.enum ? { enum: [...(inner.enum as unknown[]), null] } : {}) } as JsonSchema;
+}
+
+/**
+ * A union of object schemas (`anyOf` of `$ref`s) also says `"type": "object"`: the same in JSON
+ * Schema, and Scalar's reference page refuses an `anyOf` without a `type` beside it.
+ */
+function objectUnion(valibotSchema: AnySchema, jsonSchema: JsonSchema): JsonSchema | undefined {
+  const options = (valibotSchema as unknown as { options?: AnySchema[] }).options ?? [];
+  if (!jsonSchema.anyOf || options.length === 0 || !options.every((option) => option.type === 'object' || option.type === 'strict_object')) return undefined;
+  return { ...jsonSchema, type: 'object' };
 }
 
 const CONFIG: ConversionConfig = {
@@ -121,6 +132,7 @@ const CONFIG: ConversionConfig = {
     if (valibotSchema.type === 'custom') return {};
     if (isNumberOrDigits(valibotSchema)) return { type: 'number' };
     if (valibotSchema.type === 'nullable') return typeOrNull(jsonSchema);
+    if (valibotSchema.type === 'union') return objectUnion(valibotSchema, jsonSchema);
     return undefined;
   },
   overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,

@@ -27,9 +27,20 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** This process's environment without the server's own variables, so tests set them explicitly. */
+/** This process's environment without the server's own variables (storage, keys, delivery), so tests set them explicitly. */
 function inheritedEnv(): Record<string, string | undefined> {
-  const { API_KEYS: _keys, REDIS_URL: _url, REDIS_CLUSTER_NODES: _nodes, REDIS_PREFIX: _prefix, RATE_LIMIT_FAILURE: _failure, ...rest } = process.env;
+  const {
+    API_KEYS: _keys,
+    REDIS_URL: _url,
+    REDIS_CLUSTER_NODES: _nodes,
+    REDIS_PREFIX: _prefix,
+    RATE_LIMIT_FAILURE: _failure,
+    DELIVERY_WORKER: _worker,
+    WEBHOOK_RETRY_DELAYS: _delays,
+    WEBHOOK_ALLOW_PRIVATE_URLS: _private,
+    EVENT_RETENTION_DAYS: _retention,
+    ...rest
+  } = process.env;
   return rest;
 }
 
@@ -40,12 +51,15 @@ function assertBuilt(): void {
 /**
  * Spawns `node packages/http/dist/cli.js serve` (built by `npm test` before vitest runs) with
  * `env` on top of this process's environment minus the server's variables (`API_KEYS`,
- * `REDIS_*`, `RATE_LIMIT_FAILURE`), and resolves once it prints that it is listening.
+ * `REDIS_*`, `RATE_LIMIT_FAILURE`), and resolves once it prints that it is listening. With
+ * `command: 'worker'` it runs `parley worker` instead and resolves once that says it runs
+ * (`base` is then unused).
  */
-export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string> = {}, command: 'serve' | 'worker' = 'serve'): Promise<ServerProcess> {
   assertBuilt();
   const port = await freePort();
-  const child = spawn(process.execPath, [cli, 'serve'], {
+  const ready = command === 'serve' ? /Parley is listening on[\s\S]*\n\n/ : /Parley delivery worker is running[\s\S]*\n\n/;
+  const child = spawn(process.execPath, [cli, command], {
     cwd: root,
     env: { ...inheritedEnv(), PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -54,11 +68,11 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start within 15 s:\n${stdout}${stderr}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`${command} did not start within 15 s:\n${stdout}${stderr}`)), 15_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString('utf8');
       // The banner is one write ending in a blank line; wait for all of it (it may carry the key).
-      if (/Parley is listening on[\s\S]*\n\n/.test(stdout)) {
+      if (ready.test(stdout)) {
         clearTimeout(timer);
         resolve();
       }
@@ -67,7 +81,8 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
   });
   const stop = (signal: NodeJS.Signals = 'SIGTERM') =>
     new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null) return resolve(child.exitCode);
+      // Already gone (exited, or killed by a signal: then exitCode stays null).
+      if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
       child.once('exit', (code) => resolve(code));
       child.kill(signal);
     });

@@ -1,0 +1,190 @@
+/**
+ * @module Test support: what the storage contract cannot see of the event log on Redis — events
+ * written in the same script as the change (a failing script or precondition leaves neither),
+ * bounded trimming, the outbox sweep recovering a lost hint, compare-and-set under a real
+ * concurrent PATCH race, and every key of one write sharing the workspace's hash tag.
+ */
+import { inspect } from 'node:util';
+import { Records } from '@parley/core/testing';
+import { describe, expect, it } from 'vitest';
+import type { RedisClient, RedisRunner } from '../src/connection.js';
+import { outboxKeys, workspaceKeys } from '../src/keys.js';
+import { RedisStorage, type RedisStorageOptions } from '../src/redis-storage.js';
+import { positions, type LuaScript, type ScriptCall } from '../src/script.js';
+import { TRIM_STEP } from '../src/stores/event-log.lua.js';
+import { deletePrefix, uniquePrefix } from './redis-available.js';
+
+const WS = 'ws_event_log';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `body` with a storage under a fresh prefix; closes it and deletes the prefix afterwards. */
+function withStorage(
+  client: () => RedisClient,
+  body: (storage: RedisStorage, prefix: string) => Promise<void>,
+  options: Partial<RedisStorageOptions> = {},
+) {
+  return async () => {
+    const prefix = uniquePrefix('events');
+    const storage = new RedisStorage({ client: client(), prefix, ...options } as RedisStorageOptions);
+    try {
+      await body(storage, prefix);
+    } finally {
+      await storage.close();
+      await deletePrefix(client(), prefix);
+    }
+  };
+}
+
+/** The hash tag Redis Cluster hashes for `key`: between the first `{` and the next `}`, if not empty. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return open >= 0 && close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+/** Registers the event log tests over `client()`. */
+export function runEventLogTests(client: () => RedisClient): void {
+  describe('Redis event log', () => {
+    it('records neither the change nor its event when the script fails, and the error carries no arguments', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const keys = workspaceKeys(prefix, WS);
+      const kept = await records.insertAgent(storage, WS);
+      // A corrupted sequence counter makes INCR fail inside the write script.
+      await client().set(keys.eventSeq, 'not-a-number');
+      const agent = records.agent({ name: 'Confidential Agent Name' });
+      const error = await storage.agents.insert(WS, agent, records.event(WS, 'agent.created', agent)).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(Error);
+      expect(inspect(error, { depth: 10 })).not.toContain('Confidential Agent Name');
+      const renamed = storage.agents.update(WS, kept.id, (current) => {
+        const record = { ...current, name: 'Confidential Rename' };
+        return { record, event: records.event(WS, 'agent.updated', record) };
+      });
+      await expect(renamed).rejects.toThrow();
+      expect(await storage.agents.get(WS, agent.id)).toBeNull();
+      expect(await storage.agents.get(WS, kept.id)).toEqual(kept);
+      expect(await client().zcard(keys.agents)).toBe(1);
+      expect(await client().hlen(keys.event)).toBe(1);
+      expect(await client().llen(keys.outbox)).toBe(1);
+      expect(await client().zcard(keys.eventsOfType('agent.updated'))).toBe(0);
+    }));
+
+    it('records no event, takes no sequence number and queues nothing when a precondition fails', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const keys = workspaceKeys(prefix, WS);
+      const inactive = await records.insertAgent(storage, WS, { status: 'inactive' });
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const completed = { ...conversation, status: 'completed' as const };
+      await storage.conversations.update(WS, conversation.id, () => ({ record: completed, event: records.event(WS, 'conversation.completed', completed) }));
+      const state = async () => [await client().get(keys.eventSeq), await client().hlen(keys.event), await client().llen(keys.outbox), await client().zcard(keys.events)];
+      const before = await state();
+      const refused = records.conversation(inactive.id);
+      expect(await storage.conversations.insert(WS, refused, records.event(WS, 'conversation.started', refused))).toBe('agent_inactive');
+      const late = records.message(conversation.id);
+      expect(await storage.messages.append(WS, late, records.sent(WS, late))).toBe('conversation_completed');
+      const orphan = records.message('conv_missing');
+      expect(await storage.messages.append(WS, orphan, records.sent(WS, orphan))).toBe('conversation_not_found');
+      expect(await state()).toEqual(before);
+      expect(await client().hlen(keys.conv)).toBe(1);
+      expect(await client().exists(keys.msg(conversation.id), keys.msg('conv_missing'))).toBe(0);
+    }));
+
+    it(`trims expired events at most ${TRIM_STEP} per write, from the log, the type indexes and the outbox`, withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const keys = workspaceKeys(prefix, WS);
+      const old = TRIM_STEP + 36;
+      for (let i = 0; i < old; i += 1) await records.insertAgent(storage, WS);
+      // Every event so far leaves the retention (the old ones were written well within it).
+      await sleep(1_600);
+      const fresh = await records.insertAgent(storage, WS);
+      const left = old - TRIM_STEP + 1;
+      expect(await client().hlen(keys.event)).toBe(left);
+      expect(await client().zcard(keys.events)).toBe(left);
+      expect(await client().zcard(keys.eventsOfType('agent.created'))).toBe(left);
+      expect(await client().llen(keys.outbox)).toBe(left);
+      // Reads hide the expired ones not trimmed yet.
+      const page = await storage.events.list(WS, { limit: 10 });
+      expect(page?.events.map((event) => event.data.id)).toEqual([fresh.id]);
+    }, { eventRetentionMs: 1_500 }));
+
+    it('hands on the events of a workspace whose hint was lost, at the next sweep', withStorage(client, async (taker, prefix) => {
+      const records = new Records();
+      const { dirty } = outboxKeys(prefix);
+      // The taker sweeps now (nothing yet), then every 300 ms (its lease).
+      expect(await taker.outbox.take(10, 0)).toBeNull();
+      const writer = new RedisStorage({ client: client(), prefix });
+      try {
+        const agent = records.agent();
+        const event = records.event(WS, 'agent.created', agent);
+        await writer.agents.insert(WS, agent, event);
+        // The hint is sent after the write without waiting: lose it once it landed.
+        for (let i = 0; i < 100 && (await client().zscore(dirty, WS)) === null; i += 1) await sleep(10);
+        expect(await client().zrem(dirty, WS)).toBe(1);
+        const batch = await taker.outbox.take(10, 5_000);
+        expect(batch?.events).toEqual([event]);
+        await taker.outbox.ack(batch!);
+        expect(await taker.outbox.take(10, 0)).toBeNull();
+      } finally {
+        await writer.close();
+      }
+    }, { outboxLeaseMs: 300 }));
+
+    it('keeps both of two concurrent updates of different fields (50 trials, two connections)', withStorage(client, async (storage, prefix) => {
+      const other = client().duplicate();
+      other.on('error', () => {});
+      const racing = new RedisStorage({ client: other, prefix });
+      try {
+        const records = new Records();
+        for (let trial = 0; trial < 50; trial += 1) {
+          const agent = await records.insertAgent(storage, WS);
+          const patch = (store: RedisStorage, fields: { name?: string; description?: string }) =>
+            store.agents.update(WS, agent.id, (current) => {
+              const record = { ...current, ...fields };
+              return { record, event: records.event(WS, 'agent.updated', record) };
+            });
+          await Promise.all([patch(storage, { name: `name ${trial}` }), patch(racing, { description: `description ${trial}` })]);
+          const stored = await storage.agents.get(WS, agent.id);
+          expect(stored).toMatchObject({ name: `name ${trial}`, description: `description ${trial}` });
+        }
+        // Exactly one event per successful update: a lost race recorded nothing.
+        expect(await client().zcard(workspaceKeys(prefix, WS).eventsOfType('agent.updated'))).toBe(100);
+      } finally {
+        await racing.close();
+        await other.quit();
+      }
+    }));
+
+    it('passes every script only keys of one hash tag: the workspace’s', withStorage(client, async (storage, prefix) => {
+      const runner = (storage as unknown as { runner: RedisRunner }).runner;
+      const calls: Array<{ script: string; tags: Set<string> }> = [];
+      const original = runner.script.bind(runner);
+      runner.script = <K extends string, A extends string>(script: LuaScript<K, A>, call: ScriptCall<K, A>) => {
+        calls.push({ script: script.name, tags: new Set(positions(script, call).keys.map(hashTag)) });
+        return original(script, call);
+      };
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      await storage.agents.update(WS, agent.id, (current) => ({ record: { ...current, status: 'inactive' } }));
+      await storage.agents.update(WS, agent.id, (current) => ({ record: { ...current, status: 'active' } }));
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u{1}' });
+      const [message] = await records.appendMessages(storage, WS, conversation.id, 1);
+      await storage.conversations.update(WS, conversation.id, (current) => ({ record: { ...current, status: 'completed' } }));
+      const endpoint = await records.insertEndpoint(storage, WS);
+      await storage.webhookEndpoints.update(WS, endpoint.id, (current) => ({ record: { ...current, enabled: false } }));
+      const event = records.event(WS, 'message.sent', message!);
+      await storage.deliveries.record(WS, records.attempt(endpoint.id, event));
+      await storage.deliveries.list(WS, endpoint.id, { limit: 10, eventId: event.id });
+      await storage.events.list(WS, { limit: 10, type: 'message.sent' });
+      const batch = await storage.outbox.take(10, 0);
+      await storage.outbox.ack(batch!);
+      await storage.webhookEndpoints.delete(WS, endpoint.id);
+      await storage.agents.delete(WS, agent.id, (deleted) => records.event(WS, 'agent.deleted', deleted));
+      expect(calls.length).toBeGreaterThan(15);
+      for (const { script, tags } of calls) {
+        // The sweep's check is per workspace too; only the registry and hints are global (plain commands).
+        expect({ script, tags: [...tags] }).toEqual({ script, tags: [WS] });
+      }
+    }));
+  });
+}
