@@ -2,7 +2,7 @@
 import { closeClient, connect, type RedisClient } from './connection.js';
 import { RedisApiKeyStore } from './redis-api-keys.js';
 import { RedisRateLimitStore } from './redis-rate-limits.js';
-import { RedisStorage, type RedisStorageOptions } from './redis-storage.js';
+import { eventLogSettings, RedisStorage, type RedisStorageOptions } from './redis-storage.js';
 
 /** What {@link createRedisAdapters} returns. */
 export interface RedisAdapters {
@@ -30,9 +30,12 @@ export interface RedisAdapters {
  * `eventRetentionMs`, `outboxLeaseMs` and `clock` (see `RedisStorageOptions`). Creating does not wait
  * for the connection; a call made while Redis is unreachable rejects with ParleyError
  * `service_unavailable` within `timeoutMs`.
- * @throws TypeError for a prefix containing `{` or `}`.
+ * @throws TypeError for a prefix containing `{` or `}`; RangeError for a retention or lease that
+ *   is not a positive number of ms.
  */
 export function createRedisAdapters(options: RedisStorageOptions): RedisAdapters {
+  // Refused settings throw before a connection is opened.
+  eventLogSettings(options);
   const { client, owned, prefix, timeoutMs } = connect(options);
   const shared = { client, prefix, timeoutMs };
   const storage = new RedisStorage({ ...shared, ...storageOptions(options) });

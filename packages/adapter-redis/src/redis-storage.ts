@@ -25,7 +25,7 @@ import { RedisAdapter, type RedisAdapterOptions } from './connection.js';
 import { RedisAgentStore } from './stores/agent-store.js';
 import { RedisConversationStore } from './stores/conversation-store.js';
 import { RedisDeliveryStore } from './stores/delivery-store.js';
-import { EventLog, RedisEventStore } from './stores/event-log.js';
+import { EventLog, RedisEventStore, type EventLogOptions } from './stores/event-log.js';
 import { RedisMessageStore } from './stores/message-store.js';
 import { RedisEventOutbox } from './stores/outbox.js';
 import { RedisPlantStore } from './stores/plant-store.js';
@@ -45,6 +45,18 @@ export type RedisStorageOptions = RedisAdapterOptions & {
   /** The clock retention is measured with (default the system clock). */
   clock?: Clock;
 };
+
+/**
+ * The event log settings of `options`, with their defaults.
+ * @throws RangeError for a retention or lease that is not a positive number of ms.
+ */
+export function eventLogSettings(options: RedisStorageOptions): EventLogOptions {
+  const retentionMs = options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS;
+  const leaseMs = options.outboxLeaseMs ?? DEFAULT_OUTBOX_LEASE_MS;
+  if (!(retentionMs > 0)) throw new RangeError('eventRetentionMs must be a positive number of ms.');
+  if (!(leaseMs > 0)) throw new RangeError('outboxLeaseMs must be a positive number of ms.');
+  return { retentionMs, leaseMs, clock: options.clock ?? systemClock };
+}
 
 /**
  * {@link Storage} on Redis. Pass an existing ioredis client (`{ client }`, not closed by
@@ -70,12 +82,10 @@ export class RedisStorage extends RedisAdapter implements Storage {
   readonly deliveries: DeliveryStore;
 
   constructor(options: RedisStorageOptions) {
-    const retentionMs = options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS;
-    const leaseMs = options.outboxLeaseMs ?? DEFAULT_OUTBOX_LEASE_MS;
-    if (!(retentionMs > 0)) throw new RangeError('eventRetentionMs must be a positive number of ms.');
-    if (!(leaseMs > 0)) throw new RangeError('outboxLeaseMs must be a positive number of ms.');
+    // Checked before super() opens a connection.
+    const settings = eventLogSettings(options);
     super(options);
-    const log = new EventLog(this.runner, { retentionMs, leaseMs, clock: options.clock ?? systemClock });
+    const log = new EventLog(this.runner, settings);
     this.agents = new RedisAgentStore(log);
     this.conversations = new RedisConversationStore(log);
     this.messages = new RedisMessageStore(log);

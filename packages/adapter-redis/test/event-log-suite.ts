@@ -130,6 +130,15 @@ export function runEventLogTests(client: () => RedisClient): void {
       }
     }, { outboxLeaseMs: 300 }));
 
+    it('ends a waiting take with null when the storage closes, and refuses a non-positive retention or lease', withStorage(client, async (storage) => {
+      const waiting = storage.outbox.take(10, 20_000);
+      await sleep(200);
+      await storage.close();
+      expect(await waiting).toBeNull();
+      expect(() => new RedisStorage({ client: client(), eventRetentionMs: 0 })).toThrow(RangeError);
+      expect(() => new RedisStorage({ client: client(), outboxLeaseMs: -1 })).toThrow(RangeError);
+    }));
+
     it('keeps both of two concurrent updates of different fields (50 trials, two connections)', withStorage(client, async (storage, prefix) => {
       const other = client().duplicate();
       other.on('error', () => {});

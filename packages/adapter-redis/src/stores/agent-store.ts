@@ -1,5 +1,5 @@
 /** @module Agents on Redis: a HASH of records, an index of all agents and one per status. */
-import { AGENT_STATUSES, type Agent, type AgentStatus, type AgentStore, type DomainEvent, type OffsetPage, type PageResult, type Update } from '@parley/core';
+import { AGENT_STATUSES, ErrorCode, ParleyError, type Agent, type AgentStatus, type AgentStore, type DomainEvent, type OffsetPage, type PageResult, type Update } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { pageReply, strings } from '../script.js';
 import { AGENT_DELETE } from './agent-store.lua.js';
@@ -7,7 +7,6 @@ import { finishCascade } from './cascade.js';
 import type { EventLog } from './event-log.js';
 import { PAGE, RECORD_INSERT, RECORD_UPDATE } from './records.lua.js';
 import { compareAndSet, UPDATE_ATTEMPTS, type CasOutcome } from './update.js';
-import { ErrorCode, ParleyError } from '@parley/core';
 
 /**
  * {@link AgentStore} on Redis. Every write is one script that records its event with the change;

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainEvent, EventOutbox, OutboxBatch } from '@parley/core';
 import { Cluster } from 'ioredis';
-import { closeClient, RedisRunner, type RedisClient } from '../connection.js';
+import { RedisRunner, type RedisClient } from '../connection.js';
 import { outboxKeys, workspaceKeys } from '../keys.js';
 import { strings } from '../script.js';
 import type { EventLog } from './event-log.js';
@@ -84,12 +84,16 @@ export class RedisEventOutbox implements EventOutbox {
     if (Number(left) > 0) void this.log.hint(batch.workspaceId);
   }
 
-  /** Closes the blocking connection, if one was opened. */
+  /**
+   * Closes the blocking connection, if one was opened. A `take` waiting on it resolves `null`, and
+   * so does every later `take` once no hint is waiting. Disconnects rather than QUIT, which the
+   * server would only read after the blocked command's timeout.
+   */
   async close(): Promise<void> {
     this.closed = true;
     const blocking = this.blocking;
     this.blocking = null;
-    if (blocking) await closeClient(blocking.client, true);
+    blocking?.client.disconnect();
   }
 
   /**
@@ -104,6 +108,7 @@ export class RedisEventOutbox implements EventOutbox {
     if (deadline - performance.now() <= 0) return undefined;
     // BZPOPMIN's timeout is in seconds (0 would block forever); below 10 ms, just look again.
     if (wait < 10) return null;
+    if (this.closed) return undefined;
     const blocking = this.blockingRunner();
     const run = this.blockingTail.then(async () => {
       // Measured again: another take may have held the connection meanwhile.
@@ -112,12 +117,16 @@ export class RedisEventOutbox implements EventOutbox {
       return blocking.run((client) => client.bzpopmin(dirty, (left / 1000).toFixed(3)), left + this.runner.timeoutMs);
     });
     this.blockingTail = run.catch(() => {});
-    const reply = await run;
-    return reply ? reply[1] : null;
+    try {
+      const reply = await run;
+      return reply ? reply[1] : null;
+    } catch (error) {
+      if (this.closed) return undefined;
+      throw error;
+    }
   }
 
   private blockingRunner(): RedisRunner {
-    if (this.closed) throw new Error('The outbox was closed.');
     this.blocking ??= new RedisRunner(blockingCopy(this.runner.client), this.runner.timeoutMs, this.runner.prefix);
     return this.blocking;
   }
