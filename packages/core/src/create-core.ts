@@ -162,10 +162,12 @@ export function createCore(options: CoreOptions): Core {
   const feed = options.conversationFeed ?? new InProcessConversationFeed();
   container.register(TOKENS.models, { useValue: models });
   container.register(TOKENS.agentSchemas, { useValue: agentSchemas(agentModels) });
-  container.register(TOKENS.replyQueue, { useValue: options.replyQueue ?? null });
+  // tsyringe treats a null value as unregistered: the queue is registered only when given, and the
+  // reply service reads it from its options.
+  if (options.replyQueue) container.register(TOKENS.replyQueue, { useValue: options.replyQueue });
   container.register(TOKENS.conversationFeed, { useValue: feed });
   container.register(TOKENS.replyOptions, {
-    useValue: { contextMessages, retryDelaysMs: options.replyRetryDelaysMs ?? [1_000, 4_000] } satisfies ReplyOptions,
+    useValue: { contextMessages, retryDelaysMs: options.replyRetryDelaysMs ?? [1_000, 4_000], queue: options.replyQueue ?? null } satisfies ReplyOptions,
   });
   container.register(TOKENS.clock, { useValue: clock });
   container.register(TOKENS.ids, { useValue: options.ids ?? createUlidGenerator(() => clock.now()) });

@@ -18,6 +18,8 @@ export interface ReplyOptions {
   contextMessages: number;
   /** Waits between the 3 tries of a failing provider, in ms (default `[1000, 4000]`). */
   retryDelaysMs: readonly number[];
+  /** Where requests wait (`createCore`'s `replyQueue`); `null` without one: nothing can be asked for. */
+  queue: ReplyQueue | null;
 }
 
 /** Where replies report; pino's logger fits. Entries carry ids, model names and error kinds, never content. */
@@ -72,13 +74,16 @@ export function describeModelError(error: unknown): string {
 export class ReplyService {
   constructor(
     @inject(TOKENS.storage) private readonly storage: Storage,
-    @inject(TOKENS.replyQueue) private readonly queue: ReplyQueue | null,
     @inject(TOKENS.conversationFeed) private readonly feed: ConversationFeed,
     @inject(TOKENS.models) private readonly models: ReadonlyMap<string, LanguageModel>,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
     @inject(TOKENS.replyOptions) private readonly options: ReplyOptions,
   ) {}
+
+  private get queue(): ReplyQueue | null {
+    return this.options.queue;
+  }
 
   /** True when `agent` would reply on its own to a user message (not counting the conversation's status). */
   repliesAutomatically(agent: Agent): boolean {

@@ -145,9 +145,9 @@ export type CoreReplyWorkerOptions = Omit<ReplyWorkerOptions, 'replies' | 'queue
  * reply queue (no models configured). Call `start()` to run it and `stop()` before closing adapters.
  */
 export function createReplyWorker(
-  core: { replies: ReplyService; container: { resolve<T>(token: symbol): T } },
+  core: { replies: ReplyService; container: { isRegistered(token: symbol): boolean; resolve<T>(token: symbol): T } },
   options: CoreReplyWorkerOptions = {},
 ): ReplyWorker | undefined {
-  const queue = core.container.resolve<ReplyQueue | null>(TOKENS.replyQueue);
-  return queue ? new ReplyWorker({ ...options, replies: core.replies, queue }) : undefined;
+  if (!core.container.isRegistered(TOKENS.replyQueue)) return undefined;
+  return new ReplyWorker({ ...options, replies: core.replies, queue: core.container.resolve<ReplyQueue>(TOKENS.replyQueue) });
 }
