@@ -5,6 +5,7 @@
  */
 import type { FeedSignal } from '@parley/core';
 import { runReplyQueueContract } from '@parley/core/testing';
+import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { RedisClient } from '../src/connection.js';
 import { RedisConversationFeed } from '../src/replies/redis-conversation-feed.js';
@@ -88,7 +89,16 @@ export function runRedisReplyTests(client: () => RedisClient, label: string): vo
         const subscriptions = await Promise.all([1, 2, 3].map(() => feed.subscribe('ws1', 'conv_x', () => {})));
         expect(feed.channelCount).toBe(1);
         const channel = `${prefix}{live}:${JSON.stringify(['ws1', 'conv_x'])}`;
-        const numsub = async () => Number(((await client().pubsub('NUMSUB', channel)) as [string, number])[1]);
+        // PUBSUB NUMSUB counts one node's subscribers: on a Cluster, sum every node's.
+        const nodes = () => {
+          const each = client();
+          return each instanceof Cluster ? each.nodes('all') : [each];
+        };
+        const numsub = async () => {
+          let total = 0;
+          for (const node of nodes()) total += Number(((await node.pubsub('NUMSUB', channel)) as [string, number])[1]);
+          return total;
+        };
         expect(await numsub()).toBe(1);
         await subscriptions[0]!.unsubscribe();
         await subscriptions[1]!.unsubscribe();

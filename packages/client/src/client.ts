@@ -97,6 +97,27 @@ export function createParleyClient(options: ParleyClientOptions) {
         } while (before);
       },
     },
+    replies: {
+      /**
+       * `POST /api/conversations/:id/reply`: asks the conversation's agent to reply to the latest
+       * message (202); the reply arrives on the stream and in the history.
+       */
+      request: (conversationId: string): Promise<T.ReplyRequested> =>
+        unwrap(raw.POST('/api/conversations/{id}/reply', byId(conversationId))),
+      /**
+       * `GET /api/conversations/:id/stream`: the raw `text/event-stream` body (read it with any SSE
+       * parser). `after` is a cursor (a `message` event's `id`) to resume after.
+       */
+      stream: async (conversationId: string, streamOptions: { after?: string; signal?: AbortSignal } = {}): Promise<ReadableStream<Uint8Array>> => {
+        const { data, error, response } = await raw.GET('/api/conversations/{id}/stream', {
+          params: { path: { id: conversationId }, query: streamOptions.after === undefined ? {} : { after: streamOptions.after } },
+          parseAs: 'stream',
+          ...(streamOptions.signal ? { signal: streamOptions.signal } : {}),
+        });
+        if (!response.ok || !data) throw new ParleyApiError(response, error);
+        return data;
+      },
+    },
     webhooks: {
       /** Without `secret`, the answer carries a generated one: store it, it is never shown again. */
       create: (body: T.WebhookCreate): Promise<T.WebhookEndpointCreated> => unwrap(raw.POST('/api/webhooks', { body })),

@@ -29,6 +29,7 @@ export type Message = Schemas['Message'];
 export type MessageCreate = Schemas['MessageCreate'];
 export type MessageHistory = Schemas['MessageHistory'];
 export type MessageHistoryQuery = QueryOf<'getMessageHistory'>;
+export type ReplyRequested = Schemas['ReplyRequested'];
 
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
