@@ -90,7 +90,7 @@ export function runEventLogTests(client: () => RedisClient): void {
       expect(await client().exists(keys.msg(conversation.id), keys.msg('conv_missing'))).toBe(0);
     }));
 
-    it(`trims expired events at most ${TRIM_STEP} per write, from the log, the type indexes and the outbox`, withStorage(client, async (storage, prefix) => {
+    it(`trims expired events at most ${TRIM_STEP} per write (log, type indexes, outbox); reads and takes skip the rest`, withStorage(client, async (storage, prefix) => {
       const records = new Records();
       const keys = workspaceKeys(prefix, WS);
       const old = TRIM_STEP + 36;
@@ -106,6 +106,11 @@ export function runEventLogTests(client: () => RedisClient): void {
       // Reads hide the expired ones not trimmed yet.
       const page = await storage.events.list(WS, { limit: 10 });
       expect(page?.events.map((event) => event.data.id)).toEqual([fresh.id]);
+      // And the outbox hands on none of them, dropping their ids.
+      const batch = await storage.outbox.take(100, 0);
+      expect(batch?.events.map((event) => event.data.id)).toEqual([fresh.id]);
+      await storage.outbox.ack(batch!);
+      expect(await client().llen(keys.outbox)).toBe(0);
     }, { eventRetentionMs: 1_500 }));
 
     it('hands on the events of a workspace whose hint was lost, at the next sweep', withStorage(client, async (taker, prefix) => {
@@ -162,6 +167,26 @@ export function runEventLogTests(client: () => RedisClient): void {
         await racing.close();
         await other.quit();
       }
+    }));
+
+    it('filters deliveries by the eventId field only (not by text in a response body), and deletes the log with its endpoint', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const endpoint = await records.insertEndpoint(storage, WS);
+      const [first, second] = [records.event(WS, 'agent.updated', agent), records.event(WS, 'agent.updated', agent)];
+      // A receiver echoing another event's id in its body, JSON-looking and all.
+      const echo = records.attempt(endpoint.id, first, { responseBody: `{"eventId":"${second.id}"}` });
+      const real = records.attempt(endpoint.id, second, { status: 500 });
+      await storage.deliveries.record(WS, echo);
+      await storage.deliveries.record(WS, real);
+      expect(await storage.deliveries.list(WS, endpoint.id, { limit: 10, eventId: second.id })).toEqual({ deliveries: [real], hasMore: false });
+      expect(await storage.deliveries.list(WS, endpoint.id, { limit: 10, eventId: first.id })).toEqual({ deliveries: [echo], hasMore: false });
+      expect([...(await storage.deliveries.delivered(WS, endpoint.id, [first.id, second.id]))]).toEqual([first.id]);
+      const keys = workspaceKeys(prefix, WS);
+      const logKeys = [keys.delivery(endpoint.id), keys.deliveries(endpoint.id), keys.deliveriesAt(endpoint.id), keys.delivered(endpoint.id)];
+      expect(await client().exists(...logKeys)).toBe(4);
+      expect(await storage.webhookEndpoints.delete(WS, endpoint.id)).toBe(true);
+      expect(await client().exists(...logKeys)).toBe(0);
     }));
 
     it('passes every script only keys of one hash tag: the workspace’s', withStorage(client, async (storage, prefix) => {

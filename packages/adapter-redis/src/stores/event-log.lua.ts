@@ -120,15 +120,15 @@ return out
 
 /**
  * Takes the outbox's lock (`SET NX PX leaseMs` with `receipt`) and reads its first `max` events;
- * ids whose event was trimmed are dropped from the outbox on the way.
+ * ids whose event was trimmed or left the retention are dropped from the outbox on the way.
  * Returns `{'held'}` (another taker holds it), `{'empty'}` (lock released), `{'more'}` (only
  * trimmed ids seen so far; lock released, call again), or `{'batch', id, json, …}`.
  */
 export const OUTBOX_TAKE = namedScript({
   name: 'outbox_take',
   keys: ['outbox', 'outboxLock', 'event'],
-  args: ['receipt', 'max', 'leaseMs'],
-  lua: `
+  args: ['receipt', 'max', 'leaseMs', 'retainedFrom'],
+  lua: `${LUA_ID_TIME}
 if not redis.call('SET', outboxLock, receipt, 'NX', 'PX', leaseMs) then return {'held'} end
 for _ = 1, 10 do
   local ids = redis.call('LRANGE', outbox, 0, tonumber(max) - 1)
@@ -136,7 +136,7 @@ for _ = 1, 10 do
   local rows = redis.call('HMGET', event, unpack(ids))
   local out = {'batch'}
   for i = 1, #ids do
-    if rows[i] then
+    if rows[i] and not expired(ids[i], retainedFrom) then
       out[#out + 1] = ids[i]
       out[#out + 1] = rows[i]
     else

@@ -139,7 +139,7 @@ export class RedisEventOutbox implements EventOutbox {
       const [outcome, ...rows] = strings(
         await this.runner.script(OUTBOX_TAKE, {
           keys: { outbox: keys.outbox, outboxLock: keys.outboxLock, event: keys.event },
-          args: { receipt, max, leaseMs: this.log.options.leaseMs },
+          args: { receipt, max, leaseMs: this.log.options.leaseMs, retainedFrom: this.log.retainedFrom() },
         }),
       );
       if (outcome === 'more') continue;
