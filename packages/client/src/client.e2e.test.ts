@@ -4,6 +4,7 @@ import { createCore, type Core } from '@parley/core';
 import { StaticHostResolver } from '@parley/core/testing';
 import { createApp, serve, type ServerHandle } from '@parley/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReceiver } from '../../core/src/test-support/receiver.js';
 import { createParleyClient, isParleyApiError, ParleyApiError, type ParleyClient } from './index.js';
 
 let server: ServerHandle;
@@ -35,7 +36,8 @@ function clientWith(apiKey: string, headers?: Record<string, string>): ParleyCli
 
 beforeAll(async () => {
   // No network in tests: webhook host names do not resolve (and are accepted).
-  core = createCore({ ...memoryAdapters(), hostResolver: new StaticHostResolver() });
+  // Private targets allowed: test events go to a receiver on loopback.
+  core = createCore({ ...memoryAdapters(), hostResolver: new StaticHostResolver(), allowPrivateWebhookUrls: true });
   server = await serve(createApp(core, { logLevel: 'silent' }), { port: 0 });
   parley = clientWith((await core.apiKeys.issue({ workspaceId: 'acme', plan: 'pro' })).key);
 });
@@ -93,6 +95,26 @@ describe('@parley/client against a running server', () => {
     expect((await parley.webhooks.list()).webhooks).toEqual([stored]);
     expect(await parley.webhooks.update(endpoint.id, { enabled: false })).toMatchObject({ enabled: false });
     expect(await parley.webhooks.delete(endpoint.id)).toMatchObject({ success: true });
+  });
+
+  it('reads the deliveries log, tests, retries, recovers and rotates secrets; reads the event log', async () => {
+    const receiver = await startReceiver();
+    try {
+      const endpoint = await parley.webhooks.create({ url: receiver.url, events: ['agent.created'] });
+      const tested = await parley.webhooks.test(endpoint.id, { eventType: 'agent.created' });
+      expect(tested).toMatchObject({ eventId: expect.stringMatching(/^evt_test_/), trigger: 'test', status: 200 });
+      expect(await parley.webhooks.deliveries(endpoint.id, { limit: 5 })).toEqual({ deliveries: [tested], hasMore: false });
+      // A test event is not in the event log, so it cannot be retried.
+      expect(await rejection(parley.webhooks.retryDelivery(endpoint.id, tested.id))).toMatchObject({ status: 404 });
+      expect(await parley.webhooks.recover(endpoint.id, { since: new Date(Date.now() + 60_000).toISOString() })).toEqual({ events: 0 });
+      expect((await parley.webhooks.rotateSecret(endpoint.id)).secret).toMatch(/^whsec_/);
+      const agent = await parley.agents.create({ name: 'Evented', description: '', model: 'modelA-4' });
+      const { events } = await parley.events.list({ type: 'agent.created' });
+      const event = events.find((each) => (each.data as { id: string }).id === agent.id)!;
+      expect(await parley.events.get(event.id)).toEqual(event);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('lists, adds and deletes sandbox plants, whose flat errors become http_error', async () => {

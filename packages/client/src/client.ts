@@ -126,6 +126,24 @@ export function createParleyClient(options: ParleyClientOptions) {
       update: (id: string, body: T.WebhookUpdate): Promise<T.WebhookEndpoint> =>
         unwrap(raw.PATCH('/api/webhooks/{id}', { ...byId(id), body })),
       delete: (id: string): Promise<T.DeleteResult> => unwrap(raw.DELETE('/api/webhooks/{id}', byId(id))),
+      /** The endpoint's delivery attempts, newest first; pass `nextCursor` as `before` for older ones. */
+      deliveries: (id: string, query: T.DeliveryListQuery = {}): Promise<T.DeliveryList> =>
+        unwrap(raw.GET('/api/webhooks/{id}/deliveries', { params: { path: { id }, query } })),
+      /** Queues one new attempt (trigger `manual`) of the event of a logged attempt. */
+      retryDelivery: (id: string, deliveryId: string): Promise<T.RetryResult> =>
+        unwrap(raw.POST('/api/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { path: { id, deliveryId } } })),
+      /** Re-sends the retained events of `[since, until]` the endpoint has not answered with a 2xx. */
+      recover: (id: string, body: T.RecoverRequest): Promise<T.RecoverResult> => unwrap(raw.POST('/api/webhooks/{id}/recover', { ...byId(id), body })),
+      /** Sends an example event of `eventType` now and answers with its log entry. */
+      test: (id: string, body: T.WebhookTestRequest): Promise<T.DeliveryAttempt> => unwrap(raw.POST('/api/webhooks/{id}/test', { ...byId(id), body })),
+      /** Replaces the signing secret; the old one also signs for 24 h. */
+      rotateSecret: (id: string, body: T.RotateSecretRequest = {}): Promise<T.RotateSecretResult> =>
+        unwrap(raw.POST('/api/webhooks/{id}/rotate-secret', { ...byId(id), body })),
+    },
+    /** The workspace's event log, oldest first (`events:read`). */
+    events: {
+      list: (query: T.EventListQuery = {}): Promise<T.EventList> => unwrap(raw.GET('/api/events', { params: { query } })),
+      get: (id: string): Promise<T.Event> => unwrap(raw.GET('/api/events/{id}', byId(id))),
     },
     /** The plants sample (plants-openapi.json); its errors are flat, so their `code` is `http_error`. */
     plants: {

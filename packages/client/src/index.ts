@@ -38,6 +38,20 @@ export type WebhookCreate = Schemas['WebhookCreate'];
 export type WebhookUpdate = Schemas['WebhookUpdate'];
 export type WebhookListQuery = QueryOf<'listWebhooks'>;
 
+export type DeliveryAttempt = Schemas['DeliveryAttempt'];
+export type DeliveryList = Schemas['DeliveryList'];
+export type DeliveryListQuery = QueryOf<'listWebhookDeliveries'>;
+export type RecoverRequest = Schemas['RecoverRequest'];
+export type RecoverResult = Schemas['RecoverResult'];
+export type RetryResult = Schemas['RetryResult'];
+export type RotateSecretRequest = Schemas['RotateSecretRequest'];
+export type RotateSecretResult = Schemas['RotateSecretResult'];
+export type WebhookTestRequest = Schemas['WebhookTestRequest'];
+
+export type Event = Schemas['Event'];
+export type EventList = Schemas['EventList'];
+export type EventListQuery = QueryOf<'listEvents'>;
+
 /** A plant of the sandbox as plants-openapi.json names it; answers also carry its `id`. */
 export type Plant = Schemas['Plant'];
 export type NewPlant = Schemas['NewPlant'];

@@ -42,6 +42,8 @@ export interface BackendOptions {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Longest wait for the delivery queue to close before the client is closed under it, in ms. */
+const QUEUE_CLOSE_WAIT_MS = 500;
 
 /** Memory adapters when `redis` is `undefined`, else Redis adapters over one new client. */
 export function openBackend(redis: RedisConfig | undefined, options: BackendOptions = {}): Backend {
@@ -70,8 +72,11 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
     redisKeys: adapters.apiKeys,
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),
+    // The delivery queue's close forgets this process's consumer in Redis: a courtesy (dead consumers
+    // are swept later anyway), so an unreachable Redis may not hold the exit up for a whole deadline.
     close: async () => {
-      await Promise.allSettled([deliveryQueue.close(), replyQueue.close(), conversationFeed.close()]);
+      const deliveryClosed = Promise.race([deliveryQueue.close().catch(() => {}), new Promise<void>((resolve) => setTimeout(resolve, QUEUE_CLOSE_WAIT_MS).unref())]);
+      await Promise.allSettled([deliveryClosed, replyQueue.close(), conversationFeed.close()]);
       await adapters.close();
     },
   };

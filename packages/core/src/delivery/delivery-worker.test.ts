@@ -133,6 +133,18 @@ describe('DeliveryWorker', () => {
     expect(stored).toMatchObject({ enabled: true, failingSince: null });
   });
 
+  it('stops retrying an event whose type the endpoint no longer subscribes to', async () => {
+    const { core } = setup({ delays: [0.3, 0.3] });
+    const target = await receiver();
+    target.answer = () => 500;
+    const hook = await endpoint(core, target.url, ['agent.created']);
+    await core.agents.create(WS, agentInput);
+    await target.waitFor(1);
+    await core.webhooks.update(WS, hook.id, { events: ['agent.deleted'] });
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    expect(target.received).toHaveLength(1);
+  });
+
   it('waits for a later Retry-After of a 503', async () => {
     const { core } = setup({ delays: [0.05] });
     const target = await receiver();

@@ -62,7 +62,8 @@ const BUSY_ENDPOINT_DEFER_MS = 1_000;
 /**
  * Delivers webhooks: one relay loop (outbox → `webhookEndpoints.subscribed` → queue → outbox ack)
  * and one loop per lane (`first`, `retry`) leasing jobs up to its concurrency. Per attempt the
- * endpoint is read afresh: gone or disabled → the job is acked without sending or logging;
+ * endpoint is read afresh: gone, disabled or — for a `scheduled` job — no longer subscribed to the
+ * event's type → the job is acked without sending or logging;
  * otherwise the event is signed, sent and logged; a 2xx acks (and clears `failingSince`), a 410
  * disables the endpoint (`gone`); any other outcome of a `scheduled` or `recover` job is retried per
  * the schedule (±10 % jitter, a later `Retry-After` wins, at most 24 h) until the last attempt, and
@@ -214,7 +215,8 @@ export class DeliveryWorker {
     const { job } = leased;
     const { storage, clock } = this.context;
     const endpoint = await storage.webhookEndpoints.get(job.workspaceId, job.endpointId);
-    if (!endpoint || !endpoint.enabled) {
+    // Gone, disabled, or (for the schedule) no longer subscribed to this type: dropped unsent.
+    if (!endpoint || !endpoint.enabled || (job.trigger === 'scheduled' && !endpoint.events.includes(job.event.type))) {
       await this.queue.ack(leased);
       return;
     }
