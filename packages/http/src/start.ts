@@ -55,10 +55,12 @@ function reachableUrl(handle: ServerHandle): string {
   return ['0.0.0.0', '::'].includes(handle.hostname) ? `http://127.0.0.1:${handle.port}` : handle.url;
 }
 
-function banner(url: string, storage: string, keys: ApiKeySetup): string {
+function banner(url: string, storage: string, keys: ApiKeySetup, models: readonly string[] = []): string {
   const lines = [
     `Parley is listening on ${url} (${storage}).`,
     `API reference: ${url}/docs (OpenAPI 3.1: ${url}/openapi.json)`,
+    // Names only: a model's URL may carry credentials, its key never leaves the config.
+    ...(models.length > 0 ? [`Agents with model ${models.join(', ')} reply (MODELS).`] : []),
     ...keys.lines,
   ];
   if (keys.devKey !== undefined) {
@@ -125,8 +127,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       replyWorker = createReplyWorker(core, { logger: logger.child({ component: 'replies' }) });
       replyWorker?.start();
     }
-    print(banner(reachableUrl(handle), backend.description, keys));
-    logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker }, 'listening');
+    print(banner(reachableUrl(handle), backend.description, keys, Object.keys(config.models)));
+    logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker, models: Object.keys(config.models) }, 'listening');
     let closing: Promise<void> | undefined;
     // Drain before closing Redis: in-flight requests and delivery attempts still need it to finish.
     const close = () => (closing ??= Promise.allSettled([handle.close(), worker?.stop(), replyWorker?.stop()]).then(() => backend.close()));

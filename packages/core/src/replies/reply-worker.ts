@@ -142,12 +142,13 @@ export type CoreReplyWorkerOptions = Omit<ReplyWorkerOptions, 'replies' | 'queue
 
 /**
  * A reply worker over `core`'s reply service and reply queue; `undefined` when the core has no
- * reply queue (no models configured). Call `start()` to run it and `stop()` before closing adapters.
+ * reply queue or no models configured. Call `start()` to run it and `stop()` before closing adapters.
  */
 export function createReplyWorker(
   core: { replies: ReplyService; container: { isRegistered(token: symbol): boolean; resolve<T>(token: symbol): T } },
   options: CoreReplyWorkerOptions = {},
 ): ReplyWorker | undefined {
-  if (!core.container.isRegistered(TOKENS.replyQueue)) return undefined;
+  // Without models nothing is ever queued: no loop polling the queue for nothing.
+  if (!core.container.isRegistered(TOKENS.replyQueue) || core.container.resolve<ReadonlyMap<string, unknown>>(TOKENS.models).size === 0) return undefined;
   return new ReplyWorker({ ...options, replies: core.replies, queue: core.container.resolve<ReplyQueue>(TOKENS.replyQueue) });
 }
