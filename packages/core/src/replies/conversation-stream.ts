@@ -38,6 +38,9 @@ export interface ConversationStreamOptions {
 
 /** How many messages one storage read fetches while catching up. */
 const PAGE = 100;
+/** How many sent ids back each read on starts (see `recent`), and how many sent ids are remembered. */
+const LOOKBACK = 20;
+const RECENT = 200;
 
 /**
  * Opens the live stream of a conversation. It subscribes to the conversation's feed first, then
@@ -73,6 +76,14 @@ export async function openConversationStream(
     await subscription.unsubscribe();
   };
 
+  /**
+   * Ids sent lately, ascending. Reading on starts {@link LOOKBACK} ids back from the newest sent, so
+   * a message committed a moment after a newer one (ids are made before the write, so two writes
+   * racing can commit out of id order) is still sent, once: ids already sent are skipped.
+   */
+  const recent: string[] = lastId === undefined ? [] : [lastId];
+  const recentSet = new Set(recent);
+
   /** Messages stored after the last one sent (the latest `replay` on a stream opened without a cursor). */
   async function* catchUp(): AsyncGenerator<StreamItem> {
     if (lastId === undefined) {
@@ -80,18 +91,29 @@ export async function openConversationStream(
       for (const message of latest?.messages ?? []) yield sent(message);
       if (lastId === undefined) return;
     }
+    let from = recent[Math.max(0, recent.length - 1 - LOOKBACK)] ?? lastId;
     for (;;) {
-      const page = await storage.messages.page(workspaceId, conversationId, { after: lastId, limit: PAGE });
-      // The last message sent was deleted with its conversation: nothing more will come.
+      const page = await storage.messages.page(workspaceId, conversationId, { after: from, limit: PAGE });
+      // The message read from was deleted with its conversation: nothing more will come.
       if (!page) return;
-      for (const message of page.messages) yield sent(message);
-      if (!page.hasMore) return;
+      for (const message of page.messages) if (!recentSet.has(message.id)) yield sent(message);
+      const newest = page.messages.at(-1);
+      if (!page.hasMore || !newest) return;
+      from = newest.id;
     }
   }
 
+  /**
+   * Records `message` as sent. Its event's cursor is the newest id sent so far (not always its
+   * own): a client resuming from it gets exactly what it has not seen.
+   */
   function sent(message: Message): StreamItem {
-    lastId = message.id;
-    return { type: 'message', cursor: encodeCursor(conversationId, message.id), message };
+    const at = recent.findLastIndex((id) => id < message.id) + 1;
+    recent.splice(at, 0, message.id);
+    recentSet.add(message.id);
+    if (recent.length > RECENT) recentSet.delete(recent.shift()!);
+    if (lastId === undefined || message.id > lastId) lastId = message.id;
+    return { type: 'message', cursor: encodeCursor(conversationId, lastId), message };
   }
 
   /** Waits for a signal, `close()` or `idleMs`; true when it timed out. */
