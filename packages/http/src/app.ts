@@ -25,7 +25,10 @@ export interface AppOptions {
   logger?: Logger;
   /** Serve `GET /openapi.json` and the reference page `GET /docs`, without authentication; default true. */
   docs?: boolean;
-  /** Live streams: `keepAliveMs`, the quiet time before a `:` comment (default 15 000). */
+  /**
+   * Live streams: `keepAliveMs`, the quiet time before a `:` comment (default 15 000), and
+   * `shutdown`, a signal that ends every open stream (the ready-made server aborts it on SIGTERM).
+   */
   replies?: ReplyRoutesOptions;
 }
 

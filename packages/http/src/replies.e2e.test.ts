@@ -34,13 +34,16 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function start(keepAliveMs?: number): Promise<Running> {
+async function start(keepAliveMs?: number, shutdown?: AbortSignal): Promise<Running> {
   const problems: string[] = [];
   const { models } = readModelsConfig({ MODELS: JSON.stringify({ 'local-llm': { provider: 'openai-compatible', baseURL: fake.baseURL, model: 'tiny-1', apiKey: 'sk-fake' } }) }, problems);
   expect(problems).toEqual([]);
   const core = createCore({ ...memoryAdapters(), hostResolver: new StaticHostResolver(), models: languageModels(models), replyRetryDelaysMs: [10, 10] });
   const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, 'test-key-replies');
-  const app = createApp(core, { logLevel: 'silent', ...(keepAliveMs !== undefined && { replies: { keepAliveMs } }) });
+  const app = createApp(core, {
+    logLevel: 'silent',
+    replies: { ...(keepAliveMs !== undefined && { keepAliveMs }), ...(shutdown && { shutdown }) },
+  });
   // Streams a test left open are cut at close rather than drained for 10 s.
   const handle: ServerHandle = await serve(app, { port: 0, drainTimeoutMs: 300 });
   const delivery = createDeliveryWorker(core, { pollMs: 50 });
@@ -247,6 +250,20 @@ describe('live streams', () => {
     await new Promise((resolve) => setTimeout(resolve, 250));
     const timersAfter = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
     expect(timersAfter).toBeLessThanOrEqual(timersBefore);
+  });
+});
+
+describe('shutdown', () => {
+  it('ends every open stream when the shutdown signal is aborted', async () => {
+    const shutdown = new AbortController();
+    const t = await start(undefined, shutdown.signal);
+    const { conversationId } = await conversationWith(t);
+    const streams = await Promise.all([t.stream(conversationId), t.stream(conversationId)]);
+    const feed = t.core.feed as InProcessConversationFeed;
+    expect(feed.subscriptionCount).toBe(2);
+    shutdown.abort();
+    await Promise.all(streams.map((stream) => stream.ended));
+    expect(feed.subscriptionCount).toBe(0);
   });
 });
 

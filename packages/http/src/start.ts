@@ -119,7 +119,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
     const core = createServerCore(backend.adapters, config, logger);
     const keys = backend.redisKeys ? await setUpRedisKeys(core, backend.redisKeys, config.apiKeys) : await setUpMemoryKeys(core, config.apiKeys);
-    const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger });
+    const shutdown = new AbortController();
+    const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger, replies: { shutdown: shutdown.signal } });
     const handle = await serve(app, { port: config.port, hostname: config.host });
     if (config.deliveryWorker) {
       worker = createDeliveryWorker(core, { logger: logger.child({ component: 'delivery' }) });
@@ -131,7 +132,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker, models: Object.keys(config.models) }, 'listening');
     let closing: Promise<void> | undefined;
     // Drain before closing Redis: in-flight requests and delivery attempts still need it to finish.
-    const close = () => (closing ??= Promise.allSettled([handle.close(), worker?.stop(), replyWorker?.stop()]).then(() => backend.close()));
+    // Open streams end first (clients resume elsewhere): they would hold the drain to its deadline.
+    const close = () => (closing ??= (shutdown.abort(), Promise.allSettled([handle.close(), worker?.stop(), replyWorker?.stop()]).then(() => backend.close())));
     return { handle, core, logger, worker, replyWorker, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
   } catch (error) {
     await worker?.stop();

@@ -15,6 +15,11 @@ const notFound = 'No conversation with this id in the key\'s workspace.';
 export interface ReplyRoutesOptions {
   /** Quiet time after which a stream sends a `:` comment (and re-checks storage), in ms; default 15 000. */
   keepAliveMs?: number;
+  /**
+   * Aborted when the server shuts down: open streams end at once (clients resume elsewhere with
+   * `Last-Event-ID`) instead of holding the drain open until its deadline.
+   */
+  shutdown?: AbortSignal;
 }
 
 const STREAM_DESCRIPTION = `Server-sent events (\`text/event-stream\`):
@@ -86,9 +91,16 @@ export function replyRoutes(core: Core, options: ReplyRoutesOptions = {}): Hono<
           c,
           async (stream) => {
             stream.onAbort(() => void live.close());
-            for await (const item of live) {
-              if (stream.aborted || stream.closed) break;
-              await write(stream, item);
+            const end = () => void live.close();
+            options.shutdown?.addEventListener('abort', end, { once: true });
+            if (options.shutdown?.aborted) end();
+            try {
+              for await (const item of live) {
+                if (stream.aborted || stream.closed) break;
+                await write(stream, item);
+              }
+            } finally {
+              options.shutdown?.removeEventListener('abort', end);
             }
           },
           async () => {
