@@ -1,8 +1,10 @@
 /** @module `createParleyClient`: one typed method per operation of Parley's API, over openapi-fetch. */
 import createClient, { type Client } from 'openapi-fetch';
 import { ParleyApiError } from './errors.js';
-import type { paths } from './generated/openapi.js';
+import type { components, paths } from './generated/openapi.js';
 import type * as T from './index.js';
+
+type Schemas = components['schemas'];
 
 /** Options of {@link createParleyClient}. */
 export interface ParleyClientOptions {
@@ -63,10 +65,12 @@ export function createParleyClient(options: ParleyClientOptions) {
   return {
     raw,
     agents: {
-      create: (body: T.AgentCreate): Promise<T.Agent> => unwrap(raw.POST('/api/agents', { body })),
+      // The server validates `model` against its own list; the document's enum is one server's.
+      create: (body: T.AgentCreate): Promise<T.Agent> => unwrap(raw.POST('/api/agents', { body: body as Schemas['AgentCreate'] })),
       list: (query: T.AgentListQuery = {}): Promise<T.AgentList> => unwrap(raw.GET('/api/agents', { params: { query } })),
       get: (id: string): Promise<T.Agent> => unwrap(raw.GET('/api/agents/{id}', byId(id))),
-      update: (id: string, body: T.AgentUpdate): Promise<T.Agent> => unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body })),
+      update: (id: string, body: T.AgentUpdate): Promise<T.Agent> =>
+        unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body: body as Schemas['AgentUpdate'] })),
       /** Also deletes the agent's conversations and their messages. */
       delete: (id: string): Promise<T.DeleteResult> => unwrap(raw.DELETE('/api/agents/{id}', byId(id))),
     },
