@@ -3,7 +3,8 @@ import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
 import { createCore, type Message, type StreamItem } from '../index.js';
 import { domainEvent } from '../services/domain-events.js';
-import { createUlidGenerator } from '../ports/ids.js';
+import type { IdGenerator } from '../ports/ids.js';
+import { TOKENS } from '../tokens.js';
 import { systemClock } from '../ports/clock.js';
 
 async function setup() {
@@ -28,7 +29,8 @@ async function take(iterator: AsyncIterator<StreamItem>, count: number): Promise
 describe('openConversationStream', () => {
   it('sends a message committed after a newer one (ids made before racing writes), once, and resumes after it without repeats', async () => {
     const { core, adapters, conversation } = await setup();
-    const ids = createUlidGenerator();
+    // The core's own generator: ids stay monotonic across the test's writes and the core's.
+    const ids = core.container.resolve<IdGenerator>(TOKENS.ids);
     const message = (id: string, content: string): Message => ({ id, conversationId: conversation.id, content, role: 'user', metadata: {}, createdAt: new Date().toISOString() });
     const store = async (id: string, content: string) => {
       const stored = message(id, content);
