@@ -184,8 +184,14 @@ export class MemoryStorage implements Storage {
       this.log.record(workspaceId, event);
       return 'appended';
     },
-    page: async (workspaceId, conversationId, { before, limit }): Promise<MessagePage | null> => {
+    page: async (workspaceId, conversationId, { before, after, limit }): Promise<MessagePage | null> => {
       const history = this.workspace(workspaceId).messages.get(conversationId) ?? [];
+      if (after !== undefined) {
+        const at = lowerBound(history, after);
+        if (history[at]?.id !== after) return null;
+        const end = Math.min(history.length, at + 1 + limit);
+        return { messages: history.slice(at + 1, end).map((message) => structuredClone(message)), hasMore: end < history.length };
+      }
       let end = history.length;
       if (before !== undefined) {
         end = lowerBound(history, before);

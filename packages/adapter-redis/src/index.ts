@@ -18,3 +18,5 @@ export {
   RedisDeliveryQueue,
   type RedisDeliveryQueueOptions,
 } from './delivery-queue/redis-delivery-queue.js';
+export { RedisReplyQueue, type RedisReplyQueueOptions } from './replies/redis-reply-queue.js';
+export { RedisConversationFeed } from './replies/redis-conversation-feed.js';

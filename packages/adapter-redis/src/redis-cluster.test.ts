@@ -7,6 +7,7 @@ import { createRedisAdapters, type RedisAdapters } from './create-redis-adapters
 import { runRedisContracts } from '../test/contract-suites.js';
 import { runEventLogTests } from '../test/event-log-suite.js';
 import { runRedisDeliveryQueueTests } from '../test/delivery-queue-suite.js';
+import { runRedisReplyTests } from '../test/replies-suite.js';
 import { describeIfAvailable } from '../test/redis-available.js';
 import { probeRedisBinaries, startCluster, type RedisClusterProcesses } from '../test/redis-available.js';
 import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
@@ -50,4 +51,5 @@ describeCluster('Redis adapters on Redis Cluster', () => {
   runRedisSpecificTests(client);
   runEventLogTests(client);
   runRedisDeliveryQueueTests(client, 'cluster');
+  runRedisReplyTests(client, 'cluster');
 });

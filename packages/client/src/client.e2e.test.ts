@@ -136,6 +136,18 @@ describe('@parley/client against a running server', () => {
     expect(isParleyApiError(error, 'idempotency_key_reused')).toBe(true);
   });
 
+  it('asks for a reply (409 without a configured model) and reads a completed conversation\'s stream to its end', async () => {
+    const agent = await parley.agents.create({ name: 'Ada', description: 'Billing', model: 'modelA-4' });
+    const conversation = await parley.conversations.create({ agentId: agent.id });
+    await parley.messages.send(conversation.id, { role: 'user', content: 'Hello' });
+    expect(await rejection(parley.replies.request(conversation.id))).toMatchObject({ status: 409, code: 'conflict' });
+    await parley.conversations.update(conversation.id, { status: 'completed' });
+    const text = await new Response(await parley.replies.stream(conversation.id)).text();
+    expect(text).toContain('event: message');
+    expect(text).toContain('event: conversation.completed');
+    expect(await rejection(parley.replies.stream(conversation.id, { after: 'forged' }))).toMatchObject({ status: 400, code: 'invalid_request' });
+  });
+
   it('reads the probes and the OpenAPI document', async () => {
     expect(await parley.health()).toEqual({ status: 'ok' });
     expect(await parley.ready()).toEqual({ status: 'ok' });

@@ -1,8 +1,10 @@
 /** @module `createParleyClient`: one typed method per operation of Parley's API, over openapi-fetch. */
 import createClient, { type Client } from 'openapi-fetch';
 import { ParleyApiError, ParleyNetworkError } from './errors.js';
-import type { paths } from './generated/openapi.js';
+import type { components, paths } from './generated/openapi.js';
 import type * as T from './index.js';
+
+type Schemas = components['schemas'];
 
 /** Options of the create methods (`agents.create`, `conversations.create`, `messages.send`, `webhooks.create`). */
 export interface CreateOptions {
@@ -91,10 +93,13 @@ export function createParleyClient(options: ParleyClientOptions) {
   return {
     raw,
     agents: {
-      create: (body: T.AgentCreate, options: CreateOptions = {}): Promise<T.Agent> => unwrap(raw.POST('/api/agents', { body, ...idempotent(options) })),
+      // The server validates `model` against its own list; the document's enum is one server's.
+      create: (body: T.AgentCreate, options: CreateOptions = {}): Promise<T.Agent> =>
+        unwrap(raw.POST('/api/agents', { body: body as Schemas['AgentCreate'], ...idempotent(options) })),
       list: (query: T.AgentListQuery = {}): Promise<T.AgentList> => unwrap(raw.GET('/api/agents', { params: { query } })),
       get: (id: string): Promise<T.Agent> => unwrap(raw.GET('/api/agents/{id}', byId(id))),
-      update: (id: string, body: T.AgentUpdate): Promise<T.Agent> => unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body })),
+      update: (id: string, body: T.AgentUpdate): Promise<T.Agent> =>
+        unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body: body as Schemas['AgentUpdate'] })),
       /** Also deletes the agent's conversations and their messages. */
       delete: (id: string): Promise<T.DeleteResult> => unwrap(raw.DELETE('/api/agents/{id}', byId(id))),
     },
@@ -124,6 +129,27 @@ export function createParleyClient(options: ParleyClientOptions) {
           for (let index = page.messages.length - 1; index >= 0; index--) yield page.messages[index]!;
           before = page.hasMore ? page.nextCursor : undefined;
         } while (before);
+      },
+    },
+    replies: {
+      /**
+       * `POST /api/conversations/:id/reply`: asks the conversation's agent to reply to the latest
+       * message (202); the reply arrives on the stream and in the history.
+       */
+      request: (conversationId: string): Promise<T.ReplyRequested> =>
+        unwrap(raw.POST('/api/conversations/{id}/reply', byId(conversationId))),
+      /**
+       * `GET /api/conversations/:id/stream`: the raw `text/event-stream` body (read it with any SSE
+       * parser). `after` is a cursor (a `message` event's `id`) to resume after.
+       */
+      stream: async (conversationId: string, streamOptions: { after?: string; signal?: AbortSignal } = {}): Promise<ReadableStream<Uint8Array>> => {
+        const { data, error, response } = await raw.GET('/api/conversations/{id}/stream', {
+          params: { path: { id: conversationId }, query: streamOptions.after === undefined ? {} : { after: streamOptions.after } },
+          parseAs: 'stream',
+          ...(streamOptions.signal ? { signal: streamOptions.signal } : {}),
+        });
+        if (!response.ok || !data) throw new ParleyApiError(response, error);
+        return data;
       },
     },
     webhooks: {

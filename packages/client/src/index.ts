@@ -15,8 +15,13 @@ type QueryOf<K extends keyof operations> = NonNullable<operations[K]['parameters
 
 export type Agent = Schemas['Agent'];
 export type AgentList = Schemas['AgentList'];
-export type AgentCreate = Schemas['AgentCreate'];
-export type AgentUpdate = Schemas['AgentUpdate'];
+/**
+ * A model name: the spec's three (suggested by editors) or any name the server configures in
+ * `MODELS` (its `/openapi.json` lists them), which a document generated once cannot know.
+ */
+export type AgentModel = NonNullable<Schemas['AgentCreate']['model']> | (string & {});
+export type AgentCreate = Omit<Schemas['AgentCreate'], 'model'> & { model: AgentModel };
+export type AgentUpdate = Omit<Schemas['AgentUpdate'], 'model'> & { model?: AgentModel };
 export type AgentListQuery = QueryOf<'listAgents'>;
 
 export type Conversation = Schemas['Conversation'];
@@ -29,6 +34,7 @@ export type Message = Schemas['Message'];
 export type MessageCreate = Schemas['MessageCreate'];
 export type MessageHistory = Schemas['MessageHistory'];
 export type MessageHistoryQuery = QueryOf<'getMessageHistory'>;
+export type ReplyRequested = Schemas['ReplyRequested'];
 
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];

@@ -21,6 +21,13 @@ import { WebhookTargetPolicy } from './services/webhook-targets.js';
 import { DeliveryService } from './delivery/delivery-service.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS, checkRetryDelays } from './delivery/retry-schedule.js';
 import { undiciTransport } from './delivery/undici-transport.js';
+import type { ConversationFeed } from './ports/conversation-feed.js';
+import type { ReplyQueue } from './ports/reply-queue.js';
+import { agentModelNames, resolveModels, type ModelMap } from './models/registry.js';
+import { InProcessConversationFeed } from './replies/in-process-feed.js';
+import { openConversationStream, type ConversationStream, type ConversationStreamOptions } from './replies/conversation-stream.js';
+import { ReplyService, type ReplyOptions } from './replies/reply-service.js';
+import { agentSchemas } from './schemas/agent.js';
 import { TOKENS } from './tokens.js';
 
 /**
@@ -77,6 +84,24 @@ export interface CoreOptions {
    * replaced receives the replacement; `core.storage` and `core.clock` are the replacements too.
    */
   register?: (container: DependencyContainer) => void;
+  /**
+   * Language models agents reply with, by agent `model` name (README "Agents that reply"): AI SDK
+   * language models (any `@ai-sdk/*` provider, e.g. `createOpenAICompatible(…)('llama3.2')`) or
+   * Parley {@link LanguageModel}s. The names join the spec's three as allowed agent `model` values.
+   * Default none: agents never reply.
+   */
+  models?: ModelMap;
+  /** Where reply requests wait for reply workers; required when `models` is not empty. */
+  replyQueue?: ReplyQueue;
+  /**
+   * Where live stream signals travel (default an in-process feed: right for one process; several
+   * instances sharing Redis need the Redis adapter's feed).
+   */
+  conversationFeed?: ConversationFeed;
+  /** How many latest messages a reply is generated from (default 50, `REPLY_CONTEXT_MESSAGES`). */
+  replyContextMessages?: number;
+  /** Waits between the 3 tries of a failing language model, in ms (default `[1000, 4000]`). */
+  replyRetryDelaysMs?: readonly number[];
 }
 
 /** Delivery settings of a core (`TOKENS.deliveryOptions`), read by the workers it creates. */
@@ -96,6 +121,18 @@ export interface Core {
   apiKeys: ApiKeyService;
   /** Operator actions on webhook delivery: deliveries log, retry, recover, test, rotate-secret. */
   deliveries: DeliveryService;
+  /** Agent replies: asking for one, and making them (reply workers). */
+  replies: ReplyService;
+  /** Live signals of each conversation, read by its streams. */
+  feed: ConversationFeed;
+  /** The `model` values agents may take: the spec's three, then every name of `options.models`. */
+  agentModels: readonly string[];
+  /**
+   * Opens a conversation's live stream (`GET /api/conversations/:id/stream`), see
+   * {@link openConversationStream}.
+   * @throws ParleyError `not_found`, `invalid_request` (bad cursor)
+   */
+  openStream(workspaceId: string, conversationId: string, options?: ConversationStreamOptions): Promise<ConversationStream>;
   /**
    * Per-workspace plan limits over `options.rateLimits`; `undefined` when no store was given, which
    * suits scripts and tests (the HTTP rate-limit middleware refuses such a core rather than serve
@@ -117,7 +154,10 @@ export interface Core {
  * touched, so several cores can live in one process). `options.register` may replace any port
  * or service first; `rateLimiter` is built when a rate-limit store is registered either way.
  * @throws RangeError when `plans`, `rateLimitFailure` or `rateLimitTimeoutMs` is invalid (only
- *   checked when `rateLimits` is given), or `webhookRetryDelays` is, so a bad configuration fails at start-up.
+ *   checked when `rateLimits` is given), or `webhookRetryDelays` or `replyContextMessages` is, so a bad
+ *   configuration fails at start-up.
+ * @throws TypeError when a `models` entry is not a language model or has a bad name, or `models` comes
+ *   without a `replyQueue`.
  */
 export function createCore(options: CoreOptions): Core {
   const container = rootContainer.createChildContainer();
@@ -129,6 +169,21 @@ export function createCore(options: CoreOptions): Core {
   container.register(TOKENS.deliveryOptions, { useValue: { retryDelaysSeconds } satisfies DeliveryOptions });
   container.register(TOKENS.webhookTransport, {
     useValue: options.webhookTransport ?? undiciTransport({ allowPrivate: options.allowPrivateWebhookUrls ?? false }),
+  });
+  const models = resolveModels(options.models);
+  if (models.size > 0 && !options.replyQueue) throw new TypeError('createCore: `models` needs a `replyQueue` (e.g. MemoryReplyQueue).');
+  const contextMessages = options.replyContextMessages ?? 50;
+  if (!Number.isSafeInteger(contextMessages) || contextMessages < 1) throw new RangeError('replyContextMessages: expected an integer ≥ 1.');
+  const agentModels = agentModelNames(models);
+  const feed = options.conversationFeed ?? new InProcessConversationFeed();
+  container.register(TOKENS.models, { useValue: models });
+  container.register(TOKENS.agentSchemas, { useValue: agentSchemas(agentModels) });
+  // tsyringe treats a null value as unregistered: the queue is registered only when given, and the
+  // reply service reads it from its options.
+  if (options.replyQueue) container.register(TOKENS.replyQueue, { useValue: options.replyQueue });
+  container.register(TOKENS.conversationFeed, { useValue: feed });
+  container.register(TOKENS.replyOptions, {
+    useValue: { contextMessages, retryDelaysMs: options.replyRetryDelaysMs ?? [1_000, 4_000], queue: options.replyQueue ?? null } satisfies ReplyOptions,
   });
   container.register(TOKENS.clock, { useValue: options.clock ?? systemClock });
   if (options.ids) container.register(TOKENS.ids, { useValue: options.ids });
@@ -163,6 +218,11 @@ export function createCore(options: CoreOptions): Core {
     plants: container.resolve(PlantService),
     apiKeys: container.resolve(ApiKeyService),
     deliveries: container.resolve(DeliveryService),
+    replies: container.resolve(ReplyService),
+    feed,
+    agentModels,
+    openStream: (workspaceId, conversationId, streamOptions) =>
+      openConversationStream({ storage: container.resolve<Storage>(TOKENS.storage), feed }, workspaceId, conversationId, streamOptions),
     rateLimiter: container.isRegistered(TOKENS.rateLimits) ? container.resolve(RateLimiter) : undefined,
     storage: container.resolve<Storage>(TOKENS.storage),
     idempotency: options.idempotency,

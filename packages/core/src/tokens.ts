@@ -10,4 +10,9 @@ export const TOKENS = Object.freeze({
   rateLimits: Symbol.for('parley.RateLimitStore'),
   rateLimiterOptions: Symbol.for('parley.RateLimiterOptions'),
   webhookTargets: Symbol.for('parley.WebhookTargetPolicy'),
+  agentSchemas: Symbol.for('parley.AgentSchemas'),
+  models: Symbol.for('parley.LanguageModels'),
+  replyQueue: Symbol.for('parley.ReplyQueue'),
+  conversationFeed: Symbol.for('parley.ConversationFeed'),
+  replyOptions: Symbol.for('parley.ReplyOptions'),
 });

@@ -1,5 +1,5 @@
 /** @module `createApp`: Parley's whole HTTP surface as one embeddable Hono app. */
-import type { Core } from '@parley/core';
+import { agentSchemas, type Core } from '@parley/core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { ParleyEnv } from './env.js';
@@ -15,6 +15,7 @@ import { requestLogger } from './middleware/request-logger.js';
 import { apiRoutes } from './routes/api.js';
 import { healthRoutes } from './routes/health.js';
 import { referenceRoutes } from './routes/reference.js';
+import type { ReplyRoutesOptions } from './routes/replies.js';
 import { createSandboxApp } from './sandbox/sandbox-app.js';
 
 /** Options of {@link createApp}. */
@@ -35,6 +36,11 @@ export interface AppOptions {
   corsOrigins?: '*' | readonly string[];
   /** Compress JSON responses of 1 KiB or more when the client accepts gzip or deflate; default true. */
   compression?: boolean;
+  /**
+   * Live streams: `keepAliveMs`, the quiet time before a `:` comment (default 15 000), and
+   * `shutdown`, a signal that ends every open stream (the ready-made server aborts it on SIGTERM).
+   */
+  replies?: ReplyRoutesOptions;
 }
 
 /**
@@ -75,9 +81,12 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
   // Before authentication: browsers send preflights without the Authorization header.
   if (options.corsOrigins !== undefined) app.use(crossOrigin(options.corsOrigins));
   app.route('/', healthRoutes(core));
-  app.route('/api', apiRoutes(core, { guard, body: apiBody(core, bodyLimitBytes, logger) }));
+  app.route('/api', apiRoutes(core, { guard, body: apiBody(core, bodyLimitBytes, logger), ...(options.replies && { replies: options.replies }) }));
   app.route('/sandbox', createSandboxApp(core, { guard, bodyLimitBytes, logger }));
-  if (options.docs ?? true) app.route('/', referenceRoutes(app));
+  if (options.docs ?? true) {
+    const agents = agentSchemas(core.agentModels);
+    app.route('/', referenceRoutes(app, { AgentCreate: agents.create, AgentUpdate: agents.update }));
+  }
   app.notFound(notFoundHandler('api'));
   app.onError(errorHandler({ logger, shape: 'api' }));
   return app;

@@ -3,7 +3,7 @@
  * for storage (the event log and outbox included), the delivery queue, rate limits and API keys.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
-import { createRedisAdapters, RedisDeliveryQueue, type RedisAdapters } from '@parley/adapter-redis';
+import { createRedisAdapters, RedisConversationFeed, RedisDeliveryQueue, RedisReplyQueue, type RedisAdapters } from '@parley/adapter-redis';
 import type { ApiKeyStore, CoreOptions, RateLimitStore, Storage } from '@parley/core';
 import type { KeyStorage } from './api-key-setup.js';
 import type { Logger } from './logger.js';
@@ -18,7 +18,7 @@ export const SERVER_REDIS_TIMEOUT_MS = 500;
 
 /** The adapters of a running server, and what they need at start-up and shutdown. */
 export interface Backend {
-  adapters: Pick<CoreOptions, 'deliveryQueue' | 'idempotency'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
+  adapters: Pick<CoreOptions, 'deliveryQueue' | 'idempotency' | 'replyQueue' | 'conversationFeed'> & { storage: Storage; apiKeys: ApiKeyStore; rateLimits: RateLimitStore };
   /** Where API keys live, as start-up needs to know it (whether a development key is made). */
   keyStorage: KeyStorage;
   /** For the banner and logs, e.g. `memory storage: data is lost when the server stops`. */
@@ -64,14 +64,22 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
   let lastError: string | undefined;
   adapters.client.on('error', (error: Error) => (lastError = error.message));
   if (options.logger) logConnectionChanges(adapters, describeRedis(redis), options.logger);
+  // Reply requests and live stream signals are shared by every instance through Redis too.
+  const shared = { client: adapters.client, prefix: redis.prefix, timeoutMs };
+  const replyQueue = new RedisReplyQueue(shared);
+  const conversationFeed = new RedisConversationFeed(shared);
   return {
-    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, idempotency: adapters.idempotency, deliveryQueue },
+    adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, idempotency: adapters.idempotency, deliveryQueue, replyQueue, conversationFeed },
     keyStorage: { name: 'Redis', persistent: true },
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),
-    // The queue's close forgets this process's consumer in Redis: a courtesy (dead consumers are
-    // swept later anyway), so an unreachable Redis may not hold the exit up for a whole deadline.
-    close: () => Promise.race([deliveryQueue.close().catch(() => {}), new Promise<void>((resolve) => setTimeout(resolve, QUEUE_CLOSE_WAIT_MS).unref())]).finally(() => adapters.close()),
+    // The delivery queue's close forgets this process's consumer in Redis: a courtesy (dead consumers
+    // are swept later anyway), so an unreachable Redis may not hold the exit up for a whole deadline.
+    close: async () => {
+      const deliveryClosed = Promise.race([deliveryQueue.close().catch(() => {}), new Promise<void>((resolve) => setTimeout(resolve, QUEUE_CLOSE_WAIT_MS).unref())]);
+      await Promise.allSettled([deliveryClosed, replyQueue.close(), conversationFeed.close()]);
+      await adapters.close();
+    },
   };
 }
 

@@ -13,8 +13,10 @@ const HELP = `Usage: parley <command>
 
 Commands:
   serve          Start the HTTP API (agents, conversations, messages, webhooks, events; plants
-                 sandbox) with a webhook delivery worker inside (unless DELIVERY_WORKER=false)
-  worker         Run a webhook delivery worker alone (needs Redis); run as many as you need
+                 sandbox) with a worker inside for webhook deliveries and agent replies
+                 (unless DELIVERY_WORKER=false)
+  worker         Run a worker alone (webhook deliveries, agent replies; needs Redis); run as
+                 many as you need
   keys           Create, list and revoke API keys in Redis (parley keys --help)
 
 Options:
@@ -39,7 +41,10 @@ Environment (all optional):
   WEBHOOK_RETRY_DELAYS        seconds between delivery attempts, fractions allowed (default
                               5,300,1800,7200,18000,36000,50400,72000,86400)
   EVENT_RETENTION_DAYS        days events and the deliveries log are kept (default 14)
-  DELIVERY_WORKER             false: parley serve makes no deliveries (run parley worker)
+  DELIVERY_WORKER             false: parley serve makes no deliveries or replies (run parley worker)
+  MODELS                      JSON {"<agent model name>": {provider: "openai-compatible", baseURL,
+                              model, apiKey? | apiKeyEnv?}}: agents with that model reply
+  REPLY_CONTEXT_MESSAGES      latest messages a reply is generated from (default 50)
   LOG_LEVEL                   fatal, error, warn, info, debug, trace or silent (default info)
 `;
 

@@ -29,6 +29,8 @@ describe('loadConfig', () => {
       eventRetentionDays: 14,
       deliveryWorker: true,
       logLevel: 'info',
+      models: {},
+      replyContextMessages: 50,
     });
   });
 

@@ -3,10 +3,12 @@ import { PLANS, SCOPES, apiKeyChecksumFails, type Plan, type RateLimitFailurePol
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
+import { readModelsConfig, type ModelConfig } from './models-config.js';
 import { readRedisConfig, type RedisConfig } from './redis-config.js';
 import { keyPlanProblems } from './api-key-setup.js';
 
 export type { RedisConfig } from './redis-config.js';
+export type { ModelConfig } from './models-config.js';
 
 /** One entry of `API_KEYS`. `scopes` absent means `*`; `[]` grants nothing (docs/authentication.md). */
 export interface ApiKeyEntry {
@@ -50,6 +52,10 @@ export interface Config {
   logLevel: LogLevel;
   /** `CORS_ORIGINS`: `'*'` or exact origins allowed to call from a browser; unset: no CORS headers. */
   corsOrigins?: '*' | string[];
+  /** `MODELS`: agent model names → Chat Completions models; `{}` (unset) means agents never reply. */
+  models: Record<string, ModelConfig>;
+  /** `REPLY_CONTEXT_MESSAGES`: how many latest messages a reply is generated from; default 50. */
+  replyContextMessages: number;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every problem, one per line, never a secret. */
@@ -198,6 +204,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     deliveryWorker: read('DELIVERY_WORKER', 'true'),
     logLevel: read('LOG_LEVEL', 'info'),
     corsOrigins: read('CORS_ORIGINS'),
+    ...readModelsConfig(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config as Config;

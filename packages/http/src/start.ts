@@ -4,7 +4,8 @@
  * drain requests and in-flight delivery attempts first, then close Redis. Also starts a
  * delivery worker alone (`parley worker`).
  */
-import { createCore, createDeliveryWorker, type Core, type CoreOptions, type DeliveryWorker } from '@parley/core';
+import { createCore, createDeliveryWorker, createReplyWorker, type Core, type CoreOptions, type DeliveryWorker, type ReplyWorker } from '@parley/core';
+import { languageModels } from './language-models.js';
 import { setUpApiKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
 import { openBackend } from './backend.js';
@@ -21,6 +22,8 @@ export interface RunningServer {
   devKey?: string;
   /** The in-process delivery worker; `undefined` with `DELIVERY_WORKER=false`. */
   worker: DeliveryWorker | undefined;
+  /** The in-process reply worker; `undefined` with `DELIVERY_WORKER=false` or without `MODELS`. */
+  replyWorker: ReplyWorker | undefined;
   /**
    * Stops accepting connections and new delivery work, lets in-flight requests and delivery
    * attempts finish, then closes the Redis client. Safe to call more than once.
@@ -32,6 +35,8 @@ export interface RunningServer {
 export interface RunningWorker {
   core: Core;
   worker: DeliveryWorker;
+  /** Makes agent replies; `undefined` without `MODELS`. */
+  replyWorker: ReplyWorker | undefined;
   logger: Logger;
   /** Takes no new work, finishes in-flight attempts, then closes Redis. Safe to call more than once. */
   close(): Promise<void>;
@@ -50,10 +55,12 @@ function reachableUrl(handle: ServerHandle): string {
   return ['0.0.0.0', '::'].includes(handle.hostname) ? `http://127.0.0.1:${handle.port}` : handle.url;
 }
 
-function banner(url: string, storage: string, keys: ApiKeySetup): string {
+function banner(url: string, storage: string, keys: ApiKeySetup, models: readonly string[] = []): string {
   const lines = [
     `Parley is listening on ${url} (${storage}).`,
     `API reference: ${url}/docs (OpenAPI 3.1: ${url}/openapi.json)`,
+    // Names only: a model's URL may carry credentials, its key never leaves the config.
+    ...(models.length > 0 ? [`Agents with model ${models.join(', ')} reply (MODELS).`] : []),
     ...keys.lines,
   ];
   if (keys.devKey !== undefined) {
@@ -79,11 +86,14 @@ function banner(url: string, storage: string, keys: ApiKeySetup): string {
  */
 export function createServerCore(
   adapters: CoreOptions,
-  config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls'> & Partial<Pick<Config, 'webhookRetryDelaysSeconds'>>,
+  config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls'> & Partial<Pick<Config, 'webhookRetryDelaysSeconds' | 'models' | 'replyContextMessages'>>,
   logger: Logger,
 ): Core {
   return createCore({
     ...adapters,
+    // MODELS: each name becomes an allowed agent model whose agents reply (README "Agents that reply").
+    models: languageModels(config.models ?? {}),
+    ...(config.replyContextMessages !== undefined && { replyContextMessages: config.replyContextMessages }),
     rateLimitFailure: config.rateLimitFailure,
     allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
     ...(config.webhookRetryDelaysSeconds && { webhookRetryDelays: config.webhookRetryDelaysSeconds }),
@@ -104,24 +114,35 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const logger = createLogger(config.logLevel);
   const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
   let worker: DeliveryWorker | undefined;
+  let replyWorker: ReplyWorker | undefined;
   try {
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
     const core = createServerCore(backend.adapters, config, logger);
     const keys = await setUpApiKeys(core, backend.keyStorage, config.apiKeys);
-    const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger, ...(config.corsOrigins && { corsOrigins: config.corsOrigins }) });
+    const shutdown = new AbortController();
+    const app = createApp(core, {
+      bodyLimitBytes: config.bodyLimitBytes,
+      logger,
+      replies: { shutdown: shutdown.signal },
+      ...(config.corsOrigins && { corsOrigins: config.corsOrigins }),
+    });
     const handle = await serve(app, { port: config.port, hostname: config.host });
     if (config.deliveryWorker) {
       worker = createDeliveryWorker(core, { logger: logger.child({ component: 'delivery' }) });
       worker.start();
+      replyWorker = createReplyWorker(core, { logger: logger.child({ component: 'replies' }) });
+      replyWorker?.start();
     }
-    print(banner(reachableUrl(handle), backend.description, keys));
-    logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker }, 'listening');
+    print(banner(reachableUrl(handle), backend.description, keys, Object.keys(config.models)));
+    logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker, models: Object.keys(config.models) }, 'listening');
     let closing: Promise<void> | undefined;
     // Drain before closing Redis: in-flight requests and delivery attempts still need it to finish.
-    const close = () => (closing ??= Promise.allSettled([handle.close(), worker?.stop()]).then(() => backend.close()));
-    return { handle, core, logger, worker, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
+    // Open streams end first (clients resume elsewhere): they would hold the drain to its deadline.
+    const close = () => (closing ??= (shutdown.abort(), Promise.allSettled([handle.close(), worker?.stop(), replyWorker?.stop()]).then(() => backend.close())));
+    return { handle, core, logger, worker, replyWorker, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
   } catch (error) {
     await worker?.stop();
+    await replyWorker?.stop();
     await backend.close();
     throw error;
   }
@@ -146,11 +167,13 @@ export async function startWorker(config: Config, options: Pick<StartOptions, 'p
     const core = createServerCore(backend.adapters, config, logger);
     const worker = createDeliveryWorker(core, { logger: logger.child({ component: 'delivery' }) });
     worker.start();
-    print(`Parley delivery worker is running (${backend.description}).\n\n`);
+    const replyWorker = createReplyWorker(core, { logger: logger.child({ component: 'replies' }) });
+    replyWorker?.start();
+    print(`Parley delivery worker is running (${backend.description})${replyWorker ? ', making agent replies too' : ''}.\n\n`);
     logger.info({ storage: backend.description }, 'delivery worker started');
     let closing: Promise<void> | undefined;
-    const close = () => (closing ??= worker.stop().finally(() => backend.close()));
-    return { core, worker, logger, close };
+    const close = () => (closing ??= Promise.allSettled([worker.stop(), replyWorker?.stop()]).then(() => backend.close()));
+    return { core, worker, replyWorker, logger, close };
   } catch (error) {
     await backend.close();
     throw error;

@@ -34,14 +34,28 @@ return 'appended'
 
 /**
  * The `limit` newest messages below the cursor `before` (when `hasBefore` is '1'; else the newest
- * page), newest first.
+ * page), newest first — or, when `hasAfter` is '1', the `limit` oldest messages above the cursor
+ * `after`, oldest first.
  * Returns `{hasMore (0|1), json…}`, or nil when the cursor is not a message of this history.
  */
 export const MESSAGE_PAGE = namedScript({
   name: 'message_page',
   keys: ['msgs', 'msg'],
-  args: ['hasBefore', 'before', 'limit'],
+  args: ['hasBefore', 'before', 'hasAfter', 'after', 'limit'],
   lua: `${LUA_FETCH}
+if hasAfter == '1' then
+  if not redis.call('ZSCORE', msgs, after) then return false end
+  local count = tonumber(limit)
+  local ids = redis.call('ZRANGE', msgs, '(' .. after, '+', 'BYLEX', 'LIMIT', 0, count + 1)
+  local more = 0
+  if #ids > count then
+    more = 1
+    ids[#ids] = nil
+  end
+  local rows = fetch(msg, ids)
+  table.insert(rows, 1, more)
+  return rows
+end
 local max = '+'
 if hasBefore == '1' then
   if not redis.call('ZSCORE', msgs, before) then return false end

@@ -31,15 +31,16 @@ export class RedisMessageStore implements MessageStore {
     );
   }
 
-  async page(workspaceId: string, conversationId: string, { before, limit }: { before?: string; limit: number }): Promise<MessagePage | null> {
+  async page(workspaceId: string, conversationId: string, { before, after, limit }: { before?: string; after?: string; limit: number }): Promise<MessagePage | null> {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const reply = await this.runner.script(MESSAGE_PAGE, {
       keys: { msgs: keys.msgs(conversationId), msg: keys.msg(conversationId) },
-      args: { hasBefore: before === undefined ? '0' : '1', before: before ?? '', limit },
+      args: { hasBefore: before === undefined ? '0' : '1', before: before ?? '', hasAfter: after === undefined ? '0' : '1', after: after ?? '', limit },
     });
     if (reply === null) return null;
     const [more, ...rows] = strings(reply);
-    // The script reads newest first (REV); a page is listed oldest first.
-    return { messages: records<Message>(rows).reverse(), hasMore: more === '1' };
+    // Without `after` the script reads newest first (REV); a page is listed oldest first.
+    const messages = records<Message>(rows);
+    return { messages: after === undefined ? messages.reverse() : messages, hasMore: more === '1' };
   }
 }

@@ -189,6 +189,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{id}/reply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the agent for a reply
+         * @description Queues a reply of the conversation's agent to its latest message (also when the agent's `configuration.autoReply` is `false`). The reply arrives on the stream (deltas, then the stored `assistant` message, which emits `message.received`).
+         *
+         *     Requires the scope `conversations:write` (or `*`).
+         */
+        post: operations["requestReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream the conversation live
+         * @description Server-sent events (`text/event-stream`):
+         *     - `event: message` for each message stored in the conversation, oldest first; `id:` is a cursor, `data:` the message.
+         *     - `event: message.delta` with `{inReplyTo, delta, attempt}` while a reply is being generated (a new `attempt` restarts the text).
+         *     - `event: reply.failed` with `{inReplyTo, error}` when a reply is given up.
+         *     - `event: conversation.completed` with the conversation; then the stream ends.
+         *     - A `: keep-alive` comment after 15 s without events.
+         *
+         *     Reconnecting with `Last-Event-ID` (or `?after=<cursor>`) first sends every message stored after that one, then goes on live: no message is missed or sent twice, on this or any other instance. Without a cursor the stream starts with the latest 50 messages.
+         *
+         *     Requires the scope `conversations:read` (or `*`).
+         */
+        get: operations["streamConversation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks": {
         parameters: {
             query?: never;
@@ -627,7 +678,7 @@ export interface components {
         MessageHistory: {
             messages: components["schemas"]["Message"][];
             hasMore: boolean;
-            /** @description Pass as `before` to fetch the next older page. */
+            /** @description Pass as the same parameter (`before` or `after`) to fetch the next page in that direction. */
             nextCursor?: string;
         };
         MessageCreate: {
@@ -636,6 +687,12 @@ export interface components {
             role: "user" | "assistant" | "system";
             /** @description A JSON object of at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. */
             metadata?: Record<string, unknown>;
+        };
+        ReplyRequested: {
+            /** @description Opaque id starting with conv_, sortable by creation time. */
+            conversationId: string;
+            /** @description The message the reply answers: the conversation's latest when asked, `null` if it had none. */
+            inReplyTo: string | null;
         };
         WebhookEndpoint: {
             /** @description Opaque id starting with wh_, sortable by creation time. */
@@ -2032,8 +2089,10 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description Cursor: the nextCursor of the previous page. */
+                /** @description Cursor: the nextCursor of the previous (newer) page; lists the messages before it. */
                 before?: string;
+                /** @description Cursor: the nextCursor of an `after` page, or a stream event's `id`; lists the oldest messages after it. Not with `before`. */
+                after?: string;
             };
             header?: never;
             path: {
@@ -2259,6 +2318,229 @@ export interface operations {
             };
             /** @description `idempotency_key_reused`: the `Idempotency-Key` was already used for another method, path or body. */
             422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `internal_error`: something unexpected; the body reveals nothing, the log has the cause. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `service_unavailable`: storage (or the rate-limit store, when failing closed) is unreachable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    requestReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (conv_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reply was asked for. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplyRequested"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope of this operation (`details.requiredScope`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No conversation with this id in the key's workspace. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `conflict`: the conversation is completed, its agent is inactive, or no language model is configured for the agent's `model`. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `internal_error`: something unexpected; the body reveals nothing, the log has the cause. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `service_unavailable`: storage (or the rate-limit store, when failing closed) is unreachable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    streamConversation: {
+        parameters: {
+            query?: {
+                /** @description Cursor: resume after this message (a `message` event's `id`). `Last-Event-ID` wins when both are sent. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The conversation's id (conv_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `validation_failed` (an unknown parameter) or `invalid_request` (an unparseable, forged or foreign cursor). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope of this operation (`details.requiredScope`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No conversation with this id in the key's workspace. */
+            404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { DeliveryLane, DeliveryQueue, LeasedJob } from '../ports/delivery-queue.js';
 import { createUlidGenerator, type IdGenerator } from '../ports/ids.js';
-import type { Storage } from '../ports/storage.js';
+import type { OutboxBatch, Storage } from '../ports/storage.js';
 import type { WebhookTransport } from '../ports/webhook-transport.js';
 import type { WebhookEndpointRecord } from '../types.js';
 import { attemptDelivery, isSuccess, type AttemptContext } from './attempt.js';
@@ -42,6 +42,11 @@ export interface DeliveryWorkerOptions {
   perEndpoint?: number;
   /** Run the outbox relay too (default `true`). */
   dispatch?: boolean;
+  /**
+   * Also run on each outbox batch before it is acknowledged (default none): `createDeliveryWorker`
+   * passes the core's automatic agent replies (`ReplyService.queueAutomaticReplies`).
+   */
+  onOutboxBatch?: (batch: OutboxBatch) => Promise<unknown>;
   /** How long one lease or outbox take waits for work, in ms (default 1 000): bounds how long `stop()` waits for an idle loop. */
   pollMs?: number;
   logger?: DeliveryLogger;
@@ -81,6 +86,7 @@ export class DeliveryWorker {
   private readonly logger: DeliveryLogger;
   private readonly random: () => number;
   private readonly perEndpoint: number;
+  private readonly onOutboxBatch: DeliveryWorkerOptions['onOutboxBatch'];
   /** Attempts in flight per `workspaceId endpointId`. */
   private readonly busy = new Map<string, number>();
   private readonly stopSignal = new AbortController();
@@ -102,6 +108,7 @@ export class DeliveryWorker {
     this.pollMs = options.pollMs ?? 1_000;
     this.logger = options.logger ?? silentLogger;
     this.random = options.random ?? Math.random;
+    this.onOutboxBatch = options.onOutboxBatch;
   }
 
   /** Starts the loops; a no-op when started already. */
@@ -142,7 +149,7 @@ export class DeliveryWorker {
       try {
         const batch = await this.context.storage.outbox.take(100, this.pollMs);
         if (!batch) continue;
-        const jobs = await dispatchBatch(this.context.storage, this.queue, batch);
+        const jobs = await dispatchBatch(this.context.storage, this.queue, batch, this.onOutboxBatch);
         this.logger.debug({ workspaceId: batch.workspaceId, events: batch.events.length, jobs }, 'events handed to delivery');
       } catch (error) {
         this.logger.error({ err: error }, 'outbox relay failed; retrying');
@@ -268,11 +275,15 @@ export type CoreDeliveryWorkerOptions = Omit<DeliveryWorkerOptions, 'storage' | 
 
 /**
  * A worker over `core`'s storage, delivery queue, transport, clock, ids and retry schedule (as
- * given to `createCore`). Call `start()` to run it and `stop()` before closing the adapters.
+ * given to `createCore`); its relay also queues the core's automatic agent replies. Call `start()` to run it and `stop()` before closing the adapters.
  */
-export function createDeliveryWorker(core: { container: { resolve<T>(token: symbol): T } }, options: CoreDeliveryWorkerOptions = {}): DeliveryWorker {
-  const { container } = core;
+export function createDeliveryWorker(
+  core: { container: { resolve<T>(token: symbol): T }; replies?: { queueAutomaticReplies(batch: OutboxBatch): Promise<number> } },
+  options: CoreDeliveryWorkerOptions = {},
+): DeliveryWorker {
+  const { container, replies } = core;
   return new DeliveryWorker({
+    ...(replies && { onOutboxBatch: (batch: OutboxBatch) => replies.queueAutomaticReplies(batch) }),
     ...options,
     storage: container.resolve<Storage>(TOKENS.storage),
     queue: container.resolve<DeliveryQueue>(TOKENS.deliveryQueue),

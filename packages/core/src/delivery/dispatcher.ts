@@ -11,7 +11,13 @@ import type { EventType, WebhookEndpointRecord } from '../types.js';
  * queue down) the batch stays unacknowledged and the outbox hands it out again after its lease:
  * at-least-once, so an event may be enqueued twice, never lost.
  */
-export async function dispatchBatch(storage: Storage, queue: DeliveryQueue, batch: OutboxBatch): Promise<number> {
+export async function dispatchBatch(
+  storage: Storage,
+  queue: DeliveryQueue,
+  batch: OutboxBatch,
+  // Other consumers of the log (automatic agent replies) run before the ack too: at-least-once alike.
+  alsoBeforeAck?: (batch: OutboxBatch) => Promise<unknown>,
+): Promise<number> {
   const endpointsOf = new Map<EventType, Promise<WebhookEndpointRecord[]>>();
   const jobs: DeliveryJob[] = [];
   for (const event of batch.events) {
@@ -22,6 +28,7 @@ export async function dispatchBatch(storage: Storage, queue: DeliveryQueue, batc
     }
   }
   if (jobs.length > 0) await queue.enqueue(jobs);
+  await alsoBeforeAck?.(batch);
   await storage.outbox.ack(batch);
   return jobs.length;
 }

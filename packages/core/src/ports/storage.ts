@@ -114,7 +114,10 @@ export interface ConversationStore {
 export interface MessagePage {
   /** Oldest first. */
   messages: Message[];
-  /** True when older messages exist before the first one returned. */
+  /**
+   * True when more messages exist beyond the page, in the direction it was read: older than the
+   * first one returned (newest-first reads, `before`), newer than the last one returned (`after`).
+   */
   hasMore: boolean;
 }
 
@@ -133,11 +136,15 @@ export interface MessageStore {
    * conversation. Cost must not grow with the conversation's length (binary search, sorted index).
    * An unknown conversation is an empty page without `before`, and `null` with one (no message
    * of it can be named).
+   *
+   * With `after` instead (callers never give both): the `limit` oldest messages with an id above
+   * `after`, oldest first, `hasMore` when newer ones follow; `null` when `after` is not the id of a
+   * message of this conversation. Same cost bound.
    */
   page(
     workspaceId: string,
     conversationId: string,
-    query: { before?: string; limit: number },
+    query: { before?: string; after?: string; limit: number },
   ): Promise<MessagePage | null>;
 }
 

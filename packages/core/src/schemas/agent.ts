@@ -3,49 +3,75 @@ import * as v from 'valibot';
 import { AGENT_MODELS, AGENT_STATUSES } from '../types.js';
 import { JsonObjectSchema, PageQueryEntries, text } from './common.js';
 
-const fields = {
-  name: text(256),
-  description: text(1024, 0),
-  model: v.picklist(AGENT_MODELS),
-  systemPrompt: v.pipe(v.string(), v.maxLength(32_768, 'Expected at most 32768 characters.')),
-  temperature: v.pipe(v.number(), v.minValue(0, 'Expected a number from 0 to 2.'), v.maxValue(2, 'Expected a number from 0 to 2.')),
-  maxTokens: v.pipe(
-    v.number(),
-    v.integer('Expected an integer from 1 to 1000000.'),
-    v.minValue(1, 'Expected an integer from 1 to 1000000.'),
-    v.maxValue(1_000_000, 'Expected an integer from 1 to 1000000.'),
-  ),
-  configuration: JsonObjectSchema,
-  status: v.picklist(AGENT_STATUSES),
-};
-
-/** Body of `POST /api/agents`. Unknown fields are rejected. */
-export const AgentCreateSchema = v.strictObject({
-  name: fields.name,
-  description: fields.description,
-  model: fields.model,
-  systemPrompt: v.optional(fields.systemPrompt),
-  temperature: v.optional(fields.temperature),
-  maxTokens: v.optional(fields.maxTokens),
-  configuration: v.optional(fields.configuration),
-});
-export type AgentCreateInput = v.InferInput<typeof AgentCreateSchema>;
+function agentFields(models: readonly string[]) {
+  return {
+    name: text(256),
+    description: text(1024, 0),
+    // A picklist of plain strings: the names come from the core's configuration (createCore `models`).
+    model: v.picklist(models as string[]),
+    systemPrompt: v.pipe(v.string(), v.maxLength(32_768, 'Expected at most 32768 characters.')),
+    temperature: v.pipe(v.number(), v.minValue(0, 'Expected a number from 0 to 2.'), v.maxValue(2, 'Expected a number from 0 to 2.')),
+    maxTokens: v.pipe(
+      v.number(),
+      v.integer('Expected an integer from 1 to 1000000.'),
+      v.minValue(1, 'Expected an integer from 1 to 1000000.'),
+      v.maxValue(1_000_000, 'Expected an integer from 1 to 1000000.'),
+    ),
+    configuration: JsonObjectSchema,
+    status: v.picklist(AGENT_STATUSES),
+  };
+}
 
 /**
- * Body of `PATCH /api/agents/:id`: every field optional; `null` clears `systemPrompt`,
- * `temperature` and `maxTokens`; `configuration` replaces the stored object as a whole.
+ * The agent body schemas of a core whose agents may use `models` (the spec's three plus every
+ * configured model name, see `Core.agentModels`): `create` for `POST /api/agents`, `update` for
+ * `PATCH /api/agents/:id`. The exported {@link AgentCreateSchema} and {@link AgentUpdateSchema} are
+ * those of a core without configured models.
  */
-export const AgentUpdateSchema = v.strictObject({
-  name: v.optional(fields.name),
-  description: v.optional(fields.description),
-  model: v.optional(fields.model),
-  systemPrompt: v.optional(v.nullable(fields.systemPrompt)),
-  temperature: v.optional(v.nullable(fields.temperature)),
-  maxTokens: v.optional(v.nullable(fields.maxTokens)),
-  configuration: v.optional(fields.configuration),
-  status: v.optional(fields.status),
-});
+export function agentSchemas(models: readonly string[]) {
+  const fields = agentFields(models);
+  return {
+    /** Body of `POST /api/agents`. Unknown fields are rejected. */
+    create: v.strictObject({
+      name: fields.name,
+      description: fields.description,
+      model: fields.model,
+      systemPrompt: v.optional(fields.systemPrompt),
+      temperature: v.optional(fields.temperature),
+      maxTokens: v.optional(fields.maxTokens),
+      configuration: v.optional(fields.configuration),
+    }),
+    /**
+     * Body of `PATCH /api/agents/:id`: every field optional; `null` clears `systemPrompt`,
+     * `temperature` and `maxTokens`; `configuration` replaces the stored object as a whole.
+     */
+    update: v.strictObject({
+      name: v.optional(fields.name),
+      description: v.optional(fields.description),
+      model: v.optional(fields.model),
+      systemPrompt: v.optional(v.nullable(fields.systemPrompt)),
+      temperature: v.optional(v.nullable(fields.temperature)),
+      maxTokens: v.optional(v.nullable(fields.maxTokens)),
+      configuration: v.optional(fields.configuration),
+      status: v.optional(fields.status),
+    }),
+  };
+}
+
+/** The agent body schemas of one core (see {@link agentSchemas}). */
+export type AgentSchemas = ReturnType<typeof agentSchemas>;
+
+const defaults = agentSchemas(AGENT_MODELS);
+
+/** Body of `POST /api/agents` with the spec's three models. Unknown fields are rejected. */
+export const AgentCreateSchema = defaults.create;
+export type AgentCreateInput = v.InferInput<typeof AgentCreateSchema>;
+
+/** Body of `PATCH /api/agents/:id` with the spec's three models (see {@link agentSchemas}). */
+export const AgentUpdateSchema = defaults.update;
 export type AgentUpdateInput = v.InferInput<typeof AgentUpdateSchema>;
+
+const fields = agentFields(AGENT_MODELS);
 
 /** Query of `GET /api/agents`: `page`, `limit`, optional `status` filter. */
 export const AgentListQuerySchema = v.strictObject({

@@ -43,9 +43,30 @@ export type MessageCreateInput = v.InferInput<typeof MessageCreateSchema>;
 /** Default and largest `limit` of a history page (docs/pagination.md). */
 export const HISTORY_LIMIT = { default: 50, max: 100 } as const;
 
-/** Query of `GET /api/conversations/:id/messages`: `limit` 1–100 (default 50), cursor `before`. */
-export const MessageHistoryQuerySchema = v.strictObject({
-  limit: v.optional(integerParam(1, HISTORY_LIMIT.max), HISTORY_LIMIT.default),
-  before: v.optional(v.pipe(text(512), v.description('Cursor: the nextCursor of the previous page.'))),
-});
+/**
+ * Query of `GET /api/conversations/:id/messages`: `limit` 1–100 (default 50), and one cursor:
+ * `before` (older pages) or `after` (newer pages); both together are refused.
+ */
+export const MessageHistoryQuerySchema = v.pipe(
+  v.strictObject({
+    limit: v.optional(integerParam(1, HISTORY_LIMIT.max), HISTORY_LIMIT.default),
+    before: v.optional(v.pipe(text(512), v.description('Cursor: the nextCursor of the previous (newer) page; lists the messages before it.'))),
+    after: v.optional(
+      v.pipe(
+        text(512),
+        v.description('Cursor: the nextCursor of an `after` page, or a stream event\'s `id`; lists the oldest messages after it. Not with `before`.'),
+      ),
+    ),
+  }),
+  v.check((query) => query.before === undefined || query.after === undefined, 'Give before or after, not both.'),
+);
 export type MessageHistoryQuery = v.InferInput<typeof MessageHistoryQuerySchema>;
+
+/**
+ * Query of `GET /api/conversations/:id/stream`: `after`, a cursor (a `message` event's `id`) to
+ * resume after; the `Last-Event-ID` header takes precedence.
+ */
+export const ConversationStreamQuerySchema = v.strictObject({
+  after: v.optional(v.pipe(text(512), v.description('Cursor: resume after this message (a `message` event\'s `id`). `Last-Event-ID` wins when both are sent.'))),
+});
+export type ConversationStreamQuery = v.InferInput<typeof ConversationStreamQuerySchema>;

@@ -94,7 +94,13 @@ export const WebhookEndpointListSchema = v.object({ webhooks: v.array(WebhookEnd
 export const MessageHistorySchema = v.object({
   messages: v.array(MessageSchema),
   hasMore: v.boolean(),
-  nextCursor: v.optional(v.pipe(v.string(), v.description('Pass as `before` to fetch the next older page.'))),
+  nextCursor: v.optional(v.pipe(v.string(), v.description('Pass as the same parameter (`before` or `after`) to fetch the next page in that direction.'))),
+});
+
+/** `POST /api/conversations/:id/reply` (202): the reply was asked for and will arrive on the stream. */
+export const ReplyRequestedSchema = v.object({
+  conversationId: id('conv'),
+  inReplyTo: v.pipe(v.nullable(id('msg')), v.description('The message the reply answers: the conversation\'s latest when asked, `null` if it had none.')),
 });
 
 /** One event of the workspace's event log (`GET /api/events`): `timestamp` is when it occurred. */

@@ -8,6 +8,7 @@ import {
   AgentCreateSchema,
   AgentListQuerySchema,
   AgentUpdateSchema,
+  type AgentSchemas,
   type AgentCreateInput,
   type AgentListQuery,
   type AgentUpdateInput,
@@ -37,11 +38,13 @@ export class AgentService {
     @inject(TOKENS.storage) private readonly storage: Storage,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
+    // The core's schemas: their `model` picklist holds the configured model names (createCore `models`).
+    @inject(TOKENS.agentSchemas) private readonly schemas: AgentSchemas = { create: AgentCreateSchema, update: AgentUpdateSchema },
   ) {}
 
   /** Creates an `active` agent, recording `agent.created` with it. */
   async create(workspaceId: string, input: AgentCreateInput): Promise<Agent> {
-    const fields = parse(AgentCreateSchema, input);
+    const fields = parse(this.schemas.create, input);
     const now = new Date(this.clock.now()).toISOString();
     const agent: Agent = {
       id: this.ids.next('agt'),
@@ -80,7 +83,7 @@ export class AgentService {
    * @throws ParleyError `validation_failed`, `not_found`
    */
   async update(workspaceId: string, id: string, input: AgentUpdateInput): Promise<Agent> {
-    const changes = givenFields(parse(AgentUpdateSchema, input));
+    const changes = givenFields(parse(this.schemas.update, input));
     if (Object.keys(changes).length === 0) return this.get(workspaceId, id);
     // Compare-and-set (ports/storage.ts `Update`): a concurrent PATCH of other fields survives,
     // because the patch is applied to the record as stored at the write.

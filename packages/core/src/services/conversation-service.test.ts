@@ -281,7 +281,7 @@ describe('ConversationService: history', () => {
 
   it('refuses history queries out of range with validation_failed and unknown conversations with not_found', async () => {
     const { core, conversation } = await withMessages(1);
-    for (const query of [{ limit: 0 }, { limit: 101 }, { limit: '1.5' }, { limit: 'all' }, { before: '' }, { after: 'x' }]) {
+    for (const query of [{ limit: 0 }, { limit: 101 }, { limit: '1.5' }, { limit: 'all' }, { before: '' }, { after: '' }, { since: 'x' }, { before: 'a', after: 'b' }]) {
       expect((await rejection(core.conversations.history('ws1', conversation.id, query as never))).code, JSON.stringify(query)).toBe('validation_failed');
     }
     expect((await core.conversations.history('ws1', conversation.id, { limit: 100 })).messages).toHaveLength(1);

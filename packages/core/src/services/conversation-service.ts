@@ -2,6 +2,7 @@
 import { inject, injectable } from '../di.js';
 import { ErrorCode, ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
+import type { ConversationFeed, FeedSignal } from '../ports/conversation-feed.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { Storage } from '../ports/storage.js';
 import {
@@ -50,6 +51,8 @@ export class ConversationService {
     @inject(TOKENS.storage) private readonly storage: Storage,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
+    // Live streams of this conversation learn of the change at once (README "Live streams").
+    @inject(TOKENS.conversationFeed) private readonly feed?: ConversationFeed,
   ) {}
 
   /**
@@ -100,11 +103,13 @@ export class ConversationService {
     const changes = parse(ConversationUpdateSchema, input);
     // Compare-and-set (ports/storage.ts `Update`): the decision is taken against the record as
     // stored at the write, so of concurrent completes exactly one sees `active` and records the event.
+    let completed = false;
     const conversation = await this.storage.conversations.update(workspaceId, id, (current) => {
       if (changes.status === 'active' && current.status === 'completed') {
         throw new ParleyError(ErrorCode.conflict, `Conversation '${id}' is completed and cannot be reactivated.`);
       }
       const completing = changes.status === 'completed' && current.status === 'active';
+      completed = completing;
       if (!completing && changes.metadata === undefined) return null;
       const next: Conversation = {
         ...current,
@@ -114,6 +119,7 @@ export class ConversationService {
       return completing ? { record: next, event: this.event(workspaceId, 'conversation.completed', next) } : { record: next };
     });
     if (!conversation) throw ParleyError.notFound('conversation', id);
+    if (completed) await this.signal(workspaceId, id, { type: 'conversation.completed' });
     return conversation;
   }
 
@@ -138,23 +144,42 @@ export class ConversationService {
     if (outcome === 'conversation_completed') {
       throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and takes no messages.`);
     }
+    await this.signal(workspaceId, conversationId, { type: 'message', messageId: message.id });
     return message;
   }
 
   /**
-   * A page of history: the `limit` (1–100, default 50) newest messages before the `before`
-   * cursor (the newest overall without it), oldest first.
-   * @throws ParleyError `validation_failed`, `not_found`; `invalid_request` (forged or foreign cursor)
+   * A page of history, oldest first: the `limit` (1–100, default 50) newest messages before the
+   * `before` cursor (the newest overall without it), or the `limit` oldest messages after the
+   * `after` cursor; then `nextCursor` (when `hasMore`) continues in the same direction.
+   * @throws ParleyError `validation_failed` (also for `before` with `after`), `not_found`;
+   *   `invalid_request` (forged or foreign cursor)
    */
   async history(workspaceId: string, conversationId: string, query: MessageHistoryQuery = {}): Promise<MessageHistory> {
-    const { limit, before } = parse(MessageHistoryQuerySchema, query);
+    const { limit, before, after } = parse(MessageHistoryQuerySchema, query);
     await this.get(workspaceId, conversationId);
+    if (after !== undefined) {
+      const forward = await this.storage.messages.page(workspaceId, conversationId, { after: decodeCursor(conversationId, after), limit });
+      if (!forward) throw invalidCursor();
+      const newest = forward.messages.at(-1);
+      if (!forward.hasMore || !newest) return { messages: forward.messages, hasMore: false };
+      return { messages: forward.messages, hasMore: true, nextCursor: encodeCursor(conversationId, newest.id) };
+    }
     const beforeId = before === undefined ? undefined : decodeCursor(conversationId, before);
     const page = await this.storage.messages.page(workspaceId, conversationId, { before: beforeId, limit });
     if (!page) throw invalidCursor();
     const oldest = page.messages[0];
     if (!page.hasMore || !oldest) return { messages: page.messages, hasMore: false };
     return { messages: page.messages, hasMore: true, nextCursor: encodeCursor(conversationId, oldest.id) };
+  }
+
+  /** Live signals are best effort: the write happened, and streams re-read storage anyway. */
+  private async signal(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
+    try {
+      await this.feed?.publish(workspaceId, conversationId, signal);
+    } catch {
+      // A feed outage must not turn a stored write into an error.
+    }
   }
 
   private event(workspaceId: string, type: 'conversation.started' | 'conversation.completed' | 'message.sent' | 'message.received', data: Conversation | Message) {

@@ -12,6 +12,7 @@ export {
 export * from './rate-limit-contract.js';
 export * from './idempotency-contract.js';
 export { Records } from './storage-contract/fixtures.js';
+export { scriptedModel, type ScriptedModel, type ScriptedTurn } from './scripted-model.js';
 export {
   contractJob,
   runDeliveryQueueContract,
@@ -21,3 +22,10 @@ export {
   type DeliveryQueueFixture,
 } from './delivery-queue-contract.js';
 export * from './receiver.js';
+export {
+  contractReplyJob,
+  runReplyQueueContract,
+  type ReplyQueueContractOptions,
+  type ReplyQueueFactory,
+  type ReplyQueueFixture,
+} from './reply-queue-contract.js';

@@ -54,7 +54,13 @@ describe('responses conform to /openapi.json', () => {
     }
     const page = await json(await call('GET', '/api/conversations/{id}/messages', `/api/conversations/${conversation.id}/messages?limit=2`, {}, 200));
     await call('GET', '/api/conversations/{id}/messages', `/api/conversations/${conversation.id}/messages?before=${page.nextCursor}`, {}, 200);
+    // No models configured: the agent's model has no language model.
+    await call('POST', '/api/conversations/{id}/reply', `/api/conversations/${conversation.id}/reply`, {}, 409);
     await call('PATCH', '/api/conversations/{id}', `/api/conversations/${conversation.id}`, { json: { status: 'completed' } }, 200);
+    // A completed conversation's stream sends its messages and the end, then closes.
+    const stream = await call('GET', '/api/conversations/{id}/stream', `/api/conversations/${conversation.id}/stream`, {}, 200);
+    if (!(await stream.text()).includes('event: conversation.completed')) problems.push('GET /api/conversations/{id}/stream: no end event');
+    await call('GET', '/api/conversations/{id}/stream', `/api/conversations/${conversation.id}/stream?after=forged`, {}, 400);
     const webhook = await json(await call('POST', '/api/webhooks', '/api/webhooks', { json: { url: 'https://example.com/h', events: ['message.sent'] } }, 201));
     await call('GET', '/api/webhooks', '/api/webhooks', {}, 200);
     await call('GET', '/api/webhooks/{id}', `/api/webhooks/${webhook.id}`, {}, 200);

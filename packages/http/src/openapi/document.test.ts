@@ -95,7 +95,7 @@ describe('GET /openapi.json', () => {
     const names = (op: OpenAPIV3_1.OperationObject) => (op.parameters as OpenAPIV3_1.ParameterObject[] | undefined)?.map((p) => `${p.in}:${p.name}`);
     expect(names(operation(document, 'GET', '/api/agents'))).toEqual(['query:page', 'query:limit', 'query:status']);
     expect(names(operation(document, 'GET', '/api/conversations'))).toEqual(['query:page', 'query:limit', 'query:agentId', 'query:userId', 'query:status']);
-    expect(names(operation(document, 'GET', '/api/conversations/{id}/messages'))).toEqual(['path:id', 'query:limit', 'query:before']);
+    expect(names(operation(document, 'GET', '/api/conversations/{id}/messages'))).toEqual(['path:id', 'query:limit', 'query:before', 'query:after']);
     for (const [name, op] of each(document)) {
       for (const [, param] of name.matchAll(/\{(\w+)\}/g)) expect(names(op), name).toContain(`path:${param}`);
     }

@@ -3,7 +3,7 @@ import type { Env, Hono } from 'hono';
 import { generateSpecs, type GenerateSpecOptions } from 'hono-openapi';
 import { createRequire } from 'node:module';
 import type { OpenAPIV3_1 } from 'openapi-types';
-import { componentSchemas } from './json-schema.js';
+import { componentSchemas, type CoreSchemas } from './json-schema.js';
 import { TAGS } from './operation.js';
 import { HEADERS } from './responses.js';
 
@@ -21,16 +21,17 @@ const DESCRIPTION = `Agents, conversations with them, the messages of each conve
  * operation comes from the `documentAndRequireScope` middleware on it; schemas, header fields and the
  * bearer scheme are shared components. Routes without a description are left out, which the
  * route-coverage test catches. Paths are relative to `app`: a host that mounts it under a prefix
- * puts that prefix in `servers`.
+ * puts that prefix in `servers`. `schemas` replaces the named schemas that depend on the core (its
+ * agent model names: `agentSchemas(core.agentModels)`).
  */
-export async function createOpenApiDocument<E extends Env>(app: Hono<E>): Promise<OpenAPIV3_1.Document> {
+export async function createOpenApiDocument<E extends Env>(app: Hono<E>, schemas: CoreSchemas = {}): Promise<OpenAPIV3_1.Document> {
   const document = await generateSpecs(app, {
     documentation: {
       info: { title: 'Parley API', version: VERSION, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
       tags: TAGS.map((tag) => ({ ...tag })),
       security: [{ bearerAuth: [] }],
       components: {
-        schemas: componentSchemas(),
+        schemas: componentSchemas(schemas),
         headers: HEADERS,
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <key>` (RFC 6750).' },

@@ -17,6 +17,7 @@ import {
   MessageCreateSchema,
   MessageHistorySchema,
   MessageSchema,
+  ReplyRequestedSchema,
   PlantCreateSchema,
   PlantErrorSchema,
   PlantSchema,
@@ -57,6 +58,7 @@ const NAMED_SCHEMAS = {
   Message: MessageSchema,
   MessageHistory: MessageHistorySchema,
   MessageCreate: MessageCreateSchema,
+  ReplyRequested: ReplyRequestedSchema,
   WebhookEndpoint: WebhookEndpointSchema,
   WebhookEndpointCreated: WebhookEndpointCreatedSchema,
   WebhookEndpointList: WebhookEndpointListSchema,
@@ -108,7 +110,7 @@ function typeOrNull(jsonSchema: JsonSchema): JsonSchema | undefined {
   if (!inner || rest.length || nullType?.type !== 'null' || typeof inner.type !== 'string' || inner.$ref) return undefined;
   const { anyOf: _anyOf, ...outer } = jsonSchema;
   // A nullable enum: `null` joins the allowed values too (`enum` alone would refuse it).
-  return { ...inner, ...outer, type: [inner.type, 'null'], ...(inner.enum ? { enum: [...inner.enum, null] } : {}) };
+  return { ...inner, ...outer, type: [inner.type, 'null'], ...(inner.enum ? { enum: [...(inner.enum as unknown[]), null] } : {}) } as JsonSchema;
 }
 
 /**
@@ -138,9 +140,16 @@ const CONFIG: ConversionConfig = {
   overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
 };
 
-/** `components.schemas`: every schema of {@link NAMED_SCHEMAS}, referring to each other by `$ref`. */
-export function componentSchemas(): Record<string, SchemaObject> {
-  return toJsonSchemaDefs(NAMED_SCHEMAS, CONFIG) as Record<string, SchemaObject>;
+/** Named schemas that differ from one core to another: the agent bodies, whose `model` picklist holds the configured names. */
+export type CoreSchemas = Partial<Pick<typeof NAMED_SCHEMAS, 'AgentCreate' | 'AgentUpdate'>>;
+
+/**
+ * `components.schemas`: every schema of {@link NAMED_SCHEMAS}, referring to each other by `$ref`,
+ * with `overrides` in place of the defaults (routes `$ref` these by name, so the document shows
+ * the app's core, e.g. its agent model names).
+ */
+export function componentSchemas(overrides: CoreSchemas = {}): Record<string, SchemaObject> {
+  return toJsonSchemaDefs({ ...NAMED_SCHEMAS, ...overrides }, CONFIG) as Record<string, SchemaObject>;
 }
 
 const NAME_BY_SCHEMA = new Map<unknown, string>(Object.entries(NAMED_SCHEMAS).map(([name, schema]) => [schema, name]));

@@ -5,6 +5,7 @@ import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
 import { agentRoutes } from './agents.js';
 import { conversationRoutes } from './conversations.js';
+import { replyRoutes, type ReplyRoutesOptions } from './replies.js';
 import { deliveryRoutes } from './deliveries.js';
 import { eventRoutes } from './events.js';
 import { answerUnmatched } from './fallback.js';
@@ -19,6 +20,8 @@ export interface ApiRoutesOptions {
   guard: MiddlewareHandler<ParleyEnv>[];
   /** The JSON body reader routes with a body use. */
   body: MiddlewareHandler<ParleyEnv, string, JsonBodyInput>;
+  /** Options of the reply and stream routes (keep-alive interval). */
+  replies?: ReplyRoutesOptions;
 }
 
 /** The service API of docs/api.md#routes and docs/api.md#resources, to be mounted at `/api`. */
@@ -27,6 +30,7 @@ export function apiRoutes(core: Core, options: ApiRoutesOptions): Hono<ParleyEnv
   api.use('*', ...options.guard);
   api.route('/agents', agentRoutes(core, options.body));
   api.route('/conversations', conversationRoutes(core, options.body));
+  api.route('/conversations', replyRoutes(core, options.replies));
   api.route('/webhooks', webhookRoutes(core, options.body));
   api.route('/webhooks', deliveryRoutes(core, options.body));
   api.route('/events', eventRoutes(core));

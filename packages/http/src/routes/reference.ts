@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { ParleyEnv } from '../env.js';
 import { createOpenApiDocument } from '../openapi/document.js';
+import type { CoreSchemas } from '../openapi/json-schema.js';
 import { documentAndRequireScope } from '../openapi/operation.js';
 import { answerWrongMethods } from './fallback.js';
 
@@ -40,7 +41,7 @@ function mountPrefix(c: Context, route: string): string {
  * mounted in, walked when the document is first asked for, so every route is registered by then).
  * Other methods on these paths are 405 `method_not_allowed`.
  */
-export function referenceRoutes<E extends Env>(app: Hono<E>): Hono<ParleyEnv> {
+export function referenceRoutes<E extends Env>(app: Hono<E>, schemas: CoreSchemas = {}): Hono<ParleyEnv> {
   let document: Promise<OpenAPIV3_1.Document> | undefined;
   const routes = new Hono<ParleyEnv>()
     .get(
@@ -53,7 +54,7 @@ export function referenceRoutes<E extends Env>(app: Hono<E>): Hono<ParleyEnv> {
         success: { status: 200, description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } },
       }),
       async (c) => {
-        document ??= createOpenApiDocument(app).catch((error: unknown) => {
+        document ??= createOpenApiDocument(app, schemas).catch((error: unknown) => {
           document = undefined;
           throw error;
         });

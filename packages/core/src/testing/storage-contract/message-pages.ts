@@ -1,4 +1,4 @@
-/** @module Storage contract: history paging with `before` and `limit`, edge cases included. */
+/** @module Storage contract: history paging with `before` or `after` and `limit`, edge cases included. */
 import type { MessagePage, Storage } from '../../ports/storage.js';
 import type { Message } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
@@ -87,6 +87,34 @@ export function messagePageTests(t: ContractTestApi, open: () => Promise<OpenedF
       const [foreign] = await records.appendMessages(storage, WS, other.id, 1);
       expect(await page({ before: foreign, limit: 10 })).toBeNull();
       expect(await storage.messages.page(WS, other.id, { before: messages[2]!.id, limit: 10 })).toBeNull();
+    });
+
+    test('`after`: the `limit` oldest messages after the cursor, oldest first; hasMore while newer ones remain', async (storage) => {
+      const { conversation, messages } = await history(storage, 7);
+      const after = (message: Message, limit: number) => storage.messages.page(WS, conversation.id, { after: message.id, limit });
+      expect(await after(messages[0]!, 3)).toEqual({ messages: messages.slice(1, 4), hasMore: true });
+      expect(await after(messages[3]!, 3)).toEqual({ messages: messages.slice(4, 7), hasMore: false });
+      expect(await after(messages[4]!, 3)).toEqual({ messages: messages.slice(5), hasMore: false });
+      expect(await after(messages[6]!, 3)).toEqual({ messages: [], hasMore: false });
+      const seen: Message[] = [];
+      let cursor = messages[0]!;
+      for (let guard = 0; guard < 10; guard += 1) {
+        const page = await after(cursor, 2);
+        seen.push(...page!.messages);
+        if (!page!.hasMore) break;
+        cursor = page!.messages.at(-1)!;
+      }
+      expect(ids(seen)).toEqual(ids(messages.slice(1)));
+    });
+
+    test('`after` naming a message of another conversation, or a forged id, is null', async (storage) => {
+      const { records, agent, conversation, messages } = await history(storage, 3);
+      const other = await records.insertConversation(storage, WS, agent.id);
+      const [foreign] = await records.appendMessages(storage, WS, other.id, 1);
+      expect(await storage.messages.page(WS, conversation.id, { after: foreign!.id, limit: 10 })).toBeNull();
+      for (const forged of [records.id('msg'), 'not-a-message-id', `${messages[1]!.id}0`]) {
+        expect(await storage.messages.page(WS, conversation.id, { after: forged, limit: 10 }), `after '${forged}'`).toBeNull();
+      }
     });
 
     test('a forged or unknown `before` is null, also when it sorts between real ids', async (storage) => {

@@ -1,0 +1,38 @@
+/** @module The conversation feed port: live signals of a conversation, for its streams (README "Live streams"). */
+
+/**
+ * What a conversation's stream is told, live:
+ * - `message`: a message was stored (`messageId`). A hint only: streams read the message from
+ *   storage, after the last one they sent, so a hint lost or doubled never loses or doubles a message.
+ * - `message.delta`: text of a reply being generated, in order; `attempt` (1–3) restarts the text
+ *   when a failed try is tried again.
+ * - `reply.failed`: a reply was given up (`error` says why, never message content).
+ * - `conversation.completed`: the conversation was completed (also a hint: streams check storage).
+ */
+export type FeedSignal =
+  | { type: 'message'; messageId: string }
+  | { type: 'message.delta'; inReplyTo: string | null; delta: string; attempt: number }
+  | { type: 'reply.failed'; inReplyTo: string | null; error: string }
+  | { type: 'conversation.completed' };
+
+/** A live subscription; `unsubscribe` releases everything it holds (idempotent). */
+export interface FeedSubscription {
+  unsubscribe(): Promise<void>;
+}
+
+/**
+ * Signals of each conversation, from whoever produced them (the API instance that stored a
+ * message, the worker generating a reply) to every stream of that conversation, on every instance
+ * sharing the backend (Redis pub/sub; one process in memory). Best effort, at-most-once: a signal
+ * published while nobody listens is gone, which is why streams re-read storage.
+ */
+export interface ConversationFeed {
+  /** Sends `signal` to the conversation's current subscribers. Resolves once handed to the backend. */
+  publish(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void>;
+  /**
+   * Calls `listener` with each signal of the conversation published from now on. Resolves once the
+   * subscription is live: a signal published after that reaches it (what lets a stream subscribe,
+   * then read history, and miss nothing in between).
+   */
+  subscribe(workspaceId: string, conversationId: string, listener: (signal: FeedSignal) => void): Promise<FeedSubscription>;
+}

@@ -1,0 +1,243 @@
+/** @module Agent replies (README "Agents that reply"): who gets one, asking for one, and making it. */
+import { randomUUID } from 'node:crypto';
+import { inject, injectable } from '../di.js';
+import { ErrorCode, ParleyError } from '../errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { ConversationFeed } from '../ports/conversation-feed.js';
+import type { IdGenerator } from '../ports/ids.js';
+import type { LanguageModel, ModelRequest, FinishReason, TokenUsage } from '../ports/language-model.js';
+import type { ReplyJob, ReplyQueue } from '../ports/reply-queue.js';
+import type { OutboxBatch, Storage } from '../ports/storage.js';
+import { domainEvent } from '../services/domain-events.js';
+import { TOKENS } from '../tokens.js';
+import type { Agent, Conversation, Message } from '../types.js';
+
+/** Settings of replies (`createCore` `replyContextMessages`, `replyRetryDelaysMs`). */
+export interface ReplyOptions {
+  /** How many of the conversation's latest messages a reply is generated from (default 50). */
+  contextMessages: number;
+  /** Waits between the 3 tries of a failing provider, in ms (default `[1000, 4000]`). */
+  retryDelaysMs: readonly number[];
+  /** Where requests wait (`createCore`'s `replyQueue`); `null` without one: nothing can be asked for. */
+  queue: ReplyQueue | null;
+}
+
+/** Where replies report; pino's logger fits. Entries carry ids, model names and error kinds, never content. */
+export interface ReplyLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/** What happened to one reply request. */
+export type ReplyOutcome = 'stored' | 'failed' | 'skipped' | 'aborted';
+
+/** The answer to `POST /api/conversations/:id/reply`: the request was queued. */
+export interface ReplyRequested {
+  conversationId: string;
+  /** The message the reply will answer: the conversation's latest when asked; `null` if it had none. */
+  inReplyTo: string | null;
+}
+
+/** The most characters a message may hold (decisions §4); a longer reply is cut there. */
+const MAX_CONTENT = 100_000;
+/** Tries of a failing provider (decisions §11). */
+const TRIES = 3;
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+
+/**
+ * An error as a log line or a `reply.failed` may show it: its kind and HTTP status, never its
+ * message (a provider's message may quote the prompt).
+ */
+export function describeModelError(error: unknown): string {
+  const name = error instanceof Error ? error.name : typeof error;
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' ? `${name} (HTTP ${status})` : name;
+}
+
+/**
+ * Agent replies. An agent replies when it is `active`, its `model` names a configured language
+ * model and its `configuration.autoReply` is not `false` (automatic replies) — or when asked
+ * through {@link ReplyService.request}. Requests wait in the {@link ReplyQueue} (one conversation
+ * at a time, in order) and are made by a reply worker calling {@link ReplyService.generate}.
+ */
+@injectable()
+export class ReplyService {
+  constructor(
+    @inject(TOKENS.storage) private readonly storage: Storage,
+    @inject(TOKENS.conversationFeed) private readonly feed: ConversationFeed,
+    @inject(TOKENS.models) private readonly models: ReadonlyMap<string, LanguageModel>,
+    @inject(TOKENS.clock) private readonly clock: Clock,
+    @inject(TOKENS.ids) private readonly ids: IdGenerator,
+    @inject(TOKENS.replyOptions) private readonly options: ReplyOptions,
+  ) {}
+
+  private get queue(): ReplyQueue | null {
+    return this.options.queue;
+  }
+
+  /** True when `agent` would reply on its own to a user message (not counting the conversation's status). */
+  repliesAutomatically(agent: Agent): boolean {
+    return agent.status === 'active' && this.models.has(agent.model) && agent.configuration.autoReply !== false;
+  }
+
+  /**
+   * Queues a reply of the conversation's agent to its latest message (`POST
+   * /api/conversations/:id/reply`), also for an agent whose `autoReply` is off.
+   * @throws ParleyError `not_found` (no such conversation); `conflict` when the conversation is
+   *   completed, its agent is inactive or the agent's model has no configured language model
+   */
+  async request(workspaceId: string, conversationId: string): Promise<ReplyRequested> {
+    const conversation = await this.storage.conversations.get(workspaceId, conversationId);
+    if (!conversation) throw ParleyError.notFound('conversation', conversationId);
+    if (conversation.status === 'completed') throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and gets no replies.`);
+    const agent = await this.storage.agents.get(workspaceId, conversation.agentId);
+    if (!agent || agent.status !== 'active') throw new ParleyError(ErrorCode.conflict, `The agent of conversation '${conversationId}' is inactive.`);
+    if (!this.models.has(agent.model) || !this.queue) {
+      throw new ParleyError(ErrorCode.conflict, `No language model is configured for the agent's model '${agent.model}'.`, { model: agent.model });
+    }
+    const latest = await this.storage.messages.page(workspaceId, conversationId, { limit: 1 });
+    const inReplyTo = latest?.messages.at(-1)?.id ?? null;
+    await this.queue.enqueue(this.job(workspaceId, conversationId, inReplyTo));
+    return { conversationId, inReplyTo };
+  }
+
+  /**
+   * Queues the automatic replies a batch of recorded events calls for: one per `message.sent` of a
+   * `user` message whose conversation is active and whose agent replies automatically. Run by the
+   * outbox relay before it acknowledges the batch, so a request is never lost (at-least-once: a
+   * batch handed out twice queues twice, and {@link generate} answers a message once).
+   * Resolves with the number of requests queued.
+   */
+  async queueAutomaticReplies(batch: OutboxBatch): Promise<number> {
+    if (this.models.size === 0 || !this.queue) return 0;
+    const conversations = new Map<string, Promise<Conversation | null>>();
+    const agents = new Map<string, Promise<Agent | null>>();
+    const jobs: ReplyJob[] = [];
+    for (const event of batch.events) {
+      if (event.type !== 'message.sent') continue;
+      const message = event.data as Message;
+      if (message.role !== 'user') continue;
+      let conversation = conversations.get(message.conversationId);
+      if (!conversation) conversations.set(message.conversationId, (conversation = this.storage.conversations.get(batch.workspaceId, message.conversationId)));
+      const found = await conversation;
+      if (!found || found.status !== 'active') continue;
+      let agent = agents.get(found.agentId);
+      if (!agent) agents.set(found.agentId, (agent = this.storage.agents.get(batch.workspaceId, found.agentId)));
+      const owner = await agent;
+      if (owner && this.repliesAutomatically(owner)) jobs.push(this.job(batch.workspaceId, found.id, message.id));
+    }
+    for (const job of jobs) await this.queue.enqueue(job);
+    return jobs.length;
+  }
+
+  /**
+   * Makes one reply: reads the agent and the latest `contextMessages` messages, streams the model's
+   * deltas to the conversation's feed, and stores the text as an `assistant` message with
+   * `metadata.reply: {inReplyTo, model, finishReason, usage}` (recording `message.received`).
+   * A failing provider is tried 3 times with backoff; then nothing is stored, `reply.failed` goes
+   * to the feed and a log line (without content) says why. Skipped, storing nothing: a conversation
+   * gone or completed (also when it completes during generation: storage refuses the append), an
+   * agent inactive or without a configured model, a message already answered (a request handed
+   * out twice). `signal` aborts (lease lost, worker stopping): nothing is stored.
+   */
+  async generate(job: ReplyJob, signal: AbortSignal, logger?: ReplyLogger): Promise<ReplyOutcome> {
+    const { workspaceId, conversationId, inReplyTo } = job;
+    const conversation = await this.storage.conversations.get(workspaceId, conversationId);
+    if (!conversation || conversation.status !== 'active') return 'skipped';
+    const agent = await this.storage.agents.get(workspaceId, conversation.agentId);
+    const model = agent && agent.status === 'active' ? this.models.get(agent.model) : undefined;
+    if (!agent || !model) return 'skipped';
+    const page = await this.storage.messages.page(workspaceId, conversationId, { limit: this.options.contextMessages });
+    const context = page?.messages ?? [];
+    if (inReplyTo !== null && context.some((message) => (message.metadata.reply as { inReplyTo?: unknown } | undefined)?.inReplyTo === inReplyTo)) return 'skipped';
+    const request: ModelRequest = {
+      ...(agent.systemPrompt !== null && { system: agent.systemPrompt }),
+      messages: context.map((message) => ({ role: message.role, content: message.content })),
+      ...(agent.temperature !== null && { temperature: agent.temperature }),
+      ...(agent.maxTokens !== null && { maxTokens: agent.maxTokens }),
+      signal,
+    };
+    const fields = { workspaceId, conversationId, inReplyTo, model: agent.model };
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= TRIES; attempt += 1) {
+      if (signal.aborted) return 'aborted';
+      try {
+        const result = await this.stream(model, request, job, attempt);
+        return await this.store(job, agent, result, logger);
+      } catch (error) {
+        if (signal.aborted) return 'aborted';
+        lastError = error;
+        logger?.warn({ ...fields, attempt, error: describeModelError(error) }, 'language model failed');
+        if (attempt < TRIES) await sleep(this.options.retryDelaysMs[attempt - 1] ?? this.options.retryDelaysMs.at(-1) ?? 0, signal);
+      }
+    }
+    const error = `The language model failed ${TRIES} times (${describeModelError(lastError)}); the reply was given up.`;
+    logger?.warn({ ...fields, attempts: TRIES, error: describeModelError(lastError) }, 'reply given up');
+    await this.publish(workspaceId, conversationId, { type: 'reply.failed', inReplyTo, error });
+    return 'failed';
+  }
+
+  private async stream(model: LanguageModel, request: ModelRequest, job: ReplyJob, attempt: number) {
+    let text = '';
+    for await (const part of model.stream(request)) {
+      if (part.type === 'text-delta') {
+        text += part.delta;
+        await this.publish(job.workspaceId, job.conversationId, { type: 'message.delta', inReplyTo: job.inReplyTo, delta: part.delta, attempt });
+      } else {
+        if (text.trim() === '') throw new EmptyReplyError();
+        return { text, finishReason: part.finishReason, usage: part.usage };
+      }
+    }
+    throw new EmptyReplyError();
+  }
+
+  private async store(job: ReplyJob, agent: Agent, result: { text: string; finishReason: FinishReason; usage: TokenUsage }, logger?: ReplyLogger): Promise<ReplyOutcome> {
+    const cut = result.text.length > MAX_CONTENT;
+    const message: Message = {
+      id: this.ids.next('msg'),
+      conversationId: job.conversationId,
+      content: cut ? result.text.slice(0, MAX_CONTENT) : result.text,
+      role: 'assistant',
+      metadata: {
+        reply: { inReplyTo: job.inReplyTo, model: agent.model, finishReason: cut ? 'length' : result.finishReason, usage: result.usage },
+      },
+      createdAt: new Date(this.clock.now()).toISOString(),
+    };
+    const outcome = await this.storage.messages.append(job.workspaceId, message, domainEvent(this.ids, this.clock, job.workspaceId, 'message.received', message));
+    if (outcome !== 'appended') return 'skipped';
+    await this.publish(job.workspaceId, job.conversationId, { type: 'message', messageId: message.id });
+    logger?.info({ workspaceId: job.workspaceId, conversationId: job.conversationId, messageId: message.id, inReplyTo: job.inReplyTo, model: agent.model, finishReason: result.finishReason, usage: result.usage }, 'reply stored');
+    return 'stored';
+  }
+
+  /** Live signals are best effort: a feed outage never fails a reply (streams re-read storage). */
+  private async publish(workspaceId: string, conversationId: string, signal: Parameters<ConversationFeed['publish']>[2]) {
+    try {
+      await this.feed.publish(workspaceId, conversationId, signal);
+    } catch {
+      // Nothing to do: the message, if stored, is read from storage by every stream.
+    }
+  }
+
+  private job(workspaceId: string, conversationId: string, inReplyTo: string | null): ReplyJob {
+    return { id: `rpl_${randomUUID()}`, workspaceId, conversationId, inReplyTo, requestedAt: this.clock.now() };
+  }
+}
+
+/** A model that finished without any text: counted as a failed try (a message needs content). */
+class EmptyReplyError extends Error {
+  override readonly name = 'EmptyReplyError';
+  constructor() {
+    super('The language model returned no text.');
+  }
+}

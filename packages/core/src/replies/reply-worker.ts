@@ -1,0 +1,154 @@
+/**
+ * @module The reply worker (README "Agents that reply"): leases reply requests, one conversation at
+ * a time, and makes them with {@link ReplyService.generate}, renewing each lease while it works.
+ */
+import type { LeasedReply, ReplyQueue } from '../ports/reply-queue.js';
+import { TOKENS } from '../tokens.js';
+import type { ReplyLogger, ReplyOutcome, ReplyService } from './reply-service.js';
+
+/** Options of {@link ReplyWorker}. */
+export interface ReplyWorkerOptions {
+  replies: ReplyService;
+  queue: ReplyQueue;
+  /** Replies generated at once, each of another conversation (default 8). */
+  concurrency?: number;
+  /** How often a lease is renewed while its reply is generated, in ms (default 10 000: a third of the default 30 s lease). */
+  heartbeatMs?: number;
+  /** How long one lease waits for work, in ms (default 1 000): bounds how long `stop()` waits for an idle loop. */
+  pollMs?: number;
+  /** How long `stop()` lets replies in flight finish before aborting them, in ms (default 10 000). */
+  drainMs?: number;
+  logger?: ReplyLogger & { error(fields: object, message: string): void };
+  /** Told of each finished request (metrics, tests). */
+  onOutcome?: (outcome: ReplyOutcome, leased: LeasedReply) => void;
+}
+
+const silent = { info() {}, warn() {}, error() {} };
+const FAULT_PAUSE_MS = 1_000;
+
+/**
+ * Makes replies until stopped. Each leased request is generated while its lease is renewed every
+ * `heartbeatMs`; a renewal that fails (the lease was lost: this worker stalled past it, and another
+ * took the conversation over) aborts the generation, storing nothing. A finished request — stored,
+ * given up or skipped — is acknowledged, which frees its conversation for the next request. A
+ * request aborted by `stop()` is not acknowledged: once its lease ends it is made again, by another
+ * worker or after a restart (on Redis; in memory it goes with the process).
+ */
+export class ReplyWorker {
+  private readonly concurrency: number;
+  private readonly heartbeatMs: number;
+  private readonly pollMs: number;
+  private readonly drainMs: number;
+  private readonly logger: NonNullable<ReplyWorkerOptions['logger']>;
+  private readonly stopping = new AbortController();
+  /** Aborted when the drain time is up: generations still running then stop. */
+  private readonly aborting = new AbortController();
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly options: ReplyWorkerOptions) {
+    this.concurrency = options.concurrency ?? 8;
+    if (!Number.isSafeInteger(this.concurrency) || this.concurrency < 1) throw new RangeError('concurrency: expected an integer ≥ 1.');
+    this.heartbeatMs = options.heartbeatMs ?? 10_000;
+    this.pollMs = options.pollMs ?? 1_000;
+    this.drainMs = options.drainMs ?? 10_000;
+    this.logger = options.logger ?? silent;
+  }
+
+  /** Starts the loop; a no-op when started already. */
+  start(): void {
+    if (this.running || this.stopping.signal.aborted) return;
+    this.running = this.loop();
+  }
+
+  /**
+   * Takes no new request, lets the replies in flight finish for up to `drainMs`, then aborts the
+   * rest (not acknowledged: they are made again later). Resolves once all work ended.
+   */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    const timer = setTimeout(() => this.aborting.abort(), this.drainMs);
+    try {
+      await this.running;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const signal = this.stopping.signal;
+      signal.addEventListener('abort', done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+    });
+  }
+
+  private async loop(): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
+    while (!this.stopping.signal.aborted) {
+      if (inFlight.size >= this.concurrency) {
+        await Promise.race(inFlight);
+        continue;
+      }
+      let leased: LeasedReply | null;
+      try {
+        leased = await this.options.queue.lease(this.pollMs);
+      } catch (error) {
+        this.logger.error({ err: error }, 'leasing reply requests failed; retrying');
+        await this.pause(FAULT_PAUSE_MS);
+        continue;
+      }
+      if (!leased) continue;
+      const work: Promise<void> = this.work(leased)
+        .catch((error: unknown) =>
+          this.logger.error({ err: error, conversationId: leased.job.conversationId }, 'reply request failed; its lease will hand it out again'),
+        )
+        .finally(() => inFlight.delete(work));
+      inFlight.add(work);
+    }
+    await Promise.allSettled(inFlight);
+  }
+
+  private async work(leased: LeasedReply): Promise<void> {
+    const lost = new AbortController();
+    const signal = AbortSignal.any([lost.signal, this.aborting.signal]);
+    const heartbeat = setInterval(() => {
+      this.options.queue.extend(leased).then(
+        (alive) => {
+          if (!alive) lost.abort(new Error('The reply request\'s lease was lost.'));
+        },
+        // A failed renewal is retried at the next beat; the lease may still be alive.
+        () => {},
+      );
+    }, this.heartbeatMs);
+    let outcome: ReplyOutcome;
+    try {
+      outcome = await this.options.replies.generate(leased.job, signal, this.logger);
+    } finally {
+      clearInterval(heartbeat);
+    }
+    if (outcome === 'aborted') return;
+    await this.options.queue.ack(leased);
+    this.options.onOutcome?.(outcome, leased);
+  }
+}
+
+/** Options of {@link createReplyWorker}: everything but what the core already holds. */
+export type CoreReplyWorkerOptions = Omit<ReplyWorkerOptions, 'replies' | 'queue'>;
+
+/**
+ * A reply worker over `core`'s reply service and reply queue; `undefined` when the core has no
+ * reply queue or no models configured. Call `start()` to run it and `stop()` before closing adapters.
+ */
+export function createReplyWorker(
+  core: { replies: ReplyService; container: { isRegistered(token: symbol): boolean; resolve<T>(token: symbol): T } },
+  options: CoreReplyWorkerOptions = {},
+): ReplyWorker | undefined {
+  // Without models nothing is ever queued: no loop polling the queue for nothing.
+  if (!core.container.isRegistered(TOKENS.replyQueue) || core.container.resolve<ReadonlyMap<string, unknown>>(TOKENS.models).size === 0) return undefined;
+  return new ReplyWorker({ ...options, replies: core.replies, queue: core.container.resolve<ReplyQueue>(TOKENS.replyQueue) });
+}

@@ -1,0 +1,113 @@
+/**
+ * @module `/conversations/:id/reply` and `/conversations/:id/stream`: asking for an agent's reply,
+ * and a conversation's live stream as server-sent events (README "Agents that reply", "Live streams").
+ */
+import { ConversationStreamQuerySchema, parse, ReplyRequestedSchema, type Core, type StreamItem } from '@parley/core';
+import { Hono } from 'hono';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import type { ParleyEnv } from '../env.js';
+import { documentAndRequireScope, idPath } from '../openapi/operation.js';
+
+const byId = idPath('conversation', 'conv_');
+const notFound = 'No conversation with this id in the key\'s workspace.';
+
+/** Options of {@link replyRoutes}. */
+export interface ReplyRoutesOptions {
+  /** Quiet time after which a stream sends a `:` comment (and re-checks storage), in ms; default 15 000. */
+  keepAliveMs?: number;
+  /**
+   * Aborted when the server shuts down: open streams end at once (clients resume elsewhere with
+   * `Last-Event-ID`) instead of holding the drain open until its deadline.
+   */
+  shutdown?: AbortSignal;
+}
+
+const STREAM_DESCRIPTION = `Server-sent events (\`text/event-stream\`):
+- \`event: message\` for each message stored in the conversation, oldest first; \`id:\` is a cursor, \`data:\` the message.
+- \`event: message.delta\` with \`{inReplyTo, delta, attempt}\` while a reply is being generated (a new \`attempt\` restarts the text).
+- \`event: reply.failed\` with \`{inReplyTo, error}\` when a reply is given up.
+- \`event: conversation.completed\` with the conversation; then the stream ends.
+- A \`: keep-alive\` comment after 15 s without events.
+
+Reconnecting with \`Last-Event-ID\` (or \`?after=<cursor>\`) first sends every message stored after that one, then goes on live: no message is missed or sent twice, on this or any other instance. Without a cursor the stream starts with the latest 50 messages.`;
+
+async function write(stream: SSEStreamingApi, item: StreamItem): Promise<void> {
+  switch (item.type) {
+    case 'message':
+      return stream.writeSSE({ event: 'message', id: item.cursor, data: JSON.stringify(item.message) });
+    case 'message.delta':
+    case 'reply.failed':
+      return stream.writeSSE({ event: item.type, data: JSON.stringify(item.data) });
+    case 'conversation.completed':
+      return stream.writeSSE({ event: 'conversation.completed', data: JSON.stringify(item.conversation) });
+    case 'idle':
+      await stream.write(': keep-alive\n\n');
+  }
+}
+
+/** Reply and stream routes, to be mounted at `/api/conversations` behind authentication. */
+export function replyRoutes(core: Core, options: ReplyRoutesOptions = {}): Hono<ParleyEnv> {
+  return new Hono<ParleyEnv>()
+    .post(
+      '/:id/reply',
+      documentAndRequireScope({
+        operationId: 'requestReply',
+        summary: 'Ask the agent for a reply',
+        description:
+          'Queues a reply of the conversation\'s agent to its latest message (also when the agent\'s `configuration.autoReply` is `false`). The reply arrives on the stream (deltas, then the stored `assistant` message, which emits `message.received`).',
+        tag: 'Messages',
+        scope: 'conversations:write',
+        path: byId,
+        success: { status: 202, description: 'The reply was asked for.', schema: ReplyRequestedSchema },
+        errors: { 404: notFound, 409: '`conflict`: the conversation is completed, its agent is inactive, or no language model is configured for the agent\'s `model`.' },
+      }),
+      async (c) => c.json(await core.replies.request(c.var.principal.workspaceId, c.req.param('id')), 202),
+    )
+    .get(
+      '/:id/stream',
+      documentAndRequireScope({
+        operationId: 'streamConversation',
+        summary: 'Stream the conversation live',
+        description: STREAM_DESCRIPTION,
+        tag: 'Messages',
+        scope: 'conversations:read',
+        path: byId,
+        query: ConversationStreamQuerySchema,
+        success: { status: 200, description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        errors: { 400: '`validation_failed` (an unknown parameter) or `invalid_request` (an unparseable, forged or foreign cursor).', 404: notFound },
+      }),
+      async (c) => {
+        const query = parse(ConversationStreamQuerySchema, c.req.query());
+        const after = c.req.header('last-event-id') || query.after;
+        // Opened before the response starts, so a bad id or cursor is an ordinary error answer.
+        const live = await core.openStream(c.var.principal.workspaceId, c.req.param('id'), {
+          ...(after !== undefined && { after }),
+          idleMs: options.keepAliveMs ?? 15_000,
+        });
+        c.header('Cache-Control', 'no-cache');
+        // Proxies such as nginx would otherwise buffer the stream.
+        c.header('X-Accel-Buffering', 'no');
+        return streamSSE(
+          c,
+          async (stream) => {
+            stream.onAbort(() => void live.close());
+            const end = () => void live.close();
+            options.shutdown?.addEventListener('abort', end, { once: true });
+            if (options.shutdown?.aborted) end();
+            try {
+              for await (const item of live) {
+                if (stream.aborted || stream.closed) break;
+                await write(stream, item);
+              }
+            } finally {
+              options.shutdown?.removeEventListener('abort', end);
+            }
+          },
+          async () => {
+            // The client went away or storage failed mid-stream: the client reconnects with Last-Event-ID.
+            await live.close();
+          },
+        );
+      },
+    );
+}
