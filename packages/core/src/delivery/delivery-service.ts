@@ -23,6 +23,7 @@ import {
 import { generateWebhookSecret } from '../services/webhook-service.js';
 import { TOKENS } from '../tokens.js';
 import type { DeliveryAttempt, WebhookEndpointRecord } from '../types.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '../services/cursor.js';
 import { parse } from '../validation.js';
 import { attemptDelivery } from './attempt.js';
 import { exampleEventData } from './example-events.js';
@@ -53,22 +54,6 @@ export interface DeliveryList {
   nextCursor?: string;
 }
 
-const CURSOR_VERSION = 'd1';
-
-function encodeDeliveryCursor(endpointId: string, deliveryId: string): string {
-  return Buffer.from(`${CURSOR_VERSION}:${endpointId}:${deliveryId}`).toString('base64url');
-}
-
-function invalidCursor(): ParleyError {
-  return new ParleyError(ErrorCode.invalidRequest, 'The cursor is not valid for this webhook endpoint.');
-}
-
-function decodeDeliveryCursor(endpointId: string, cursor: string): string {
-  const [version, owner, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split(':');
-  if (version !== CURSOR_VERSION || owner !== endpointId || !id || rest.length > 0) throw invalidCursor();
-  return id;
-}
-
 /**
  * Operator actions on an endpoint's deliveries. Every method answers `not_found` for an endpoint
  * that is not the workspace's. Jobs go to the delivery queue's `first` lane, so a worker makes them
@@ -92,7 +77,7 @@ export class DeliveryService {
   async list(workspaceId: string, endpointId: string, query: DeliveryListQuery = {}): Promise<DeliveryList> {
     const { limit, before, eventId } = parse(DeliveryListQuerySchema, query);
     await this.endpoint(workspaceId, endpointId);
-    const beforeId = before === undefined ? undefined : decodeDeliveryCursor(endpointId, before);
+    const beforeId = before === undefined ? undefined : decodeCursor(endpointId, before);
     const page = await this.storage.deliveries.list(workspaceId, endpointId, {
       limit,
       ...(beforeId !== undefined && { before: beforeId }),
@@ -103,7 +88,7 @@ export class DeliveryService {
     return {
       deliveries: page.deliveries.map(toDeliveryLogEntry),
       hasMore: page.hasMore,
-      ...(page.hasMore && last && { nextCursor: encodeDeliveryCursor(endpointId, last.id) }),
+      ...(page.hasMore && last && { nextCursor: encodeCursor(endpointId, last.id) }),
     };
   }
 

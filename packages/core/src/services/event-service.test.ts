@@ -87,8 +87,8 @@ describe('EventService', () => {
     await core.agents.create('ws2', { name: 'B', description: '', model: 'modelA-4' });
     const [theirs] = (await core.events.list('ws2')).events;
     // Shaped exactly like a cursor Parley issues, but naming another workspace's event.
-    const theirCursor = Buffer.from(`e1:${theirs!.id}`).toString('base64url');
-    for (const after of ['garbage', Buffer.from('e1:evt_01JUNKJUNKJUNKJUNKJUNKJUNK').toString('base64url'), Buffer.from('v1:x:y').toString('base64url'), theirCursor]) {
+    const theirCursor = Buffer.from(`v1:events:${theirs!.id}`).toString('base64url');
+    for (const after of ['garbage', Buffer.from('v1:events:evt_01JUNKJUNKJUNKJUNKJUNKJUNK').toString('base64url'), Buffer.from('v1:x:y').toString('base64url'), theirCursor]) {
       const error = await rejection(core.events.list('ws1', { after }));
       expect(error.code, after).toBe('invalid_request');
     }
@@ -106,7 +106,7 @@ describe('EventService', () => {
     const page = await core.events.list('ws1');
     expect(page.events.map((event) => event.data)).toEqual([fresh]);
     expect((await rejection(core.events.get('ws1', old.events[0]!.id))).code).toBe('not_found');
-    const cursor = Buffer.from(`e1:${old.events[0]!.id}`).toString('base64url');
+    const cursor = Buffer.from(`v1:events:${old.events[0]!.id}`).toString('base64url');
     expect((await rejection(core.events.list('ws1', { after: cursor }))).code).toBe('invalid_request');
   });
 });

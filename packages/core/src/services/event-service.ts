@@ -5,6 +5,7 @@ import type { Storage } from '../ports/storage.js';
 import { EventListQuerySchema, type EventListQuery } from '../schemas/event.js';
 import { TOKENS } from '../tokens.js';
 import type { DomainEvent, EventType } from '../types.js';
+import { decodeCursor, encodeCursor, invalidCursor } from './cursor.js';
 import { parse } from '../validation.js';
 
 /** An event as the API returns it: `timestamp` is when it occurred (ISO 8601 UTC with ms). */
@@ -30,26 +31,12 @@ export function toApiEvent(event: DomainEvent): ApiEvent {
   return { id: event.id, type: event.type, timestamp: event.occurredAt, data: event.data };
 }
 
-const VERSION = 'e1';
+/** The owner of event-log cursors (services/cursor.ts): one log per workspace, which the store checks. */
+const EVENT_LOG = 'events';
 
-/**
- * The cursor for "events recorded after `eventId`": base64url of `e1:<eventId>`. Like the history
- * cursor (services/cursor.ts) it carries no secret: the store refuses an id that is not a retained
- * event of the caller's workspace, and one that is names exactly what Parley would have issued.
- */
+/** The cursor for "events recorded after `eventId`". */
 export function encodeEventCursor(eventId: string): string {
-  return Buffer.from(`${VERSION}:${eventId}`).toString('base64url');
-}
-
-/** @throws ParleyError `invalid_request` when the cursor does not decode. */
-function decodeEventCursor(cursor: string): string {
-  const [version, eventId, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split(':');
-  if (version !== VERSION || !eventId || rest.length > 0) throw invalidEventCursor();
-  return eventId;
-}
-
-function invalidEventCursor(): ParleyError {
-  return new ParleyError(ErrorCode.invalidRequest, 'The cursor is not valid for this event log.');
+  return encodeCursor(EVENT_LOG, eventId);
 }
 
 /**
@@ -69,9 +56,9 @@ export class EventService {
    */
   async list(workspaceId: string, query: EventListQuery = {}): Promise<EventList> {
     const { after, limit, type } = parse(EventListQuerySchema, query);
-    const afterId = after === undefined ? undefined : decodeEventCursor(after);
+    const afterId = after === undefined ? undefined : decodeCursor(EVENT_LOG, after);
     const page = await this.storage.events.list(workspaceId, { after: afterId, limit, ...(type && { type }) });
-    if (!page) throw invalidEventCursor();
+    if (!page) throw invalidCursor();
     const events = page.events.map(toApiEvent);
     const last = events.at(-1);
     if (!page.hasMore || !last) return { events, hasMore: false };
