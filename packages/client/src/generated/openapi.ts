@@ -542,28 +542,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/docs/assets/scalar-api-reference.js": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Script of the reference page
-         * @description Scalar's standalone bundle (@scalar/api-reference, MIT), so the page needs no CDN.
-         *
-         *     No API key needed.
-         */
-        get: operations["getApiReferenceScript"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4404,27 +4382,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-        };
-    };
-    getApiReferenceScript: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description JavaScript. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/javascript": string;
                 };
             };
         };

@@ -85,15 +85,10 @@ export function referenceRoutes<E extends Env>(app: Hono<E>, schemas: CoreSchema
         showDeveloperTools: 'never',
       } as Parameters<typeof Scalar>[0]),
     )
+    // The page's own asset (Scalar's standalone bundle, @scalar/api-reference, MIT, so the page
+    // needs no CDN): part of the page, not an operation of the API, so not in the document.
     .get(
       REFERENCE_SCRIPT_PATH,
-      documentAndRequireScope({
-        operationId: 'getApiReferenceScript',
-        summary: 'Script of the reference page',
-        description: "Scalar's standalone bundle (@scalar/api-reference, MIT), so the page needs no CDN.",
-        tag: 'Operations',
-        success: { status: 200, description: 'JavaScript.', content: { 'text/javascript': { schema: { type: 'string' } } } },
-      }),
       async (c) => {
         referenceScript ??= readFile(referenceScriptFile()).then((bytes) => new Uint8Array(bytes)).catch((error: unknown) => {
           referenceScript = undefined;
