@@ -812,7 +812,7 @@ export interface components {
         ApiError: {
             error: {
                 /** @enum {string} */
-                code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "idempotency_key_reused" | "rate_limit_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "idempotency_key_reused" | "rate_limit_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
                 /** @description Safe to show; never contains internals. */
                 message: string;
                 details?: {
@@ -868,6 +868,8 @@ export interface components {
         RateLimit: string;
         /** @description Seconds until one more request is admitted (RFC 9110), rounded up. */
         "Retry-After": number;
+        /** @description The strong entity tag of the resource returned (RFC 9110 §8.8.3): send it back in `If-Match` to change it only if nobody else did. */
+        ETag: string;
         /** @description `true` on a response replayed for a repeated `Idempotency-Key`: the request did not run again. */
         "Idempotent-Replayed": "true";
         /**
@@ -1200,6 +1202,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1283,7 +1286,10 @@ export interface operations {
     deleteAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The agent's id (agt_…). */
                 id: string;
@@ -1339,6 +1345,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
             429: {
                 headers: {
@@ -1381,7 +1399,10 @@ export interface operations {
     updateAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The agent's id (agt_…). */
                 id: string;
@@ -1400,6 +1421,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1443,6 +1465,18 @@ export interface operations {
             };
             /** @description No agent with this id in the key's workspace. */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -1798,6 +1832,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1881,7 +1916,10 @@ export interface operations {
     updateConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The conversation's id (conv_…). */
                 id: string;
@@ -1900,6 +1938,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1955,6 +1994,18 @@ export interface operations {
             };
             /** @description `conflict`: `status: "active"` on a completed conversation. */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2575,6 +2626,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2658,7 +2710,10 @@ export interface operations {
     deleteWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The webhook endpoint's id (wh_…). */
                 id: string;
@@ -2714,6 +2769,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
             429: {
                 headers: {
@@ -2756,7 +2823,10 @@ export interface operations {
     updateWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The webhook endpoint's id (wh_…). */
                 id: string;
@@ -2775,6 +2845,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2818,6 +2889,18 @@ export interface operations {
             };
             /** @description No webhook endpoint with this id in the key's workspace. */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
