@@ -820,6 +820,8 @@ export interface components {
                     requiredScope?: string;
                     limitBytes?: number;
                     retryAfterSeconds?: number;
+                    /** @description `precondition_failed`: the resource's current entity tag. */
+                    etag?: string;
                 };
             };
         };
