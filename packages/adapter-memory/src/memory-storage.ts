@@ -214,8 +214,12 @@ export class MemoryStorage implements Storage {
         .map((endpoint) => structuredClone(endpoint)),
     // Endpoints emit no events: a change's `event` is ignored (ports/storage.ts).
     update: async (workspaceId, id, update) => applyUpdate(this.workspace(workspaceId).webhookEndpoints, id, update)?.record ?? null,
-    delete: async (workspaceId, id) => {
-      if (!this.workspace(workspaceId).webhookEndpoints.delete(id)) return false;
+    delete: async (workspaceId, id, check) => {
+      const endpoints = this.workspace(workspaceId).webhookEndpoints;
+      const stored = endpoints.get(id);
+      // Checked in the same synchronous section as the removal: if it throws, nothing is deleted.
+      if (stored && check) check(structuredClone(stored));
+      if (!endpoints.delete(id)) return false;
       this.deliveryLog.remove(workspaceId, id);
       return true;
     },

@@ -148,6 +148,21 @@ describe('@parley/client against a running server', () => {
     expect(await rejection(parley.replies.stream(conversation.id, { after: 'forged' }))).toMatchObject({ status: 400, code: 'invalid_request' });
   });
 
+  it('sends ifMatch as If-Match: a stale ETag is precondition_failed (412) and changes nothing; the current one writes', async () => {
+    const agent = await parley.agents.create({ name: 'Edited', description: 'By two editors', model: 'modelA-4' });
+    const read = await parley.raw.GET('/api/agents/{id}', { params: { path: { id: agent.id } } });
+    const etag = read.response.headers.get('ETag')!;
+    await parley.agents.update(agent.id, { name: 'First editor' });
+    const error = await rejection(parley.agents.update(agent.id, { name: 'Second editor' }, { ifMatch: etag }));
+    expect(error.status).toBe(412);
+    expect(isParleyApiError(error, 'precondition_failed')).toBe(true);
+    expect((await parley.agents.get(agent.id)).name).toBe('First editor');
+    expect(await rejection(parley.agents.delete(agent.id, { ifMatch: etag }))).toMatchObject({ status: 412 });
+    const current = error.details!.etag!;
+    expect((await parley.agents.update(agent.id, { name: 'Second editor' }, { ifMatch: current })).name).toBe('Second editor');
+    expect(await parley.agents.delete(agent.id, { ifMatch: '*' })).toMatchObject({ success: true });
+  });
+
   it('reads the probes and the OpenAPI document', async () => {
     expect(await parley.health()).toEqual({ status: 'ok' });
     expect(await parley.ready()).toEqual({ status: 'ok' });

@@ -20,6 +20,22 @@ function idempotent(options: CreateOptions): { headers?: Record<string, string> 
   return options.idempotencyKey === undefined ? {} : { headers: { 'Idempotency-Key': options.idempotencyKey } };
 }
 
+/** Options of the conditional writes (`update` and `delete` of agents and webhooks, `conversations.update`). */
+export interface WriteOptions {
+  /**
+   * Sent as `If-Match`: the write happens only if the resource's current `ETag` is this one (`*`:
+   * any existing resource), else it throws a `precondition_failed` {@link ParleyApiError} (412) and
+   * nothing changes. Read the ETag from a response through `raw`, e.g.
+   * `(await parley.raw.GET('/api/agents/{id}', …)).response.headers.get('ETag')`.
+   */
+  ifMatch?: string;
+}
+
+/** The `If-Match` header of a conditional write, when one is given. */
+function conditional(options: WriteOptions): { headers?: Record<string, string> } {
+  return options.ifMatch === undefined ? {} : { headers: { 'If-Match': options.ifMatch } };
+}
+
 /** Options of {@link createParleyClient}. */
 export interface ParleyClientOptions {
   /**
@@ -98,10 +114,11 @@ export function createParleyClient(options: ParleyClientOptions) {
         unwrap(raw.POST('/api/agents', { body: body as Schemas['AgentCreate'], ...idempotent(options) })),
       list: (query: T.AgentListQuery = {}): Promise<T.AgentList> => unwrap(raw.GET('/api/agents', { params: { query } })),
       get: (id: string): Promise<T.Agent> => unwrap(raw.GET('/api/agents/{id}', byId(id))),
-      update: (id: string, body: T.AgentUpdate): Promise<T.Agent> =>
-        unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body: body as Schemas['AgentUpdate'] })),
+      update: (id: string, body: T.AgentUpdate, options: WriteOptions = {}): Promise<T.Agent> =>
+        unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body: body as Schemas['AgentUpdate'], ...conditional(options) })),
       /** Also deletes the agent's conversations and their messages. */
-      delete: (id: string): Promise<T.DeleteResult> => unwrap(raw.DELETE('/api/agents/{id}', byId(id))),
+      delete: (id: string, options: WriteOptions = {}): Promise<T.DeleteResult> =>
+        unwrap(raw.DELETE('/api/agents/{id}', { ...byId(id), ...conditional(options) })),
     },
     conversations: {
       create: (body: T.ConversationCreate, options: CreateOptions = {}): Promise<T.Conversation> =>
@@ -110,8 +127,8 @@ export function createParleyClient(options: ParleyClientOptions) {
         unwrap(raw.GET('/api/conversations', { params: { query } })),
       get: (id: string): Promise<T.Conversation> => unwrap(raw.GET('/api/conversations/{id}', byId(id))),
       /** `{status: "completed"}` completes it; `metadata` replaces the stored object. */
-      update: (id: string, body: T.ConversationUpdate): Promise<T.Conversation> =>
-        unwrap(raw.PATCH('/api/conversations/{id}', { ...byId(id), body })),
+      update: (id: string, body: T.ConversationUpdate, options: WriteOptions = {}): Promise<T.Conversation> =>
+        unwrap(raw.PATCH('/api/conversations/{id}', { ...byId(id), body, ...conditional(options) })),
     },
     messages: {
       send: (conversationId: string, body: T.MessageCreate, options: CreateOptions = {}): Promise<T.Message> =>
@@ -158,9 +175,10 @@ export function createParleyClient(options: ParleyClientOptions) {
         unwrap(raw.POST('/api/webhooks', { body, ...idempotent(options) })),
       list: (query: T.WebhookListQuery = {}): Promise<T.WebhookEndpointList> => unwrap(raw.GET('/api/webhooks', { params: { query } })),
       get: (id: string): Promise<T.WebhookEndpoint> => unwrap(raw.GET('/api/webhooks/{id}', byId(id))),
-      update: (id: string, body: T.WebhookUpdate): Promise<T.WebhookEndpoint> =>
-        unwrap(raw.PATCH('/api/webhooks/{id}', { ...byId(id), body })),
-      delete: (id: string): Promise<T.DeleteResult> => unwrap(raw.DELETE('/api/webhooks/{id}', byId(id))),
+      update: (id: string, body: T.WebhookUpdate, options: WriteOptions = {}): Promise<T.WebhookEndpoint> =>
+        unwrap(raw.PATCH('/api/webhooks/{id}', { ...byId(id), body, ...conditional(options) })),
+      delete: (id: string, options: WriteOptions = {}): Promise<T.DeleteResult> =>
+        unwrap(raw.DELETE('/api/webhooks/{id}', { ...byId(id), ...conditional(options) })),
       /** The endpoint's delivery attempts, newest first; pass `nextCursor` as `before` for older ones. */
       deliveries: (id: string, query: T.DeliveryListQuery = {}): Promise<T.DeliveryList> =>
         unwrap(raw.GET('/api/webhooks/{id}/deliveries', { params: { path: { id }, query } })),

@@ -5,7 +5,7 @@
  */
 import type { components, operations } from './generated/openapi.js';
 
-export { createParleyClient, type CreateOptions, type IterateOptions, type ParleyClient, type ParleyClientOptions } from './client.js';
+export { createParleyClient, type CreateOptions, type IterateOptions, type WriteOptions, type ParleyClient, type ParleyClientOptions } from './client.js';
 export { isParleyApiError, isParleyNetworkError, ParleyApiError, ParleyNetworkError, type ApiErrorBody, type ErrorCode, type ErrorDetails } from './errors.js';
 /** The generated OpenAPI types, for `raw` calls and your own helpers. */
 export type { components, operations, paths } from './generated/openapi.js';

@@ -13,6 +13,7 @@ export const ErrorCode = Object.freeze({
   methodNotAllowed: 'method_not_allowed',
   conflict: 'conflict',
   idempotencyKeyInUse: 'idempotency_key_in_use',
+  preconditionFailed: 'precondition_failed',
   payloadTooLarge: 'payload_too_large',
   unsupportedMediaType: 'unsupported_media_type',
   requestTimeout: 'request_timeout',

@@ -74,19 +74,7 @@ export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: Api
         'All keys of a workspace must agree on plan and limitPerHour: change API_KEYS, or revoke the key with `parley keys revoke <keyId>`.',
     );
   }
-  const ids = core.container.resolve<IdGenerator>(TOKENS.ids);
-  const outcomes = { created: 0, updated: 0, unchanged: 0 };
-  for (const entry of configured) {
-    const { limitPerHour, ...grant } = grantOf(entry);
-    const record: ApiKeyRecord = {
-      keyId: ids.next('key'),
-      ...grant,
-      ...(limitPerHour === undefined ? {} : { limitPerHour }),
-      hash: hashApiKey(entry.key),
-      createdAt: new Date(core.clock.now()).toISOString(),
-    };
-    outcomes[(await store.upsert(record)).outcome] += 1;
-  }
+  const outcomes = await upsertConfiguredKeys(core, configured);
   const total = kept.length + configured.length;
   if (total === 0 && storage.persistent) {
     return {
@@ -104,4 +92,29 @@ export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: Api
   const fromConfig = configured.length === 0 ? [] : [`${configured.length} from API_KEYS (${outcomes.created} new, ${outcomes.updated} updated, ${outcomes.unchanged} unchanged)`];
   const listing = storage.persistent ? ' List them with `parley keys list`.' : '';
   return { lines: [`API keys: ${[...fromConfig, `${total} in ${storage.name} in total`].join('; ')}.${listing}`] };
+}
+
+/**
+ * Upserts every `API_KEYS` entry into `core`'s key store by its hash (see {@link setUpApiKeys}).
+ * Also run when Redis reconnects (`startServer`), so keys from `API_KEYS` come back by themselves
+ * after Redis restarted empty, without restarting Parley. Resolves with how many were created,
+ * updated and left unchanged.
+ * @throws ParleyError `service_unavailable` when the store cannot be reached.
+ */
+export async function upsertConfiguredKeys(core: Core, configured: readonly ApiKeyEntry[]): Promise<Record<'created' | 'updated' | 'unchanged', number>> {
+  const store = core.container.resolve<ApiKeyStore>(TOKENS.apiKeys);
+  const ids = core.container.resolve<IdGenerator>(TOKENS.ids);
+  const outcomes = { created: 0, updated: 0, unchanged: 0 };
+  for (const entry of configured) {
+    const { limitPerHour, ...grant } = grantOf(entry);
+    const record: ApiKeyRecord = {
+      keyId: ids.next('key'),
+      ...grant,
+      ...(limitPerHour === undefined ? {} : { limitPerHour }),
+      hash: hashApiKey(entry.key),
+      createdAt: new Date(core.clock.now()).toISOString(),
+    };
+    outcomes[(await store.upsert(record)).outcome] += 1;
+  }
+  return outcomes;
 }

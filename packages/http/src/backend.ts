@@ -28,6 +28,11 @@ export interface Backend {
    * start alongside its Redis (containers starting together) yet fail rather than wait forever.
    */
   waitUntilReachable(waitMs: number): Promise<void>;
+  /**
+   * Calls `listener` each time the Redis connection is ready again after it was lost (not on the
+   * first connection); never on memory. Redis may have come back empty (restarted without its data).
+   */
+  onReconnect(listener: () => void): void;
   /** Closes the Redis client (after the server drained); a no-op on memory. Idempotent. */
   close(): Promise<void>;
 }
@@ -54,6 +59,7 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
       keyStorage: { name: 'memory', persistent: false },
       description: 'memory storage: data is lost when the server stops',
       waitUntilReachable: async () => {},
+      onReconnect: () => {},
       close: async () => {},
     };
   }
@@ -68,11 +74,18 @@ export function openBackend(redis: RedisConfig | undefined, options: BackendOpti
   const shared = { client: adapters.client, prefix: redis.prefix, timeoutMs };
   const replyQueue = new RedisReplyQueue(shared);
   const conversationFeed = new RedisConversationFeed(shared);
+  const reconnectListeners: Array<() => void> = [];
+  let connectedBefore = false;
+  adapters.client.on('ready', () => {
+    if (connectedBefore) for (const listener of reconnectListeners) listener();
+    connectedBefore = true;
+  });
   return {
     adapters: { storage: adapters.storage, apiKeys: adapters.apiKeys, rateLimits: adapters.rateLimits, idempotency: adapters.idempotency, deliveryQueue, replyQueue, conversationFeed },
     keyStorage: { name: 'Redis', persistent: true },
     description: `${describeRedis(redis)}, key prefix "${redis.prefix}"`,
     waitUntilReachable: (waitMs) => waitForStorage(adapters.storage, describeRedis(redis), waitMs, () => lastError),
+    onReconnect: (listener) => void reconnectListeners.push(listener),
     // The delivery queue's close forgets this process's consumer in Redis: a courtesy (dead consumers
     // are swept later anyway), so an unreachable Redis may not hold the exit up for a whole deadline.
     close: async () => {

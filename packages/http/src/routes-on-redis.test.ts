@@ -36,6 +36,7 @@ describeRedis('HTTP routes over Redis storage', async () => {
   await import('./routes/conversations.test.js');
   await import('./routes/messages.test.js');
   await import('./routes/webhooks.test.js');
+  await import('./routes/entity-tags.test.js');
   await import('./routes/health.test.js');
   await import('./sandbox/sandbox-app.test.js');
   await import('./middleware/bearer-auth.test.js');

@@ -36,7 +36,7 @@ export class RedisPlantStore implements PlantStore {
 
   async delete(workspaceId: string, id: number): Promise<boolean> {
     const keys = this.keys(workspaceId);
-    const reply = await this.runner.script(RECORD_REMOVE, { keys: { hash: keys.plant, indexes: [keys.plants], purge: [] }, args: { id: String(id) } });
+    const reply = await this.runner.script(RECORD_REMOVE, { keys: { hash: keys.plant, indexes: [keys.plants], purge: [] }, args: { id: String(id), expected: '' } });
     return reply !== null;
   }
 }

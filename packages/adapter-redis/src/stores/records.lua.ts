@@ -63,15 +63,18 @@ return 'ok'
 
 /**
  * Deletes a record, its `indexes` entries, and the `purge` keys (UNLINK: freed off the main
- * thread). Returns the deleted record's JSON, or nil (nothing written) when there was none.
+ * thread). Returns the deleted record's JSON, or nil (nothing written) when there was none. With a
+ * non-empty `expected`, deletes only while the stored JSON is that string, else returns `{'changed'}`
+ * (a table, so no stored JSON can be mistaken for it).
  */
 export const RECORD_REMOVE = namedScript({
   name: 'record_remove',
   keys: ['hash', 'indexes[]', 'purge[]'],
-  args: ['id'],
+  args: ['id', 'expected'],
   lua: `
 local raw = redis.call('HGET', hash, id)
 if not raw then return false end
+if expected ~= '' and raw ~= expected then return {'changed'} end
 redis.call('HDEL', hash, id)
 for _, index in ipairs(indexes) do redis.call('ZREM', index, id) end
 if #purge > 0 then redis.call('UNLINK', unpack(purge)) end

@@ -1,10 +1,10 @@
 /** @module Webhook endpoints on Redis: a HASH of records (secrets included) and an index. */
-import type { EventType, OffsetPage, PageResult, Update, WebhookEndpointRecord, WebhookEndpointStore } from '@parley/core';
+import { ErrorCode, ParleyError, type EventType, type OffsetPage, type PageResult, type Update, type WebhookEndpointRecord, type WebhookEndpointStore } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { pageReply } from '../script.js';
 import type { EventLog } from './event-log.js';
 import { PAGE, RECORD_INSERT, RECORD_REMOVE, RECORD_UPDATE } from './records.lua.js';
-import { compareAndSet, type CasOutcome } from './update.js';
+import { compareAndSet, UPDATE_ATTEMPTS, type CasOutcome } from './update.js';
 
 /**
  * {@link WebhookEndpointStore} on Redis: every method is one round trip (a command or script),
@@ -62,13 +62,27 @@ export class RedisWebhookEndpointStore implements WebhookEndpointStore {
     );
   }
 
-  /** Deletes the endpoint, its index entry and its deliveries log in one script. */
-  async delete(workspaceId: string, id: string): Promise<boolean> {
+  /**
+   * Deletes the endpoint, its index entry and its deliveries log in one script. With `check`, a
+   * compare-and-set: the record is read, checked, and removed only while it is still that JSON
+   * (read again after a lost race).
+   */
+  async delete(workspaceId: string, id: string, check?: (current: WebhookEndpointRecord) => void): Promise<boolean> {
     const keys = this.keys(workspaceId);
-    const reply = await this.runner.script(RECORD_REMOVE, {
-      keys: { hash: keys.webhook, indexes: [keys.webhooks], purge: [keys.delivery(id), keys.deliveries(id), keys.deliveriesAt(id), keys.delivered(id)] },
-      args: { id },
-    });
-    return reply !== null;
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
+      let expected = '';
+      if (check) {
+        const raw = await this.runner.run((client) => client.hget(keys.webhook, id));
+        if (raw === null) return false;
+        check(JSON.parse(raw) as WebhookEndpointRecord);
+        expected = raw;
+      }
+      const reply = await this.runner.script(RECORD_REMOVE, {
+        keys: { hash: keys.webhook, indexes: [keys.webhooks], purge: [keys.delivery(id), keys.deliveries(id), keys.deliveriesAt(id), keys.delivered(id)] },
+        args: { id, expected },
+      });
+      if (!Array.isArray(reply)) return reply !== null;
+    }
+    throw new ParleyError(ErrorCode.serviceUnavailable, 'The record kept changing during the delete; try again.');
   }
 }

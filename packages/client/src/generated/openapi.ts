@@ -847,7 +847,7 @@ export interface components {
         ApiError: {
             error: {
                 /** @enum {string} */
-                code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "idempotency_key_reused" | "rate_limit_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "idempotency_key_reused" | "rate_limit_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
                 /** @description Safe to show; never contains internals. */
                 message: string;
                 details?: {
@@ -855,6 +855,8 @@ export interface components {
                     requiredScope?: string;
                     limitBytes?: number;
                     retryAfterSeconds?: number;
+                    /** @description `precondition_failed`: the resource's current entity tag. */
+                    etag?: string;
                 };
             };
         };
@@ -903,6 +905,8 @@ export interface components {
         RateLimit: string;
         /** @description Seconds until one more request is admitted (RFC 9110), rounded up. */
         "Retry-After": number;
+        /** @description The strong entity tag of the resource returned (RFC 9110 §8.8.3): send it back in `If-Match` to change it only if nobody else did. */
+        ETag: string;
         /** @description `true` on a response replayed for a repeated `Idempotency-Key`: the request did not run again. */
         "Idempotent-Replayed": "true";
         /**
@@ -1235,6 +1239,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1318,7 +1323,10 @@ export interface operations {
     deleteAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The agent's id (agt_…). */
                 id: string;
@@ -1374,6 +1382,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
             429: {
                 headers: {
@@ -1416,7 +1436,10 @@ export interface operations {
     updateAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The agent's id (agt_…). */
                 id: string;
@@ -1435,6 +1458,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1478,6 +1502,18 @@ export interface operations {
             };
             /** @description No agent with this id in the key's workspace. */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -1833,6 +1869,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1916,7 +1953,10 @@ export interface operations {
     updateConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The conversation's id (conv_…). */
                 id: string;
@@ -1935,6 +1975,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1990,6 +2031,18 @@ export interface operations {
             };
             /** @description `conflict`: `status: "active"` on a completed conversation. */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2835,6 +2888,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2918,7 +2972,10 @@ export interface operations {
     deleteWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The webhook endpoint's id (wh_…). */
                 id: string;
@@ -2974,6 +3031,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
             429: {
                 headers: {
@@ -3016,7 +3085,10 @@ export interface operations {
     updateWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The webhook endpoint's id (wh_…). */
                 id: string;
@@ -3035,6 +3107,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3078,6 +3151,18 @@ export interface operations {
             };
             /** @description No webhook endpoint with this id in the key's workspace. */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

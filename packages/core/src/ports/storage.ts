@@ -164,8 +164,13 @@ export interface WebhookEndpointStore {
    * other. Resolves with the endpoint as stored afterwards, or `null` when there is none.
    */
   update(workspaceId: string, id: string, update: Update<WebhookEndpointRecord>): Promise<WebhookEndpointRecord | null>;
-  /** Deletes the endpoint and its deliveries log; `false` when it did not exist. */
-  delete(workspaceId: string, id: string): Promise<boolean>;
+  /**
+   * Deletes the endpoint and its deliveries log; `false` when it did not exist. `check`, when
+   * given, sees the stored endpoint in the same atomic step as the removal (compare-and-set, like
+   * {@link Update}; it may run more than once) and may throw (e.g. `precondition_failed`): then
+   * nothing is deleted and the error propagates.
+   */
+  delete(workspaceId: string, id: string, check?: (current: WebhookEndpointRecord) => void): Promise<boolean>;
 }
 
 /** `storage.plants`: each workspace's plants of the sandbox, keyed by their numeric id. */

@@ -38,9 +38,9 @@ export interface ReplyRequested {
   inReplyTo: string | null;
 }
 
-/** The most characters a message may hold (decisions §4); a longer reply is cut there. */
+/** The most characters a message may hold (docs/api.md#resources); a longer reply is cut there. */
 const MAX_CONTENT = 100_000;
-/** Tries of a failing provider (decisions §11). */
+/** Tries of a failing provider (docs/replies-and-streams.md). */
 const TRIES = 3;
 
 const sleep = (ms: number, signal?: AbortSignal) =>

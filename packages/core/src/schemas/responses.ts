@@ -144,6 +144,7 @@ export const ApiErrorSchema = v.object({
         requiredScope: v.optional(v.string()),
         limitBytes: v.optional(v.number()),
         retryAfterSeconds: v.optional(v.number()),
+        etag: v.optional(v.pipe(v.string(), v.description('`precondition_failed`: the resource\'s current entity tag.'))),
       }),
     ),
   }),

@@ -17,6 +17,7 @@ import { TOKENS } from '../tokens.js';
 import type { Agent } from '../types.js';
 import { parse } from '../validation.js';
 import { domainEvent } from './domain-events.js';
+import { checkIfMatch, type WriteConditions } from './entity-tag.js';
 import { givenFields } from './patch.js';
 
 /** A page of agents: `page` and `limit` echo the (defaulted) query, `total` counts all matches. */
@@ -80,14 +81,21 @@ export class AgentService {
   /**
    * Applies the given fields (`null` clears an optional one; `configuration` is replaced whole),
    * bumps `updatedAt` and emits `agent.updated`. An empty patch changes nothing and emits nothing.
-   * @throws ParleyError `validation_failed`, `not_found`
+   * With `conditions.ifMatch`, the agent is changed only while its {@link entityTag} matches,
+   * checked in the same compare-and-set as the write.
+   * @throws ParleyError `validation_failed`, `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
    */
-  async update(workspaceId: string, id: string, input: AgentUpdateInput): Promise<Agent> {
+  async update(workspaceId: string, id: string, input: AgentUpdateInput, conditions: WriteConditions = {}): Promise<Agent> {
     const changes = givenFields(parse(this.schemas.update, input));
-    if (Object.keys(changes).length === 0) return this.get(workspaceId, id);
+    if (Object.keys(changes).length === 0) {
+      const agent = await this.get(workspaceId, id);
+      checkIfMatch(conditions.ifMatch, agent);
+      return agent;
+    }
     // Compare-and-set (ports/storage.ts `Update`): a concurrent PATCH of other fields survives,
     // because the patch is applied to the record as stored at the write.
     const agent = await this.storage.agents.update(workspaceId, id, (current) => {
+      checkIfMatch(conditions.ifMatch, current);
       const next: Agent = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
       return { record: next, event: this.event(workspaceId, 'agent.updated', next) };
     });
@@ -97,11 +105,15 @@ export class AgentService {
 
   /**
    * Deletes the agent with its conversations and their messages; emits only `agent.deleted`
-   * (docs/api.md#resources). Returns the deleted agent.
-   * @throws ParleyError `not_found`
+   * (docs/api.md#resources). Returns the deleted agent. With `conditions.ifMatch`, deletes only while the
+   * agent's {@link entityTag} matches, checked in the same atomic step as the removal.
+   * @throws ParleyError `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
    */
-  async delete(workspaceId: string, id: string): Promise<Agent> {
-    const agent = await this.storage.agents.delete(workspaceId, id, (deleted) => this.event(workspaceId, 'agent.deleted', deleted));
+  async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<Agent> {
+    const agent = await this.storage.agents.delete(workspaceId, id, (deleted) => {
+      checkIfMatch(conditions.ifMatch, deleted);
+      return this.event(workspaceId, 'agent.deleted', deleted);
+    });
     if (!agent) throw ParleyError.notFound('agent', id);
     return agent;
   }

@@ -22,6 +22,7 @@ import type { Conversation, Message } from '../types.js';
 import { parse } from '../validation.js';
 import { decodeCursor, encodeCursor, invalidCursor } from './cursor.js';
 import { domainEvent } from './domain-events.js';
+import { checkIfMatch, type WriteConditions } from './entity-tag.js';
 
 /** A page of conversations: `page` and `limit` echo the (defaulted) query. */
 export interface ConversationList {
@@ -97,14 +98,18 @@ export class ConversationService {
    * `conversation.completed` on that transition — once, however many requests complete the
    * conversation at the same time. Completing twice is a no-op; `status: "active"` is a no-op
    * while active.
-   * @throws ParleyError `validation_failed`, `not_found`; `conflict` (reactivating a completed one)
+   * With `conditions.ifMatch`, nothing changes unless the conversation's {@link entityTag}
+   * matches, checked in the same compare-and-set as the write.
+   * @throws ParleyError `validation_failed`, `not_found`; `conflict` (reactivating a completed one);
+   *   `precondition_failed`; `invalid_request` (malformed `ifMatch`)
    */
-  async update(workspaceId: string, id: string, input: ConversationUpdateInput): Promise<Conversation> {
+  async update(workspaceId: string, id: string, input: ConversationUpdateInput, conditions: WriteConditions = {}): Promise<Conversation> {
     const changes = parse(ConversationUpdateSchema, input);
     // Compare-and-set (ports/storage.ts `Update`): the decision is taken against the record as
     // stored at the write, so of concurrent completes exactly one sees `active` and records the event.
     let completed = false;
     const conversation = await this.storage.conversations.update(workspaceId, id, (current) => {
+      checkIfMatch(conditions.ifMatch, current);
       if (changes.status === 'active' && current.status === 'completed') {
         throw new ParleyError(ErrorCode.conflict, `Conversation '${id}' is completed and cannot be reactivated.`);
       }

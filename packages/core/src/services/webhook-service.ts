@@ -16,6 +16,7 @@ import {
 import { TOKENS } from '../tokens.js';
 import type { WebhookEndpoint, WebhookEndpointRecord } from '../types.js';
 import { parse, validationFailed } from '../validation.js';
+import { checkIfMatch, type WriteConditions } from './entity-tag.js';
 import { givenFields } from './patch.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
 
@@ -98,15 +99,22 @@ export class WebhookService {
    * Setting `enabled` (either way) clears `disabledReason`; `enabled: true` also forgets the current
    * run of failures (`failingSince`), so a re-enabled endpoint gets 5 fresh days. A new `secret`
    * replaces the old one at once: no previous secret keeps signing (that is `rotate-secret`'s job).
-   * An empty patch writes nothing.
-   * @throws ParleyError `validation_failed`, `not_found`
+   * An empty patch writes nothing. With `conditions.ifMatch`, nothing changes unless the
+   * endpoint's {@link entityTag} (of its API view, {@link toEndpoint}) matches, checked in the same
+   * compare-and-set as the write.
+   * @throws ParleyError `validation_failed`, `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
    */
-  async update(workspaceId: string, id: string, input: WebhookUpdateInput): Promise<WebhookEndpoint> {
+  async update(workspaceId: string, id: string, input: WebhookUpdateInput, conditions: WriteConditions = {}): Promise<WebhookEndpoint> {
     const changes = givenFields(parse(WebhookUpdateSchema, input));
     // Before the lookup by id: a refused URL is a 400, which answers before a 404 (docs/errors.md).
     if (changes.url !== undefined) await this.checkTarget(changes.url);
-    if (Object.keys(changes).length === 0) return this.get(workspaceId, id);
+    if (Object.keys(changes).length === 0) {
+      const endpoint = await this.get(workspaceId, id);
+      checkIfMatch(conditions.ifMatch, endpoint);
+      return endpoint;
+    }
     const record = await this.storage.webhookEndpoints.update(workspaceId, id, (current) => {
+      checkIfMatch(conditions.ifMatch, toEndpoint(current));
       const next: WebhookEndpointRecord = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
       if (changes.enabled !== undefined) next.disabledReason = null;
       if (changes.enabled === true) next.failingSince = null;
@@ -117,9 +125,15 @@ export class WebhookService {
     return toEndpoint(record);
   }
 
-  /** @throws ParleyError `not_found` */
-  async delete(workspaceId: string, id: string): Promise<void> {
-    if (!(await this.storage.webhookEndpoints.delete(workspaceId, id))) throw ParleyError.notFound('webhook endpoint', id);
+  /**
+   * Deletes the endpoint and its deliveries log. With `conditions.ifMatch`, only while the
+   * endpoint's {@link entityTag} matches, checked in the same atomic step as the removal.
+   * @throws ParleyError `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
+   */
+  async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<void> {
+    const { ifMatch } = conditions;
+    const check = ifMatch === undefined ? undefined : (current: WebhookEndpointRecord) => checkIfMatch(ifMatch, toEndpoint(current));
+    if (!(await this.storage.webhookEndpoints.delete(workspaceId, id, check))) throw ParleyError.notFound('webhook endpoint', id);
   }
 
   /** @throws ParleyError `validation_failed` at path `url` when the policy refuses the target. */

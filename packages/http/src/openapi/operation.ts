@@ -32,6 +32,8 @@ export interface SuccessDoc {
   schema?: v.GenericSchema;
   /** A body that is not described by a valibot schema (the HTML page, the document itself). */
   content?: Record<string, OpenAPIV3_1.MediaTypeObject>;
+  /** The response carries the resource's `ETag` (README "Optimistic concurrency"). */
+  etag?: boolean;
 }
 
 /** A route's documentation. */
@@ -56,6 +58,8 @@ export interface OperationDoc {
    * to routes that take one.
    */
   errors?: Partial<Record<ErrorStatus, string | undefined>>;
+  /** The route takes `If-Match` (412 `precondition_failed` on a mismatch). */
+  ifMatch?: boolean;
 }
 
 /**
@@ -90,6 +94,16 @@ const IDEMPOTENCY_KEY_PARAMETER: OpenAPIV3_1.ParameterObject = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
 };
 
+/** The `If-Match` request header of conditional writes (README "Optimistic concurrency"). */
+const IF_MATCH_PARAMETER: OpenAPIV3_1.ParameterObject = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description:
+    'Writes only if the resource\'s current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes.',
+  schema: { type: 'string' },
+};
+
 const IDEMPOTENCY_409 = '`idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed.';
 
 /**
@@ -107,18 +121,21 @@ function operationObject(doc: OperationDoc): OpenAPIV3_1.OperationObject {
   const idempotent = isIdempotentCreate(doc);
   const success = successResponse(doc.success, authenticated);
   if (idempotent) success.headers = { ...success.headers, 'Idempotent-Replayed': headerRef('Idempotent-Replayed') };
+  if (doc.success.etag) success.headers = { ...success.headers, ETag: headerRef('ETag') };
   const responses: OpenAPIV3_1.ResponsesObject = { [doc.success.status]: success };
   const errors: Partial<Record<ErrorStatus, string | undefined>> = { ...doc.errors };
   if (idempotent) {
     errors[409] = errors[409] ? `${errors[409]} Or ${IDEMPOTENCY_409}` : IDEMPOTENCY_409;
     errors[422] ??= undefined;
   }
+  if (doc.ifMatch) errors[412] ??= undefined;
   const statuses = new Set<ErrorStatus>([...implicitErrors(doc), ...(Object.keys(errors).map(Number) as ErrorStatus[])]);
   for (const status of [...statuses].sort((a, b) => a - b)) responses[status] = errorResponse(status, shape, authenticated, errors[status]);
   const parameters = [
     ...(doc.path ? parametersOf(doc.path, 'path') : []),
     ...(doc.query ? parametersOf(doc.query, 'query') : []),
     ...(idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : []),
+    ...(doc.ifMatch ? [IF_MATCH_PARAMETER] : []),
   ];
   const scopeNote = doc.scope ? `Requires the scope \`${doc.scope}\` (or \`*\`).` : 'No API key needed.';
   return {

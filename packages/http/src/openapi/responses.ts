@@ -31,6 +31,11 @@ export const HEADERS: Record<string, OpenAPIV3_1.HeaderObject> = {
     required: true,
     schema: { type: 'integer', minimum: 0 },
   },
+  ETag: {
+    description: 'The strong entity tag of the resource returned (RFC 9110 §8.8.3): send it back in `If-Match` to change it only if nobody else did.',
+    required: true,
+    schema: { type: 'string' },
+  },
   'Idempotent-Replayed': {
     description: '`true` on a response replayed for a repeated `Idempotency-Key`: the request did not run again.',
     schema: { type: 'string', enum: ['true'] },
@@ -46,7 +51,7 @@ export const HEADERS: Record<string, OpenAPIV3_1.HeaderObject> = {
 const header = (name: keyof typeof HEADERS & string): HeaderRef => ({ $ref: `#/components/headers/${name}` });
 
 /** The statuses an error response may have (docs/errors.md). */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 422 | 429 | 500 | 503;
 
 /** What each status means, naming the codes docs/errors.md gives it. */
 const ERROR_DESCRIPTIONS: Readonly<Record<ErrorStatus, string>> = {
@@ -55,6 +60,7 @@ const ERROR_DESCRIPTIONS: Readonly<Record<ErrorStatus, string>> = {
   403: '`forbidden`: the key lacks the scope of this operation (`details.requiredScope`).',
   404: '`not_found`: no such resource in the key\'s workspace.',
   409: '`conflict`: the request conflicts with the current state.',
+  412: '`precondition_failed`: `If-Match` does not match the resource\'s current entity tag (`details.etag`); nothing was changed.',
   413: '`payload_too_large`: the body is over the configured limit (`details.limitBytes`).',
   415: '`unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`.',
   422: '`idempotency_key_reused`: the `Idempotency-Key` was already used for another method, path or body.',
@@ -83,6 +89,7 @@ const SANDBOX_DESCRIPTIONS: Readonly<Record<ErrorStatus, string>> = {
   403: 'The key lacks the scope of this operation.',
   404: 'Not found.',
   409: 'The request conflicts with the current state.',
+  412: 'A precondition failed.',
   413: 'The body is over the configured limit.',
   415: 'A non-empty body that is not `application/json`.',
   422: 'The request is well-formed but cannot be processed.',

@@ -15,6 +15,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
 import { documentAndRequireScope, idPath } from '../openapi/operation.js';
+import { jsonWithEntityTag, writeConditions } from './entity-tags.js';
 
 const byId = idPath('agent', 'agt_');
 const notFound = 'No agent with this id in the key\'s workspace.';
@@ -66,11 +67,11 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
         tag: 'Agents',
         scope: 'agents:read',
         path: byId,
-        success: { status: 200, description: 'The agent.', schema: AgentSchema },
+        success: { status: 200, description: 'The agent.', schema: AgentSchema, etag: true },
         errors: { 404: notFound },
       }),
       async (c) => {
-        return c.json(await core.agents.get(c.var.principal.workspaceId, c.req.param('id')));
+        return jsonWithEntityTag(c, await core.agents.get(c.var.principal.workspaceId, c.req.param('id')));
       },
     )
     .patch(
@@ -83,13 +84,15 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
         scope: 'agents:write',
         path: byId,
         body: AgentUpdateSchema,
-        success: { status: 200, description: 'The whole updated agent.', schema: AgentSchema },
+        success: { status: 200, description: 'The whole updated agent.', schema: AgentSchema, etag: true },
         errors: { 404: notFound },
+        ifMatch: true,
       }),
       body,
       async (c) => {
-        const agent = await core.agents.update(c.var.principal.workspaceId, c.req.param('id'), c.req.valid('json') as AgentUpdateInput);
-        return c.json(agent);
+        const input = c.req.valid('json') as AgentUpdateInput;
+        const agent = await core.agents.update(c.var.principal.workspaceId, c.req.param('id'), input, writeConditions(c));
+        return jsonWithEntityTag(c, agent);
       },
     )
     .delete(
@@ -103,9 +106,10 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
         path: byId,
         success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
         errors: { 404: notFound },
+        ifMatch: true,
       }),
       async (c) => {
-        const agent = await core.agents.delete(c.var.principal.workspaceId, c.req.param('id'));
+        const agent = await core.agents.delete(c.var.principal.workspaceId, c.req.param('id'), writeConditions(c));
         return c.json({ success: true, message: `Agent ${agent.id} and its conversations were deleted.` });
       },
     );

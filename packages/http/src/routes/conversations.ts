@@ -23,6 +23,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
 import { documentAndRequireScope, idPath } from '../openapi/operation.js';
+import { jsonWithEntityTag, writeConditions } from './entity-tags.js';
 
 const byId = idPath('conversation', 'conv_');
 const notFound = 'No conversation with this id in the key\'s workspace.';
@@ -76,11 +77,11 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
         tag: 'Conversations',
         scope: 'conversations:read',
         path: byId,
-        success: { status: 200, description: 'The conversation.', schema: ConversationSchema },
+        success: { status: 200, description: 'The conversation.', schema: ConversationSchema, etag: true },
         errors: { 404: notFound },
       }),
       async (c) => {
-        return c.json(await core.conversations.get(c.var.principal.workspaceId, c.req.param('id')));
+        return jsonWithEntityTag(c, await core.conversations.get(c.var.principal.workspaceId, c.req.param('id')));
       },
     )
     .patch(
@@ -94,13 +95,14 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
         scope: 'conversations:write',
         path: byId,
         body: ConversationUpdateSchema,
-        success: { status: 200, description: 'The whole conversation.', schema: ConversationSchema },
+        success: { status: 200, description: 'The whole conversation.', schema: ConversationSchema, etag: true },
         errors: { 404: notFound, 409: '`conflict`: `status: "active"` on a completed conversation.' },
+        ifMatch: true,
       }),
       body,
       async (c) => {
         const input = c.req.valid('json') as ConversationUpdateInput;
-        return c.json(await core.conversations.update(c.var.principal.workspaceId, c.req.param('id'), input));
+        return jsonWithEntityTag(c, await core.conversations.update(c.var.principal.workspaceId, c.req.param('id'), input, writeConditions(c)));
       },
     )
     .post(

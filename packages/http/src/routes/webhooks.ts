@@ -16,6 +16,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
 import { documentAndRequireScope, idPath } from '../openapi/operation.js';
+import { jsonWithEntityTag, writeConditions } from './entity-tags.js';
 
 const byId = idPath('webhook endpoint', 'wh_');
 const notFound = 'No webhook endpoint with this id in the key\'s workspace.';
@@ -67,11 +68,11 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
         tag: 'Webhooks',
         scope: 'webhooks:read',
         path: byId,
-        success: { status: 200, description: 'The endpoint, without its secret.', schema: WebhookEndpointSchema },
+        success: { status: 200, description: 'The endpoint, without its secret.', schema: WebhookEndpointSchema, etag: true },
         errors: { 404: notFound },
       }),
       async (c) => {
-        return c.json(await core.webhooks.get(c.var.principal.workspaceId, c.req.param('id')));
+        return jsonWithEntityTag(c, await core.webhooks.get(c.var.principal.workspaceId, c.req.param('id')));
       },
     )
     .patch(
@@ -83,13 +84,14 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
         scope: 'webhooks:write',
         path: byId,
         body: WebhookUpdateSchema,
-        success: { status: 200, description: 'The whole updated endpoint.', schema: WebhookEndpointSchema },
+        success: { status: 200, description: 'The whole updated endpoint.', schema: WebhookEndpointSchema, etag: true },
         errors: { 404: notFound },
+        ifMatch: true,
       }),
       body,
       async (c) => {
         const input = c.req.valid('json') as WebhookUpdateInput;
-        return c.json(await core.webhooks.update(c.var.principal.workspaceId, c.req.param('id'), input));
+        return jsonWithEntityTag(c, await core.webhooks.update(c.var.principal.workspaceId, c.req.param('id'), input, writeConditions(c)));
       },
     )
     .delete(
@@ -102,10 +104,11 @@ export function webhookRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, str
         path: byId,
         success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
         errors: { 404: notFound },
+        ifMatch: true,
       }),
       async (c) => {
         const id = c.req.param('id');
-        await core.webhooks.delete(c.var.principal.workspaceId, id);
+        await core.webhooks.delete(c.var.principal.workspaceId, id, writeConditions(c));
         return c.json({ success: true, message: `Webhook endpoint ${id} was deleted.` });
       },
     );

@@ -113,6 +113,26 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
       expect(await storage.webhookEndpoints.delete(WS, records.id('wh'))).toBe(false);
     });
 
+    test('delete with a check: a throwing check deletes nothing; the check sees the record as stored', async (storage) => {
+      const records = new Records();
+      const endpoint = records.endpoint();
+      await storage.webhookEndpoints.insert(WS, endpoint);
+      await storage.webhookEndpoints.update(WS, endpoint.id, (current) => ({ record: { ...current, enabled: false } }));
+      const refusal = new Error('precondition');
+      const thrown = await storage.webhookEndpoints
+        .delete(WS, endpoint.id, (current) => {
+          if (!current.enabled) throw refusal;
+        })
+        .catch((error: unknown) => error);
+      expect(thrown).toBe(refusal);
+      expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual({ ...endpoint, enabled: false });
+      const seen: boolean[] = [];
+      expect(await storage.webhookEndpoints.delete(WS, endpoint.id, (current) => void seen.push(current.enabled))).toBe(true);
+      expect(seen.at(-1)).toBe(false);
+      expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toBeNull();
+      expect(await storage.webhookEndpoints.delete(WS, endpoint.id, () => void seen.push(true))).toBe(false);
+    });
+
     test('returned records are copies: mutating an input or a result changes nothing stored', async (storage) => {
       const records = new Records();
       const endpoint = records.endpoint();
