@@ -169,6 +169,12 @@ export class MemoryStorage implements Storage {
       if (changed?.event) this.log.record(workspaceId, changed.event);
       return changed?.record ?? null;
     },
+    delete: async (workspaceId, id) => {
+      const workspace = this.workspace(workspaceId);
+      if (!workspace.conversations.delete(id)) return false;
+      workspace.messages.delete(id);
+      return true;
+    },
   };
 
   readonly messages: MessageStore = {
@@ -181,8 +187,17 @@ export class MemoryStorage implements Storage {
       if (!history) workspace.messages.set(message.conversationId, (history = []));
       // Ids normally arrive in order (append at the end); a late one is placed by binary search.
       history.splice(lowerBound(history, message.id), 0, structuredClone(message));
+      // Never backwards: a late-arriving older message leaves both where they are (ports/storage.ts).
+      const at = message.createdAt;
+      if (conversation.lastMessageAt === null || at > conversation.lastMessageAt) conversation.lastMessageAt = at;
+      if (at > conversation.updatedAt) conversation.updatedAt = at;
       this.log.record(workspaceId, event);
       return 'appended';
+    },
+    get: async (workspaceId, conversationId, id) => {
+      const history = this.workspace(workspaceId).messages.get(conversationId) ?? [];
+      const found = history[lowerBound(history, id)];
+      return found?.id === id ? structuredClone(found) : null;
     },
     page: async (workspaceId, conversationId, { before, limit }): Promise<MessagePage | null> => {
       const history = this.workspace(workspaceId).messages.get(conversationId) ?? [];

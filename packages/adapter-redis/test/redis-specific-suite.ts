@@ -169,8 +169,9 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS, { name: 'a\ud800' });
       const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u\ud800', metadata: { note: 'x\udc00' } });
-      await records.appendMessages(storage, WS, conversation.id, 2);
-      const completed = { ...conversation, status: 'completed' as const };
+      const messages = await records.appendMessages(storage, WS, conversation.id, 2);
+      const lastMessageAt = messages.at(-1)!.createdAt;
+      const completed = { ...conversation, status: 'completed' as const, lastMessageAt, updatedAt: lastMessageAt };
       const event = records.event(WS, 'conversation.completed', completed);
       expect(await storage.conversations.update(WS, conversation.id, () => ({ record: completed, event }))).toEqual(completed);
       expect(await storage.events.get(WS, event.id)).toEqual(event);
