@@ -54,6 +54,8 @@ describe('responses conform to /openapi.json', () => {
     }
     const page = await json(await call('GET', '/api/conversations/{id}/messages', `/api/conversations/${conversation.id}/messages?limit=2`, {}, 200));
     await call('GET', '/api/conversations/{id}/messages', `/api/conversations/${conversation.id}/messages?before=${page.nextCursor}`, {}, 200);
+    await call('GET', '/api/conversations/{id}/messages/{messageId}', `/api/conversations/${conversation.id}/messages/${page.messages[0].id}`, {}, 200);
+    await call('GET', '/api/conversations/{id}/messages/{messageId}', `/api/conversations/${conversation.id}/messages/msg_nope`, {}, 404);
     await call('PATCH', '/api/conversations/{id}', `/api/conversations/${conversation.id}`, { json: { status: 'completed' } }, 200);
     const webhook = await json(await call('POST', '/api/webhooks', '/api/webhooks', { json: { url: 'https://example.com/h', events: ['message.sent'] } }, 201));
     await call('GET', '/api/webhooks', '/api/webhooks', {}, 200);
@@ -86,6 +88,8 @@ describe('responses conform to /openapi.json', () => {
     await call('POST', '/api/agents', '/api/agents', { raw: 'hi', headers: { 'Content-Type': 'text/plain' } }, 415);
     await call('POST', '/api/conversations/{id}/messages', `/api/conversations/${conversation.id}/messages`, { json: { role: 'user', content: 'late' } }, 409);
     await call('GET', '/api/conversations/{id}/messages', `/api/conversations/${conversation.id}/messages?before=forged`, {}, 400);
+    await call('DELETE', '/api/conversations/{id}', `/api/conversations/${conversation.id}`, {}, 200);
+    await call('DELETE', '/api/conversations/{id}', `/api/conversations/${conversation.id}`, {}, 404);
     await call('DELETE', '/api/agents/{id}', `/api/agents/${agent.id}`, {}, 200);
     await call('GET', '/api/agents/{id}', `/api/agents/${agent.id}`, {}, 404);
     await call('GET', '/sandbox/plants', '/sandbox/plants?limit=-1', {}, 400);
