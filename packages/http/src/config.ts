@@ -50,6 +50,11 @@ export interface Config {
   logLevel: LogLevel;
   /** `CORS_ORIGINS`: `'*'` or exact origins allowed to call from a browser; unset: no CORS headers. */
   corsOrigins?: '*' | string[];
+  /**
+   * `METRICS_PORT`: serve Prometheus metrics at `GET /metrics` on this port (on `HOST`, apart
+   * from the API; 0 picks a free one); unset: no metrics listener.
+   */
+  metricsPort?: number;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every problem, one per line, never a secret. */
@@ -82,6 +87,7 @@ const CORS_MESSAGE = 'Expected * or comma-separated origins such as https://app.
 
 const EnvSchemas = {
   PORT: integer(0, 65_535),
+  METRICS_PORT: integer(0, 65_535),
   HOST: v.pipe(v.string(), v.regex(/^[^\s/]+$/, 'Expected a host name or IP address.')),
   BODY_LIMIT_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
   WEBHOOK_ALLOW_PRIVATE_URLS: v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((value) => value === 'true')),
@@ -211,7 +217,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     deliveryWorker: read('DELIVERY_WORKER', 'true'),
     logLevel: read('LOG_LEVEL', 'info'),
     corsOrigins: read('CORS_ORIGINS'),
+    metricsPort: read('METRICS_PORT'),
   };
+  if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    problems.push('METRICS_PORT: Expected a port other than PORT (metrics have a listener of their own).');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config as Config;
 }

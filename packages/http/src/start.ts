@@ -5,6 +5,8 @@
  * delivery worker alone (`parley worker`).
  */
 import { createCore, createDeliveryWorker, type Core, type CoreOptions, type DeliveryWorker } from '@parley/core';
+import { createMetrics, type ParleyMetrics } from './metrics/metrics.js';
+import { serveMetrics, type MetricsServerHandle } from './metrics/metrics-server.js';
 import { setUpApiKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
 import { openBackend } from './backend.js';
@@ -21,6 +23,8 @@ export interface RunningServer {
   devKey?: string;
   /** The in-process delivery worker; `undefined` with `DELIVERY_WORKER=false`. */
   worker: DeliveryWorker | undefined;
+  /** The metrics listener (`METRICS_PORT`); `undefined` when it is unset. */
+  metrics: MetricsServerHandle | undefined;
   /**
    * Stops accepting connections and new delivery work, lets in-flight requests and delivery
    * attempts finish, then closes the Redis client. Safe to call more than once.
@@ -32,6 +36,8 @@ export interface RunningServer {
 export interface RunningWorker {
   core: Core;
   worker: DeliveryWorker;
+  /** The metrics listener (`METRICS_PORT`); `undefined` when it is unset. */
+  metrics: MetricsServerHandle | undefined;
   logger: Logger;
   /** Takes no new work, finishes in-flight attempts, then closes Redis. Safe to call more than once. */
   close(): Promise<void>;
@@ -91,6 +97,11 @@ export function createServerCore(
   });
 }
 
+/** A delivery worker's options: its log, and its attempts counted in `metrics` when given. */
+function workerOptions(logger: Logger, metrics: ParleyMetrics | undefined) {
+  return { logger: logger.child({ component: 'delivery' }), ...(metrics && { onAttempt: metrics.recordDeliveryAttempt }) };
+}
+
 /**
  * Builds the core on memory storage, or on Redis when `config.redis` is set (storage, event log,
  * delivery queue, rate limits and API keys), sets up the API keys (see `api-key-setup.ts`), starts
@@ -104,24 +115,34 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const logger = createLogger(config.logLevel);
   const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
   let worker: DeliveryWorker | undefined;
+  let metricsServer: MetricsServerHandle | undefined;
   try {
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
     const core = createServerCore(backend.adapters, config, logger);
     const keys = await setUpApiKeys(core, backend.keyStorage, config.apiKeys);
-    const app = createApp(core, { bodyLimitBytes: config.bodyLimitBytes, logger, ...(config.corsOrigins && { corsOrigins: config.corsOrigins }) });
+    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: backend.adapters.deliveryQueue });
+    const app = createApp(core, {
+      bodyLimitBytes: config.bodyLimitBytes,
+      logger,
+      ...(config.corsOrigins && { corsOrigins: config.corsOrigins }),
+      ...(metrics && { metrics }),
+    });
+    if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
     const handle = await serve(app, { port: config.port, hostname: config.host });
     if (config.deliveryWorker) {
-      worker = createDeliveryWorker(core, { logger: logger.child({ component: 'delivery' }) });
+      worker = createDeliveryWorker(core, workerOptions(logger, metrics));
       worker.start();
     }
     print(banner(reachableUrl(handle), backend.description, keys));
-    logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker }, 'listening');
+    if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);
+    logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker, metrics: metricsServer?.url }, 'listening');
     let closing: Promise<void> | undefined;
     // Drain before closing Redis: in-flight requests and delivery attempts still need it to finish.
-    const close = () => (closing ??= Promise.allSettled([handle.close(), worker?.stop()]).then(() => backend.close()));
-    return { handle, core, logger, worker, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
+    const close = () => (closing ??= Promise.allSettled([handle.close(), worker?.stop(), metricsServer?.close()]).then(() => backend.close()));
+    return { handle, core, logger, worker, metrics: metricsServer, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
   } catch (error) {
     await worker?.stop();
+    await metricsServer?.close();
     await backend.close();
     throw error;
   }
@@ -141,17 +162,22 @@ export async function startWorker(config: Config, options: Pick<StartOptions, 'p
   const print = options.print ?? ((text: string) => process.stdout.write(text));
   const logger = createLogger(config.logLevel);
   const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
+  let metricsServer: MetricsServerHandle | undefined;
   try {
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
     const core = createServerCore(backend.adapters, config, logger);
-    const worker = createDeliveryWorker(core, { logger: logger.child({ component: 'delivery' }) });
+    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: backend.adapters.deliveryQueue });
+    if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
+    const worker = createDeliveryWorker(core, workerOptions(logger, metrics));
     worker.start();
     print(`Parley delivery worker is running (${backend.description}).\n\n`);
-    logger.info({ storage: backend.description }, 'delivery worker started');
+    if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);
+    logger.info({ storage: backend.description, metrics: metricsServer?.url }, 'delivery worker started');
     let closing: Promise<void> | undefined;
-    const close = () => (closing ??= worker.stop().finally(() => backend.close()));
-    return { core, worker, logger, close };
+    const close = () => (closing ??= Promise.allSettled([worker.stop(), metricsServer?.close()]).then(() => backend.close()));
+    return { core, worker, logger, metrics: metricsServer, close };
   } catch (error) {
+    await metricsServer?.close();
     await backend.close();
     throw error;
   }
