@@ -41,6 +41,7 @@ Environment (all optional):
   EVENT_RETENTION_DAYS        days events and the deliveries log are kept (default 14)
   DELIVERY_WORKER             false: parley serve makes no deliveries (run parley worker)
   LOG_LEVEL                   fatal, error, warn, info, debug, trace or silent (default info)
+  METRICS_PORT                serve Prometheus metrics at /metrics on this port (default: none)
 `;
 
 function version(): string {

@@ -114,6 +114,13 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('METRICS_PORT: a port of its own, or unset', () => {
+    expect(loadConfig({ METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    expect(loadConfig({}).metricsPort).toBeUndefined();
+    expect(problems({ METRICS_PORT: '3000' })).toEqual(['METRICS_PORT: Expected a port other than PORT (metrics have a listener of their own).']);
+    expect(problems({ METRICS_PORT: 'x' })).toEqual(['METRICS_PORT: Expected an integer from 0 to 65535.']);
+  });
+
   it('rejects the same key twice', () => {
     expect(problems({ API_KEYS: JSON.stringify([key(), key()]) })).toEqual(['API_KEYS[1].key: The same key appears twice.']);
   });
