@@ -165,6 +165,25 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       }
     }));
 
+    it('a conversation update decides again when a message lands between its read and its write', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const landed = '2026-03-01T10:00:00.000Z';
+      let calls = 0;
+      const completed = await storage.conversations.update(WS, conversation.id, (current) => {
+        calls += 1;
+        // What a message append writes, sent on the same connection, so before this update's write.
+        if (calls === 1) void client().hset(workspaceKeys(prefix, WS).convActivity, conversation.id, landed);
+        const record = { ...current, status: 'completed' as const };
+        return { record, event: records.event(WS, 'conversation.completed', record) };
+      });
+      expect(calls).toBe(2);
+      expect(completed).toMatchObject({ status: 'completed', lastMessageAt: landed, updatedAt: landed });
+      const [event] = (await storage.events.list(WS, { limit: 10, type: 'conversation.completed' }))!.events;
+      expect(event!.data).toEqual(completed);
+    }));
+
     it('updates and cascade-deletes conversations holding lone UTF-16 surrogates (Lua cjson rejects them)', withStorage(client, async (storage, prefix) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS, { name: 'a\ud800' });

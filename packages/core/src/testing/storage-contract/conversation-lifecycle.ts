@@ -33,6 +33,27 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       expect(page?.events.map((event) => event.data)).toEqual([{ ...expected, status: 'completed' }]);
     });
 
+    test('a message racing a completing update is either refused or in the completed event\'s lastMessageAt', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const message = records.message(conversation.id);
+      let appending: Promise<string> | undefined;
+      const completed = await storage.conversations.update(WS, conversation.id, (current) => {
+        // Started between the update's read and its write (not awaited: an update function is pure
+        // of I/O, but nothing stops another client from writing at that moment).
+        appending ??= storage.messages.append(WS, message, records.sent(WS, message));
+        const record = { ...current, status: 'completed' as const };
+        return { record, event: records.event(WS, 'conversation.completed', record) };
+      });
+      const outcome = await appending;
+      const [event] = (await storage.events.list(WS, { limit: 10, type: 'conversation.completed' }))?.events ?? [];
+      const expected = outcome === 'appended' ? message.createdAt : null;
+      expect(completed?.lastMessageAt).toBe(expected);
+      expect((event?.data as { lastMessageAt?: unknown } | undefined)?.lastMessageAt).toBe(expected);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(completed);
+    });
+
     test('a late append of an older message moves neither lastMessageAt nor updatedAt backwards', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
