@@ -17,8 +17,10 @@ export interface StoredConversation {
  * their instants).
  */
 export function mergeActivity({ json, activity }: StoredConversation): Conversation {
-  const record = JSON.parse(json) as Conversation;
-  if (activity === '') return { ...record, lastMessageAt: record.lastMessageAt ?? null };
+  const stored = JSON.parse(json) as Conversation;
+  // Records stored before conversations had these fields read as never updated, without messages.
+  const record = { ...stored, updatedAt: stored.updatedAt ?? stored.createdAt, lastMessageAt: stored.lastMessageAt ?? null };
+  if (activity === '') return record;
   return { ...record, lastMessageAt: activity, updatedAt: activity > record.updatedAt ? activity : record.updatedAt };
 }
 
