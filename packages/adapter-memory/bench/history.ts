@@ -29,7 +29,7 @@ await storage.agents.insert(WS, agent, event('agent.created', agent));
 
 async function conversationWith(count: number): Promise<{ id: string; messageIds: string[] }> {
   const id = ids.next('conv');
-  const conversation = { id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt: now };
+  const conversation = { id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt: now, updatedAt: now, lastMessageAt: null };
   await storage.conversations.insert(WS, conversation, event('conversation.started', conversation));
   const messageIds: string[] = [];
   const started = performance.now();

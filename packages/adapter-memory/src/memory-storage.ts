@@ -9,6 +9,8 @@
  * (O(log n + limit)); event pages are a binary search over the commit-ordered log.
  */
 import {
+  ErrorCode,
+  ParleyError,
   systemClock,
   type Agent,
   type AgentStore,
@@ -67,19 +69,28 @@ function newestFirst<T extends { id: string }>(records: Iterable<T>, keep: (reco
 
 const copy = <T>(value: T | undefined): T | null => (value === undefined ? null : structuredClone(value));
 
+/** Attempts of {@link applyUpdate} before it gives up, as the Redis adapter's compare-and-set. */
+const UPDATE_ATTEMPTS = 50;
+
 /**
- * Applies a compare-and-set `update` to `stored` in one synchronous section: the function sees a
- * copy, and what it returns is stored as a copy. Returns the stored record after the call and the
- * event to record, if any. Throws what `update` throws, having written nothing.
+ * Applies a compare-and-set `update` to `stored`: the function sees a copy, and what it returns is
+ * stored as a copy. Stored records are replaced, never mutated, so if the record was replaced
+ * while the function ran (a write it set off, which runs synchronously here) the function is
+ * called again on the new one. Returns the stored record after the call and the event to record,
+ * if any. Throws what `update` throws, having written nothing.
  */
 function applyUpdate<T extends { id: string }>(records: Map<string, T>, id: string, update: Update<T>): { record: T; event?: DomainEvent } | null {
-  const stored = records.get(id);
-  if (!stored) return null;
-  const change = update(structuredClone(stored));
-  if (!change) return { record: structuredClone(stored) };
-  // The key is the id the caller named: a change cannot move a record to another id.
-  records.set(id, structuredClone({ ...change.record, id }));
-  return { record: structuredClone({ ...change.record, id }), ...(change.event && { event: change.event }) };
+  for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
+    const stored = records.get(id);
+    if (!stored) return null;
+    const change = update(structuredClone(stored));
+    if (records.get(id) !== stored) continue;
+    if (!change) return { record: structuredClone(stored) };
+    // The key is the id the caller named: a change cannot move a record to another id.
+    records.set(id, structuredClone({ ...change.record, id }));
+    return { record: structuredClone({ ...change.record, id }), ...(change.event && { event: change.event }) };
+  }
+  throw new ParleyError(ErrorCode.serviceUnavailable, 'The record kept changing during the update; try again.');
 }
 
 /**
@@ -169,6 +180,12 @@ export class MemoryStorage implements Storage {
       if (changed?.event) this.log.record(workspaceId, changed.event);
       return changed?.record ?? null;
     },
+    delete: async (workspaceId, id) => {
+      const workspace = this.workspace(workspaceId);
+      if (!workspace.conversations.delete(id)) return false;
+      workspace.messages.delete(id);
+      return true;
+    },
   };
 
   readonly messages: MessageStore = {
@@ -181,8 +198,21 @@ export class MemoryStorage implements Storage {
       if (!history) workspace.messages.set(message.conversationId, (history = []));
       // Ids normally arrive in order (append at the end); a late one is placed by binary search.
       history.splice(lowerBound(history, message.id), 0, structuredClone(message));
+      // Never backwards: a late-arriving older message leaves both where they are (ports/storage.ts).
+      // Replaced, not mutated: a compare-and-set in progress sees the change (applyUpdate).
+      const at = message.createdAt;
+      workspace.conversations.set(conversation.id, {
+        ...conversation,
+        lastMessageAt: conversation.lastMessageAt === null || at > conversation.lastMessageAt ? at : conversation.lastMessageAt,
+        updatedAt: at > conversation.updatedAt ? at : conversation.updatedAt,
+      });
       this.log.record(workspaceId, event);
       return 'appended';
+    },
+    get: async (workspaceId, conversationId, id) => {
+      const history = this.workspace(workspaceId).messages.get(conversationId) ?? [];
+      const found = history[lowerBound(history, id)];
+      return found?.id === id ? structuredClone(found) : null;
     },
     page: async (workspaceId, conversationId, { before, after, limit }): Promise<MessagePage | null> => {
       const history = this.workspace(workspaceId).messages.get(conversationId) ?? [];

@@ -71,7 +71,7 @@ async function main() {
   const createdAt = new Date().toISOString();
   const agent = { id: ids.next('agt'), name: 'Bench', description: '', model: 'modelA-4', systemPrompt: null, temperature: null, maxTokens: null, configuration: {}, status: 'active' as const, createdAt, updatedAt: createdAt };
   await storage.agents.insert(WS, agent, event('agent.created', agent));
-  const conversation = (id: string) => ({ id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt });
+  const conversation = (id: string) => ({ id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt, updatedAt: createdAt, lastMessageAt: null });
   const big = conversation(ids.next('conv'));
   const small = conversation(ids.next('conv'));
   await storage.conversations.insert(WS, big, event('conversation.started', big));

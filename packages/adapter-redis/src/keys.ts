@@ -46,6 +46,11 @@ export interface WorkspaceKeys {
   conv: string;
   /** HASH conversation id → its owner `[agentId, userId]` as JSON: which agent and user indexes hold it. */
   convOwner: string;
+  /**
+   * HASH conversation id → `lastMessageAt` (ISO 8601), written by each message append beside the
+   * record rather than into its JSON, which Lua does not decode; merged into the record at read.
+   */
+  convActivity: string;
   /** ZSET (score 0, member conversation id): every conversation. */
   convs: string;
   convsByStatus(status: ConversationStatus): string;
@@ -98,6 +103,7 @@ export function workspaceKeys(prefix: string, workspaceId: string): WorkspaceKey
     cascades: `${base}cascades`,
     conv: `${base}conv`,
     convOwner: `${base}conv:owner`,
+    convActivity: `${base}conv:activity`,
     convs: `${base}convs`,
     convsByStatus: (status) => `${base}convs:status:${status}`,
     convsByAgent: (agentId, status) => withStatus(`${base}convs:agent:${part(agentId)}`, status),

@@ -165,12 +165,32 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       }
     }));
 
+    it('a conversation update decides again when a message lands between its read and its write', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const landed = '2026-03-01T10:00:00.000Z';
+      let calls = 0;
+      const completed = await storage.conversations.update(WS, conversation.id, (current) => {
+        calls += 1;
+        // What a message append writes, sent on the same connection, so before this update's write.
+        if (calls === 1) void client().hset(workspaceKeys(prefix, WS).convActivity, conversation.id, landed);
+        const record = { ...current, status: 'completed' as const };
+        return { record, event: records.event(WS, 'conversation.completed', record) };
+      });
+      expect(calls).toBe(2);
+      expect(completed).toMatchObject({ status: 'completed', lastMessageAt: landed, updatedAt: landed });
+      const [event] = (await storage.events.list(WS, { limit: 10, type: 'conversation.completed' }))!.events;
+      expect(event!.data).toEqual(completed);
+    }));
+
     it('updates and cascade-deletes conversations holding lone UTF-16 surrogates (Lua cjson rejects them)', withStorage(client, async (storage, prefix) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS, { name: 'a\ud800' });
       const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u\ud800', metadata: { note: 'x\udc00' } });
-      await records.appendMessages(storage, WS, conversation.id, 2);
-      const completed = { ...conversation, status: 'completed' as const };
+      const messages = await records.appendMessages(storage, WS, conversation.id, 2);
+      const lastMessageAt = messages.at(-1)!.createdAt;
+      const completed = { ...conversation, status: 'completed' as const, lastMessageAt, updatedAt: lastMessageAt };
       const event = records.event(WS, 'conversation.completed', completed);
       expect(await storage.conversations.update(WS, conversation.id, () => ({ record: completed, event }))).toEqual(completed);
       expect(await storage.events.get(WS, event.id)).toEqual(event);

@@ -58,7 +58,7 @@ describe('@parley/client against a running server', () => {
     expect(isParleyApiError(missing, 'not_found')).toBe(true);
   });
 
-  it('starts, lists, reads and completes conversations; sends messages; pages through the whole history', async () => {
+  it('starts, lists, reads, completes and deletes conversations; sends and reads messages; pages through the whole history', async () => {
     const agent = await parley.agents.create({ name: 'Ada', description: 'Billing', model: 'modelA-4' });
     const conversation = await parley.conversations.create({ agentId: agent.id, userId: 'u1', metadata: { plan: 'gold' } });
     expect(conversation).toMatchObject({ agentId: agent.id, userId: 'u1', status: 'active' });
@@ -83,9 +83,15 @@ describe('@parley/client against a running server', () => {
     for await (const message of parley.messages.iterate(conversation.id, { pageSize: 3 })) if (message.content === '#6') break;
     expect(sent.length - early).toBe(1);
 
-    expect(await parley.conversations.update(conversation.id, { status: 'completed' })).toMatchObject({ status: 'completed' });
+    expect(await parley.messages.get(conversation.id, sentMessages[2]!.id)).toEqual(sentMessages[2]);
+    const last = sentMessages.at(-1)!.createdAt;
+    expect(await parley.conversations.get(conversation.id)).toEqual({ ...conversation, lastMessageAt: last, updatedAt: last });
+
+    expect(await parley.conversations.update(conversation.id, { status: 'completed' })).toMatchObject({ status: 'completed', lastMessageAt: last });
     const closed = await rejection(parley.messages.send(conversation.id, { role: 'user', content: 'late' }));
     expect(closed).toMatchObject({ status: 409, code: 'conflict' });
+    expect(await parley.conversations.delete(conversation.id)).toMatchObject({ success: true });
+    expect(await rejection(parley.messages.get(conversation.id, sentMessages[0]!.id))).toMatchObject({ status: 404, code: 'not_found' });
   });
 
   it('registers, lists, reads, updates and deletes webhook endpoints', async () => {

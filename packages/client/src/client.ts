@@ -129,10 +129,16 @@ export function createParleyClient(options: ParleyClientOptions) {
       /** `{status: "completed"}` completes it; `metadata` replaces the stored object. */
       update: (id: string, body: T.ConversationUpdate, options: WriteOptions = {}): Promise<T.Conversation> =>
         unwrap(raw.PATCH('/api/conversations/{id}', { ...byId(id), body, ...conditional(options) })),
+      /** Also deletes its messages; emits no event. */
+      delete: (id: string, options: WriteOptions = {}): Promise<T.DeleteResult> =>
+        unwrap(raw.DELETE('/api/conversations/{id}', { ...byId(id), ...conditional(options) })),
     },
     messages: {
       send: (conversationId: string, body: T.MessageCreate, options: CreateOptions = {}): Promise<T.Message> =>
         unwrap(raw.POST('/api/conversations/{id}/messages', { ...byId(conversationId), body, ...idempotent(options) })),
+      /** One message of the conversation (`not_found` when it is not one of its messages). */
+      get: (conversationId: string, messageId: string): Promise<T.Message> =>
+        unwrap(raw.GET('/api/conversations/{id}/messages/{messageId}', { params: { path: { id: conversationId, messageId } } })),
       /** One page: the `limit` newest messages before the `before` cursor, oldest first. */
       history,
       /**

@@ -40,6 +40,10 @@ export interface Conversation {
   metadata: JsonObject;
   status: ConversationStatus;
   createdAt: string;
+  /** When the conversation last changed: its own update, or its latest message (the later). */
+  updatedAt: string;
+  /** The `createdAt` of its latest message; `null` until the first one. */
+  lastMessageAt: string | null;
 }
 
 /** Who wrote a message (docs/api.md#resources): `assistant` messages emit `message.received`, the others `message.sent`. */

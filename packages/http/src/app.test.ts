@@ -29,7 +29,7 @@ describe('createApp', () => {
     it.each([
       ['PUT', '/api/agents', 'GET, HEAD, POST'],
       ['POST', '/api/agents/agt_1', 'DELETE, GET, HEAD, PATCH'],
-      ['DELETE', '/api/conversations/conv_1', 'GET, HEAD, PATCH'],
+      ['PUT', '/api/conversations/conv_1', 'DELETE, GET, HEAD, PATCH'],
       ['PUT', '/api/conversations/conv_1/messages', 'GET, HEAD, POST'],
       ['DELETE', '/api/webhooks', 'GET, HEAD, POST'],
     ])('%s %s is 405 method_not_allowed with Allow: %s', async (method, path, allow) => {

@@ -12,6 +12,8 @@ import { idempotency } from './middleware/idempotency.js';
 import { DEFAULT_BODY_LIMIT_BYTES, jsonBody, type JsonBodyInput } from './middleware/json-body.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestLogger } from './middleware/request-logger.js';
+import type { ParleyMetrics } from './metrics/metrics.js';
+import { requestMetrics } from './metrics/metrics-middleware.js';
 import { apiRoutes } from './routes/api.js';
 import { healthRoutes } from './routes/health.js';
 import { referenceRoutes } from './routes/reference.js';
@@ -41,6 +43,11 @@ export interface AppOptions {
    * `shutdown`, a signal that ends every open stream (the ready-made server aborts it on SIGTERM).
    */
   replies?: ReplyRoutesOptions;
+  /**
+   * Count and time every request in these metrics (`createMetrics()`); default none. Serve them
+   * with `serveMetrics(metrics.registry, …)` from `@parley/http/server`, or your own route.
+   */
+  metrics?: ParleyMetrics;
 }
 
 /**
@@ -76,6 +83,8 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
   ];
 
   const app = new Hono<ParleyEnv>();
+  // First, so the time measured and the status counted are those of the whole pipeline.
+  if (options.metrics) app.use(requestMetrics(options.metrics));
   app.use(requestId(), requestLogger({ logger }));
   if (options.compression ?? true) app.use(compressJson());
   // Before authentication: browsers send preflights without the Authorization header.

@@ -46,6 +46,7 @@ Environment (all optional):
                               model, apiKey? | apiKeyEnv?}}: agents with that model reply
   REPLY_CONTEXT_MESSAGES      latest messages a reply is generated from (default 50)
   LOG_LEVEL                   fatal, error, warn, info, debug, trace or silent (default info)
+  METRICS_PORT                serve Prometheus metrics at /metrics on this port (default: none)
 `;
 
 function version(): string {

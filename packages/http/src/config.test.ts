@@ -55,7 +55,7 @@ describe('loadConfig', () => {
     expect(problems({ PORT: '70000', BODY_LIMIT_BYTES: '-1', LOG_LEVEL: 'loud', WEBHOOK_ALLOW_PRIVATE_URLS: 'yes', WEBHOOK_RETRY_DELAYS: '5,,6', REDIS_URL: 'http://x', EVENT_RETENTION_DAYS: '0', DELIVERY_WORKER: 'no' })).toEqual([
       'PORT: Expected an integer from 0 to 65535.',
       'REDIS_URL: Expected a redis:// or rediss:// URL.',
-      'BODY_LIMIT_BYTES: Expected an integer from 1 to 9007199254740991.',
+      'BODY_LIMIT_BYTES: Expected an integer; must be at least 1.',
       'WEBHOOK_ALLOW_PRIVATE_URLS: Expected true or false.',
       'WEBHOOK_RETRY_DELAYS: Expected comma-separated seconds, e.g. 5,300,1800 (fractions like 0.2 allowed).',
       'EVENT_RETENTION_DAYS: Expected an integer from 1 to 3650.',
@@ -103,6 +103,24 @@ describe('loadConfig', () => {
     ]);
     expect(problems({ API_KEYS: JSON.stringify([key({ limitPerHour: 10 }), key({ key: 'x'.repeat(20) })]) })).toHaveLength(1);
     expect(loadConfig({ API_KEYS: JSON.stringify([key(), key({ key: 'x'.repeat(20), scopes: [] }), key({ key: 'y'.repeat(20), workspace: 'other', plan: 'free' })]) }).apiKeys).toHaveLength(3);
+  });
+
+  it('reports the problems of every entry at once, across entries too', () => {
+    const entries = [key({ plan: 'gold' }), key({ key: 'short', colour: 'red' }), key({ key: 'x'.repeat(20), plan: 'enterprise', workspace: 'big' }), key({ key: 'x'.repeat(20) })];
+    expect(problems({ API_KEYS: JSON.stringify(entries) })).toEqual([
+      expect.stringMatching(/^API_KEYS\[0\]\.plan: Expected one of/),
+      expect.stringMatching(/^API_KEYS\[1\]\.key: Expected at least 16/),
+      'API_KEYS[1].colour: Unknown field.',
+      "API_KEYS[2]: plan 'enterprise' needs limitPerHour.",
+      'API_KEYS[3].key: The same key appears twice.',
+    ]);
+  });
+
+  it('METRICS_PORT: a port of its own, or unset', () => {
+    expect(loadConfig({ METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    expect(loadConfig({}).metricsPort).toBeUndefined();
+    expect(problems({ METRICS_PORT: '3000' })).toEqual(['METRICS_PORT: Expected a port other than PORT (metrics have a listener of their own).']);
+    expect(problems({ METRICS_PORT: 'x' })).toEqual(['METRICS_PORT: Expected an integer from 0 to 65535.']);
   });
 
   it('rejects the same key twice', () => {

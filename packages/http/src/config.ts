@@ -56,6 +56,11 @@ export interface Config {
   models: Record<string, ModelConfig>;
   /** `REPLY_CONTEXT_MESSAGES`: how many latest messages a reply is generated from; default 50. */
   replyContextMessages: number;
+  /**
+   * `METRICS_PORT`: serve Prometheus metrics at `GET /metrics` on this port (on `HOST`, apart
+   * from the API; 0 picks a free one); unset: no metrics listener.
+   */
+  metricsPort?: number;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every problem, one per line, never a secret. */
@@ -69,7 +74,8 @@ export class ConfigError extends Error {
 const DEFAULT_RETRY_DELAYS = '5,300,1800,7200,18000,36000,50400,72000,86400';
 
 function integer(min: number, max: number) {
-  const message = `Expected an integer from ${min} to ${max}.`;
+  // A maximum that only guards against unsafe integers is not worth stating.
+  const message = max >= Number.MAX_SAFE_INTEGER ? `Expected an integer; must be at least ${min}.` : `Expected an integer from ${min} to ${max}.`;
   return v.pipe(v.string(), v.regex(/^\d{1,16}$/, message), v.transform(Number), v.minValue(min, message), v.maxValue(max, message));
 }
 
@@ -87,6 +93,7 @@ const CORS_MESSAGE = 'Expected * or comma-separated origins such as https://app.
 
 const EnvSchemas = {
   PORT: integer(0, 65_535),
+  METRICS_PORT: integer(0, 65_535),
   HOST: v.pipe(v.string(), v.regex(/^[^\s/]+$/, 'Expected a host name or IP address.')),
   BODY_LIMIT_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
   WEBHOOK_ALLOW_PRIVATE_URLS: v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((value) => value === 'true')),
@@ -128,7 +135,7 @@ export const KeyGrantSchemas = {
 const ApiKeyEntrySchema = v.strictObject({ key: KeySchema, ...KeyGrantSchemas });
 
 const ApiKeysSchema = v.pipe(
-  v.array(ApiKeyEntrySchema, 'Expected a JSON array of key entries.'),
+  v.array(v.unknown(), 'Expected a JSON array of key entries.'),
   v.minLength(1, 'Expected at least one entry (leave API_KEYS unset for a development key).'),
 );
 
@@ -144,16 +151,19 @@ function issuePath(issue: v.BaseIssue<unknown>): string {
   return (issue.path ?? []).map((item) => (typeof item.key === 'number' ? `[${item.key}]` : `.${String(item.key)}`)).join('');
 }
 
-/** Rules across entries: unique keys, and core's plan rules (docs/authentication.md, docs/rate-limits.md). */
-function crossCheck(entries: ApiKeyEntry[]): string[] {
+/**
+ * Rules across entries: unique keys, and core's plan rules (docs/authentication.md, docs/rate-limits.md). `entries` are the
+ * entries that passed on their own, with their index in `API_KEYS` so messages name the right one.
+ */
+function crossCheck(entries: { entry: ApiKeyEntry; index: number }[]): string[] {
   const problems = keyPlanProblems(
-    entries.map((entry, index) => ({ workspaceId: entry.workspace, plan: entry.plan, limitPerHour: entry.limitPerHour, label: `API_KEYS[${index}]` })),
+    entries.map(({ entry, index }) => ({ workspaceId: entry.workspace, plan: entry.plan, limitPerHour: entry.limitPerHour, label: `API_KEYS[${index}]` })),
   );
   const keys = new Set<string>();
-  entries.forEach((entry, index) => {
+  for (const { entry, index } of entries) {
     if (keys.has(entry.key)) problems.push(`API_KEYS[${index}].key: The same key appears twice.`);
     keys.add(entry.key);
-  });
+  }
   return problems;
 }
 
@@ -166,14 +176,23 @@ function parseApiKeys(raw: string, problems: string[]): ApiKeyEntry[] | undefine
     problems.push('API_KEYS: Not valid JSON.');
     return undefined;
   }
-  const result = v.safeParse(ApiKeysSchema, value, { message: describeIssue });
-  if (!result.success) {
-    problems.push(...result.issues.map((issue) => `API_KEYS${issuePath(issue)}: ${issue.message}`));
+  const list = v.safeParse(ApiKeysSchema, value);
+  if (!list.success) {
+    problems.push(...list.issues.map((issue) => `API_KEYS: ${issue.message}`));
     return undefined;
   }
-  const crossProblems = crossCheck(result.output);
-  problems.push(...crossProblems);
-  return crossProblems.length === 0 ? result.output : undefined;
+  // Each entry is checked on its own and the valid ones against each other, so one start-up
+  // reports the problems of every entry at once instead of one fix-and-restart per entry.
+  const valid: { entry: ApiKeyEntry; index: number }[] = [];
+  const found: string[] = [];
+  list.output.forEach((item, index) => {
+    const result = v.safeParse(ApiKeyEntrySchema, item, { message: describeIssue });
+    if (result.success) valid.push({ entry: result.output, index });
+    else found.push(...result.issues.map((issue) => `API_KEYS[${index}]${issuePath(issue)}: ${issue.message}`));
+  });
+  found.push(...crossCheck(valid));
+  problems.push(...found);
+  return found.length === 0 ? valid.map(({ entry }) => entry) : undefined;
 }
 
 /**
@@ -205,7 +224,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: read('LOG_LEVEL', 'info'),
     corsOrigins: read('CORS_ORIGINS'),
     ...readModelsConfig(env, problems),
+    metricsPort: read('METRICS_PORT'),
   };
+  if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    problems.push('METRICS_PORT: Expected a port other than PORT (metrics have a listener of their own).');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config as Config;
 }

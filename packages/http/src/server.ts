@@ -7,3 +7,4 @@ export { serve, type ServeOptions, type ServerHandle } from './serve.js';
 export { loadConfig, loadRedisConfig, ConfigError, type Config, type ApiKeyEntry, type RedisConfig } from './config.js';
 export { startServer, startWorker, createServerCore, type RunningServer, type RunningWorker, type StartOptions } from './start.js';
 export { keysCommand } from './keys-command.js';
+export { serveMetrics, type MetricsServerHandle } from './metrics/metrics-server.js';

@@ -6,6 +6,8 @@
  */
 import { createCore, createDeliveryWorker, createReplyWorker, type Core, type CoreOptions, type DeliveryWorker, type ReplyWorker } from '@parley/core';
 import { languageModels } from './language-models.js';
+import { createMetrics, type ParleyMetrics } from './metrics/metrics.js';
+import { serveMetrics, type MetricsServerHandle } from './metrics/metrics-server.js';
 import { setUpApiKeys, upsertConfiguredKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
 import { openBackend } from './backend.js';
@@ -27,6 +29,8 @@ export interface RunningServer {
   worker: DeliveryWorker | undefined;
   /** The in-process reply worker; `undefined` with `DELIVERY_WORKER=false` or without `MODELS`. */
   replyWorker: ReplyWorker | undefined;
+  /** The metrics listener (`METRICS_PORT`); `undefined` when it is unset. */
+  metrics: MetricsServerHandle | undefined;
   /**
    * Stops accepting connections and new delivery work, lets in-flight requests and delivery
    * attempts finish, then closes the Redis client. Safe to call more than once.
@@ -40,6 +44,8 @@ export interface RunningWorker {
   worker: DeliveryWorker;
   /** Makes agent replies; `undefined` without `MODELS`. */
   replyWorker: ReplyWorker | undefined;
+  /** The metrics listener (`METRICS_PORT`); `undefined` when it is unset. */
+  metrics: MetricsServerHandle | undefined;
   logger: Logger;
   /** Takes no new work, finishes in-flight attempts, then closes Redis. Safe to call more than once. */
   close(): Promise<void>;
@@ -104,6 +110,11 @@ export function createServerCore(
   });
 }
 
+/** A delivery worker's options: its log, and its attempts counted in `metrics` when given. */
+function workerOptions(logger: Logger, metrics: ParleyMetrics | undefined) {
+  return { logger: logger.child({ component: 'delivery' }), ...(metrics && { onAttempt: metrics.recordDeliveryAttempt }) };
+}
+
 /**
  * Builds the core on memory storage, or on Redis when `config.redis` is set (storage, event log,
  * delivery queue, rate limits and API keys), sets up the API keys (see `api-key-setup.ts`), starts
@@ -118,6 +129,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
   let worker: DeliveryWorker | undefined;
   let replyWorker: ReplyWorker | undefined;
+  let metricsServer: MetricsServerHandle | undefined;
   try {
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
     const core = createServerCore(backend.adapters, config, logger);
@@ -139,29 +151,35 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       backend.onReconnect(() => void restore(1));
     }
     const shutdown = new AbortController();
+    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: backend.adapters.deliveryQueue });
     const app = createApp(core, {
       bodyLimitBytes: config.bodyLimitBytes,
       logger,
       replies: { shutdown: shutdown.signal },
       ...(config.corsOrigins && { corsOrigins: config.corsOrigins }),
+      ...(metrics && { metrics }),
     });
+    if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
     const handle = await serve(app, { port: config.port, hostname: config.host });
     if (config.deliveryWorker) {
-      worker = createDeliveryWorker(core, { logger: logger.child({ component: 'delivery' }) });
+      worker = createDeliveryWorker(core, workerOptions(logger, metrics));
       worker.start();
       replyWorker = createReplyWorker(core, { logger: logger.child({ component: 'replies' }) });
       replyWorker?.start();
     }
     print(banner(reachableUrl(handle), backend.description, keys, Object.keys(config.models)));
-    logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker, models: Object.keys(config.models) }, 'listening');
+    if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);
+    logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker, models: Object.keys(config.models), metrics: metricsServer?.url }, 'listening');
     let closing: Promise<void> | undefined;
     // Drain before closing Redis: in-flight requests and delivery attempts still need it to finish.
     // Open streams end first (clients resume elsewhere): they would hold the drain to its deadline.
-    const close = () => (closing ??= (shutdown.abort(), Promise.allSettled([handle.close(), worker?.stop(), replyWorker?.stop()]).then(() => backend.close())));
-    return { handle, core, logger, worker, replyWorker, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
+    const close = () =>
+      (closing ??= (shutdown.abort(), Promise.allSettled([handle.close(), worker?.stop(), replyWorker?.stop(), metricsServer?.close()]).then(() => backend.close())));
+    return { handle, core, logger, worker, replyWorker, metrics: metricsServer, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
   } catch (error) {
     await worker?.stop();
     await replyWorker?.stop();
+    await metricsServer?.close();
     await backend.close();
     throw error;
   }
@@ -181,19 +199,24 @@ export async function startWorker(config: Config, options: Pick<StartOptions, 'p
   const print = options.print ?? ((text: string) => process.stdout.write(text));
   const logger = createLogger(config.logLevel);
   const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
+  let metricsServer: MetricsServerHandle | undefined;
   try {
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
     const core = createServerCore(backend.adapters, config, logger);
-    const worker = createDeliveryWorker(core, { logger: logger.child({ component: 'delivery' }) });
+    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: backend.adapters.deliveryQueue });
+    if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
+    const worker = createDeliveryWorker(core, workerOptions(logger, metrics));
     worker.start();
     const replyWorker = createReplyWorker(core, { logger: logger.child({ component: 'replies' }) });
     replyWorker?.start();
     print(`Parley delivery worker is running (${backend.description})${replyWorker ? ', making agent replies too' : ''}.\n\n`);
-    logger.info({ storage: backend.description }, 'delivery worker started');
+    if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);
+    logger.info({ storage: backend.description, metrics: metricsServer?.url }, 'delivery worker started');
     let closing: Promise<void> | undefined;
-    const close = () => (closing ??= Promise.allSettled([worker.stop(), replyWorker?.stop()]).then(() => backend.close()));
-    return { core, worker, replyWorker, logger, close };
+    const close = () => (closing ??= Promise.allSettled([worker.stop(), replyWorker?.stop(), metricsServer?.close()]).then(() => backend.close()));
+    return { core, worker, replyWorker, metrics: metricsServer, logger, close };
   } catch (error) {
+    await metricsServer?.close();
     await backend.close();
     throw error;
   }

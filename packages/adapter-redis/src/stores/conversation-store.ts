@@ -3,13 +3,13 @@
  * and sorted-set indexes per workspace, per status, per agent, per user, and per agent or
  * user × status.
  */
-import { CONVERSATION_STATUSES, type Conversation, type ConversationFilter, type ConversationStore, type DomainEvent, type OffsetPage, type PageResult, type Update } from '@parley/core';
+import { CONVERSATION_STATUSES, ErrorCode, ParleyError, type Conversation, type ConversationFilter, type ConversationStore, type DomainEvent, type OffsetPage, type PageResult, type Update } from '@parley/core';
 import { workspaceKeys, type WorkspaceKeys } from '../keys.js';
-import { pageReply } from '../script.js';
-import { CONVERSATION_INSERT, CONVERSATION_UPDATE, INTERSECTION_PAGE } from './conversation-store.lua.js';
+import { strings } from '../script.js';
+import { conversationPageReply, mergeActivity, type StoredConversation } from './conversation-activity.js';
+import { CONVERSATION_DELETE, CONVERSATION_GET, CONVERSATION_INSERT, CONVERSATION_PAGE, CONVERSATION_UPDATE, INTERSECTION_PAGE } from './conversation-store.lua.js';
 import type { EventLog } from './event-log.js';
-import { PAGE } from './records.lua.js';
-import { compareAndSet, type CasOutcome } from './update.js';
+import { compareAndSet, UPDATE_ATTEMPTS, type CasOutcome } from './update.js';
 
 /** What decides a conversation's indexes besides its status: its agent and user. */
 export type ConversationOwner = Pick<Conversation, 'agentId' | 'userId'>;
@@ -89,19 +89,26 @@ export class RedisConversationStore implements ConversationStore {
     );
   }
 
+  private async read(workspaceId: string, id: string): Promise<StoredConversation | null> {
+    const keys = this.keys(workspaceId);
+    const [json, activity] = strings(await this.runner.script(CONVERSATION_GET, { keys: { conv: keys.conv, convActivity: keys.convActivity }, args: { id } }));
+    return json === undefined ? null : { json, activity: activity ?? '' };
+  }
+
+  /** One script: the record and its activity are read in the same step. */
   async get(workspaceId: string, id: string): Promise<Conversation | null> {
-    const raw = await this.runner.run((client) => client.hget(this.keys(workspaceId).conv, id));
-    return raw === null ? null : (JSON.parse(raw) as Conversation);
+    const stored = await this.read(workspaceId, id);
+    return stored === null ? null : mergeActivity(stored);
   }
 
   async list(workspaceId: string, { offset, limit, agentId, userId, status }: OffsetPage & ConversationFilter): Promise<PageResult<Conversation>> {
     const keys = this.keys(workspaceId);
     if (agentId !== undefined && userId !== undefined) {
       const reply = await this.runner.script(INTERSECTION_PAGE, {
-        keys: { indexA: keys.convsByAgent(agentId, status), indexB: keys.convsByUser(userId, status), hash: keys.conv },
+        keys: { indexA: keys.convsByAgent(agentId, status), indexB: keys.convsByUser(userId, status), conv: keys.conv, convActivity: keys.convActivity },
         args: { offset, limit },
       });
-      return pageReply<Conversation>(reply);
+      return conversationPageReply(reply);
     }
     const index =
       agentId !== undefined
@@ -111,7 +118,7 @@ export class RedisConversationStore implements ConversationStore {
           : status !== undefined
             ? keys.convsByStatus(status)
             : keys.convs;
-    return pageReply<Conversation>(await this.runner.script(PAGE, { keys: { index, hash: keys.conv }, args: { offset, limit } }));
+    return conversationPageReply(await this.runner.script(CONVERSATION_PAGE, { keys: { index, conv: keys.conv, convActivity: keys.convActivity }, args: { offset, limit } }));
   }
 
   /**
@@ -122,18 +129,51 @@ export class RedisConversationStore implements ConversationStore {
   async update(workspaceId: string, id: string, update: Update<Conversation>): Promise<Conversation | null> {
     const keys = this.keys(workspaceId);
     await this.log.register(workspaceId);
-    return compareAndSet(
-      () => this.runner.run((client) => client.hget(keys.conv, id)),
+    return compareAndSet<Conversation, StoredConversation>(
+      () => this.read(workspaceId, id),
       update,
-      async (current, { record, event }, raw) => {
+      async (current, { record, event }, stored) => {
         const recording = this.log.params(workspaceId, keys, event);
         const outcome = (await this.runner.script(CONVERSATION_UPDATE, {
-          keys: { conv: keys.conv, convOwner: keys.convOwner, leave: leavableIndexes(keys, current), join: indexesOf(keys, record), ...recording.keys },
-          args: { id, expected: raw, json: JSON.stringify(record), owner: conversationOwner(record), ...recording.args },
+          keys: {
+            conv: keys.conv,
+            convOwner: keys.convOwner,
+            convActivity: keys.convActivity,
+            leave: leavableIndexes(keys, current),
+            join: indexesOf(keys, record),
+            ...recording.keys,
+          },
+          args: { id, expected: stored.json, expectedActivity: stored.activity, json: JSON.stringify(record), owner: conversationOwner(record), ...recording.args },
         })) as CasOutcome;
         if (outcome === 'ok' && event) void this.log.hint(workspaceId);
         return outcome;
       },
+      mergeActivity,
     );
+  }
+
+  /**
+   * Reads the stored owner (which decides the index keys), then deletes in one script that
+   * writes only while that owner is still stored; retried like an update when it changed.
+   */
+  async delete(workspaceId: string, id: string): Promise<boolean> {
+    const keys = this.keys(workspaceId);
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
+      const owner = await this.runner.run((client) => client.hget(keys.convOwner, id));
+      if (owner === null) return false;
+      const outcome = (await this.runner.script(CONVERSATION_DELETE, {
+        keys: {
+          conv: keys.conv,
+          convOwner: keys.convOwner,
+          convActivity: keys.convActivity,
+          indexes: [keys.convs, ...leavableIndexes(keys, parseOwner(owner))],
+          msg: keys.msg(id),
+          msgs: keys.msgs(id),
+        },
+        args: { id, owner },
+      })) as CasOutcome;
+      if (outcome !== 'changed') return outcome === 'ok';
+    }
+    throw new ParleyError(ErrorCode.serviceUnavailable, 'The conversation kept changing during the delete; try again.');
   }
 }

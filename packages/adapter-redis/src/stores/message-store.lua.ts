@@ -13,12 +13,14 @@ import { EVENT_ARGS, EVENT_KEYS, LUA_RECORD_EVENT } from './event-log.lua.js';
 /**
  * Appends a message and records its event if its conversation is active (a member of
  * `activeConvs`), in the same atomic step — so no message lands after `completed`.
+ * In the same step the conversation's `lastMessageAt` in `convActivity` becomes the later of itself
+ * and `at` (ISO 8601 strings of one width compare as their instants), without touching its JSON.
  * Returns 'appended', or (nothing written) 'conversation_completed' / 'conversation_not_found'.
  */
 export const MESSAGE_APPEND = namedScript({
   name: 'message_append',
-  keys: ['conv', 'activeConvs', 'msg', 'msgs', ...EVENT_KEYS],
-  args: ['conversationId', 'id', 'json', ...EVENT_ARGS],
+  keys: ['conv', 'activeConvs', 'convActivity', 'msg', 'msgs', ...EVENT_KEYS],
+  args: ['conversationId', 'id', 'json', 'at', ...EVENT_ARGS],
   lua: `${LUA_RECORD_EVENT}
 if not redis.call('ZSCORE', activeConvs, conversationId) then
   if redis.call('HEXISTS', conv, conversationId) == 1 then return 'conversation_completed' end
@@ -27,6 +29,8 @@ end
 local seq = beginEvent()
 redis.call('HSET', msg, id, json)
 redis.call('ZADD', msgs, 0, id)
+local last = redis.call('HGET', convActivity, conversationId)
+if not last or at > last then redis.call('HSET', convActivity, conversationId, at) end
 recordEvent(seq)
 return 'appended'
 `,

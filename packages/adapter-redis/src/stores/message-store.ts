@@ -24,11 +24,23 @@ export class RedisMessageStore implements MessageStore {
       workspaceId,
       async () =>
         (await this.runner.script(MESSAGE_APPEND, {
-          keys: { conv: keys.conv, activeConvs: keys.convsByStatus('active'), msg: keys.msg(conversationId), msgs: keys.msgs(conversationId), ...recording.keys },
-          args: { conversationId, id: message.id, json: JSON.stringify(message), ...recording.args },
+          keys: {
+            conv: keys.conv,
+            activeConvs: keys.convsByStatus('active'),
+            convActivity: keys.convActivity,
+            msg: keys.msg(conversationId),
+            msgs: keys.msgs(conversationId),
+            ...recording.keys,
+          },
+          args: { conversationId, id: message.id, json: JSON.stringify(message), at: message.createdAt, ...recording.args },
         })) as 'appended' | 'conversation_not_found' | 'conversation_completed',
       (outcome) => outcome === 'appended',
     );
+  }
+
+  async get(workspaceId: string, conversationId: string, id: string): Promise<Message | null> {
+    const raw = await this.runner.run((client) => client.hget(workspaceKeys(this.runner.prefix, workspaceId).msg(conversationId), id));
+    return raw === null ? null : (JSON.parse(raw) as Message);
   }
 
   async page(workspaceId: string, conversationId: string, { before, after, limit }: { before?: string; after?: string; limit: number }): Promise<MessagePage | null> {

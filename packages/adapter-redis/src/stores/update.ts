@@ -17,21 +17,22 @@ export type CasOutcome = 'ok' | 'gone' | 'changed';
 /**
  * Runs `update` as a compare-and-set (the port's {@link Update}): reads the raw record, applies
  * `update`, and calls `write(current, change, raw)`, whose script writes only while the record
- * is still `raw`; on 'changed' it starts again. Resolves with the record as stored afterwards (a
+ * is still `raw` (a string of JSON, or what `decode` turns into the record); on 'changed' it starts again. Resolves with the record as stored afterwards (a
  * fresh copy), or `null` when there is none.
  * @throws whatever `update` throws (nothing written); ParleyError `service_unavailable` after
  *   {@link UPDATE_ATTEMPTS} lost races, or when Redis cannot be reached.
  */
-export async function compareAndSet<T>(
-  read: () => Promise<string | null>,
+export async function compareAndSet<T, R = string>(
+  read: () => Promise<R | null>,
   update: Update<T>,
-  write: (current: T, change: Change<T>, raw: string) => Promise<CasOutcome>,
+  write: (current: T, change: Change<T>, raw: R) => Promise<CasOutcome>,
+  decode: (raw: R) => T = (raw) => JSON.parse(raw as string) as T,
 ): Promise<T | null> {
   for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
     const raw = await read();
     if (raw === null) return null;
-    const current = JSON.parse(raw) as T;
-    const change = update(JSON.parse(raw) as T);
+    const current = decode(raw);
+    const change = update(decode(raw));
     if (change === null) return current;
     const outcome = await write(current, change, raw);
     if (outcome === 'gone') return null;

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCore, type Core, type EventType } from '../index.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';
 import { eventually, startReceiver, verifyHeaders, type Receiver } from '../testing/receiver.js';
-import { createDeliveryWorker, type DeliveryWorker } from './delivery-worker.js';
+import { createDeliveryWorker, type DeliveryAttemptReport, type DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
 import { undiciTransport } from './undici-transport.js';
 
 const WS = 'ws1';
@@ -24,7 +24,7 @@ interface Setup {
   worker: DeliveryWorker;
 }
 
-function setup(options: { delays?: number[]; transportTimeoutMs?: number; concurrency?: { first?: number; retry?: number } } = {}): Setup {
+function setup(options: { delays?: number[]; transportTimeoutMs?: number; concurrency?: { first?: number; retry?: number }; onAttempt?: DeliveryWorkerOptions['onAttempt'] } = {}): Setup {
   const transport = undiciTransport({ allowPrivate: true, ...(options.transportTimeoutMs && { timeoutMs: options.transportTimeoutMs }) });
   const core = createCore({
     ...memoryAdapters(),
@@ -33,7 +33,7 @@ function setup(options: { delays?: number[]; transportTimeoutMs?: number; concur
     webhookTransport: transport,
     webhookRetryDelays: options.delays ?? [0.05, 0.05],
   });
-  const worker = createDeliveryWorker(core, { pollMs: 50, ...(options.concurrency && { concurrency: options.concurrency }) });
+  const worker = createDeliveryWorker(core, { pollMs: 50, ...(options.concurrency && { concurrency: options.concurrency }), ...(options.onAttempt && { onAttempt: options.onAttempt }) });
   worker.start();
   cleanup.push(() => transport.close());
   cleanup.push(() => worker.stop());
@@ -153,6 +153,30 @@ describe('DeliveryWorker', () => {
     await core.agents.create(WS, agentInput);
     await target.waitFor(2);
     expect(target.received[1]!.at - target.received[0]!.at).toBeGreaterThanOrEqual(950);
+  });
+
+  it('reports each settled attempt to onAttempt: retry_scheduled, then given_up, lag only for the first; a throwing hook changes nothing', async () => {
+    const reports: DeliveryAttemptReport[] = [];
+    const { core } = setup({
+      delays: [0.05],
+      onAttempt: (report) => {
+        reports.push(report);
+        throw new Error('a broken metrics hook');
+      },
+    });
+    const target = await receiver();
+    target.answer = () => 500;
+    const hook = await endpoint(core, target.url, ['agent.created']);
+    await core.agents.create(WS, agentInput);
+    await eventually(() => reports.length === 2);
+    expect(reports.map((report) => report.outcome)).toEqual(['retry_scheduled', 'given_up']);
+    expect(reports[0]).toMatchObject({ trigger: 'scheduled', durationMs: expect.any(Number), lagMs: expect.any(Number) });
+    expect(reports[1]!.lagMs).toBeUndefined();
+    expect((await core.deliveries.list(WS, hook.id)).deliveries).toHaveLength(2);
+    target.answer = () => 410;
+    await core.agents.create(WS, agentInput);
+    await eventually(() => reports.length === 3);
+    expect(reports[2]!.outcome).toBe('endpoint_disabled');
   });
 
   it('disables an endpoint that answers 410 Gone at once, and stops sending to it', async () => {

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../ports/clock.js';
-import type { DeliveryLane, DeliveryQueue, LeasedJob } from '../ports/delivery-queue.js';
+import type { DeliveryJob, DeliveryLane, DeliveryQueue, LeasedJob } from '../ports/delivery-queue.js';
 import { createUlidGenerator, type IdGenerator } from '../ports/ids.js';
 import type { OutboxBatch, Storage } from '../ports/storage.js';
 import type { WebhookTransport } from '../ports/webhook-transport.js';
@@ -50,8 +50,31 @@ export interface DeliveryWorkerOptions {
   /** How long one lease or outbox take waits for work, in ms (default 1 000): bounds how long `stop()` waits for an idle loop. */
   pollMs?: number;
   logger?: DeliveryLogger;
+  /**
+   * Called after each attempt is settled (metrics): never throws into the worker, whatever it
+   * does. Jobs dropped unsent (endpoint gone, disabled or unsubscribed) make no attempt and no call.
+   */
+  onAttempt?: (report: DeliveryAttemptReport) => void;
   /** Source of jitter, [0, 1) (default `Math.random`). */
   random?: () => number;
+}
+
+/** What became of an attempt: the outcomes {@link DeliveryAttemptReport} reports. */
+export const DELIVERY_OUTCOMES = ['delivered', 'retry_scheduled', 'given_up', 'endpoint_disabled'] as const;
+/** One of {@link DELIVERY_OUTCOMES}. */
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+
+/**
+ * One settled attempt: `delivered` (a 2xx), `retry_scheduled`, `given_up` (the last attempt, or a
+ * failed manual one) or `endpoint_disabled` (410 Gone, or failing for 5 days). `durationMs` is the
+ * attempt's own time; `lagMs`, for an event's first scheduled attempt only, how long after the
+ * event occurred the attempt started (how far behind the first-attempt lane runs).
+ */
+export interface DeliveryAttemptReport {
+  outcome: DeliveryOutcome;
+  trigger: DeliveryJob['trigger'];
+  durationMs: number;
+  lagMs?: number;
 }
 
 /** How long a loop pauses after its backend failed, in ms, before trying again. */
@@ -85,6 +108,7 @@ export class DeliveryWorker {
   private readonly pollMs: number;
   private readonly logger: DeliveryLogger;
   private readonly random: () => number;
+  private readonly onAttempt: ((report: DeliveryAttemptReport) => void) | undefined;
   private readonly perEndpoint: number;
   private readonly onOutboxBatch: DeliveryWorkerOptions['onOutboxBatch'];
   /** Attempts in flight per `workspaceId endpointId`. */
@@ -109,6 +133,7 @@ export class DeliveryWorker {
     this.logger = options.logger ?? silentLogger;
     this.random = options.random ?? Math.random;
     this.onOutboxBatch = options.onOutboxBatch;
+    this.onAttempt = options.onAttempt;
   }
 
   /** Starts the loops; a no-op when started already. */
@@ -220,11 +245,21 @@ export class DeliveryWorker {
       await this.queue.ack(leased);
       return;
     }
+    const startedAt = clock.now();
     const { entry, response } = await attemptDelivery(this.context, job.workspaceId, endpoint, job.event, job.attempt, job.trigger);
+    const report = (outcome: DeliveryOutcome) => {
+      const lagMs = job.attempt === 1 && job.trigger === 'scheduled' ? Math.max(0, startedAt - Date.parse(job.event.occurredAt)) : undefined;
+      try {
+        this.onAttempt?.({ outcome, trigger: job.trigger, durationMs: entry.durationMs, ...(lagMs !== undefined && { lagMs }) });
+      } catch {
+        // A metrics hook must never disturb delivery.
+      }
+    };
     const fields = { workspaceId: job.workspaceId, endpointId: job.endpointId, eventId: job.event.id, attempt: job.attempt, trigger: job.trigger, status: entry.status, durationMs: entry.durationMs };
     if (isSuccess(response.status)) {
       if (endpoint.failingSince !== null) await this.updateEndpoint(job.workspaceId, endpoint.id, (current) => (current.failingSince === null ? null : { ...current, failingSince: null }));
       await this.queue.ack(leased);
+      report('delivered');
       this.logger.debug(fields, 'webhook delivered');
       return;
     }
@@ -233,6 +268,7 @@ export class DeliveryWorker {
     if (response.status === 410) {
       await this.updateEndpoint(job.workspaceId, endpoint.id, (current) => (current.enabled ? { ...current, enabled: false, disabledReason: 'gone', updatedAt: nowIso } : null));
       await this.queue.ack(leased);
+      report('endpoint_disabled');
       this.logger.warn(fields, 'webhook endpoint answered 410 Gone: disabled');
       return;
     }
@@ -245,15 +281,18 @@ export class DeliveryWorker {
     if (!after || !after.enabled) {
       if (after?.disabledReason === 'failing') this.logger.warn(fields, 'webhook endpoint failing for 5 days: disabled');
       await this.queue.ack(leased);
+      report('endpoint_disabled');
       return;
     }
     const delay = job.trigger === 'manual' ? null : retryDelayMs(this.delays, job.attempt, response.retryAfterMs, this.random);
     if (delay === null) {
       await this.queue.ack(leased);
+      report('given_up');
       this.logger.warn({ ...fields, error: entry.error }, job.trigger === 'manual' ? 'manual webhook attempt failed' : 'webhook delivery given up after the last attempt');
       return;
     }
     await this.queue.retry(leased, { ...job, id: randomUUID(), attempt: job.attempt + 1 }, now + delay);
+    report('retry_scheduled');
     this.logger.info({ ...fields, error: entry.error, retryInMs: delay }, 'webhook attempt failed; retry scheduled');
   }
 

@@ -27,6 +27,8 @@ export function exampleEventData(type: EventType, at: string): DomainEvent['data
     metadata: {},
     status: type === 'conversation.completed' ? 'completed' : 'active',
     createdAt: at,
+    updatedAt: at,
+    lastMessageAt: type === 'conversation.completed' ? at : null,
   };
   const message: Message = {
     id: 'msg_01EXAMPLE0000000000000000',

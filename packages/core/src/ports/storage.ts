@@ -108,6 +108,13 @@ export interface ConversationStore {
    * Resolves with the conversation as stored afterwards, or `null` when there is none.
    */
   update(workspaceId: string, id: string, update: Update<Conversation>): Promise<Conversation | null>;
+  /**
+   * Deletes the conversation and its messages in one atomic step; records no event (the API
+   * defines none for it, docs/events-and-webhooks.md). `false` (nothing written) when there was
+   * none. Once it resolves the conversation cannot be read, listed or appended to, and none of
+   * its messages can be read.
+   */
+  delete(workspaceId: string, id: string): Promise<boolean>;
 }
 
 /** One page of a conversation's history. */
@@ -127,9 +134,14 @@ export interface MessageStore {
    * Appends a message and records `event` (`message.sent` / `message.received`) if its
    * conversation exists and is `active` — checked in the same atomic step as the write, so no
    * message lands after `completed`. Otherwise nothing is written and no event recorded. Messages
-   * are kept in id order whatever order they arrive in.
+   * are kept in id order whatever order they arrive in. In the same step the conversation's
+   * `lastMessageAt` becomes the later of itself and the message's `createdAt`, and its
+   * `updatedAt` the later of itself and that (so a late-arriving older message never moves
+   * either backwards); conversation reads, lists and later `conversation.*` events show them.
    */
   append(workspaceId: string, message: Message, event: DomainEvent): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'>;
+  /** The message with this id in this conversation, or `null`. */
+  get(workspaceId: string, conversationId: string, id: string): Promise<Message | null>;
   /**
    * The `limit` (≥ 1) newest messages with an id below `before` (the newest overall when
    * `before` is absent), oldest first. `null` when `before` is not the id of a message of this

@@ -55,10 +55,18 @@ export const JsonObjectSchema = v.pipe(
 );
 
 /**
+ * What an integer parameter allows, in words a caller can act on: a maximum that only guards
+ * against unsafe integers (`Number.MAX_SAFE_INTEGER`) is not worth stating.
+ */
+function integerMessage(min: number, max: number): string {
+  return max >= Number.MAX_SAFE_INTEGER ? `Expected an integer; must be at least ${min}.` : `Expected an integer from ${min} to ${max}.`;
+}
+
+/**
  * An integer query or path parameter in `[min, max]`: a number, or a string of at most 16 decimal
  * digits as it arrives in a URL. Every failure reports `message`.
  */
-export function integerParam(min: number, max: number, message = `Expected an integer from ${min} to ${max}.`) {
+export function integerParam(min: number, max: number, message = integerMessage(min, max)) {
   return v.pipe(
     v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,16}$/), v.transform(Number))], message),
     v.integer(message),

@@ -42,6 +42,8 @@ export const ConversationSchema = v.object({
   metadata: JsonObjectSchema,
   status: v.picklist(CONVERSATION_STATUSES),
   createdAt: timestamp,
+  updatedAt: v.pipe(timestamp, v.description('When it last changed: a PATCH that changed it, or its latest message, whichever is later.')),
+  lastMessageAt: v.pipe(v.nullable(timestamp), v.description('The createdAt of its latest message; null until the first one.')),
 });
 
 /** A message of a conversation (docs/api.md#resources). */

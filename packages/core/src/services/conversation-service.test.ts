@@ -21,12 +21,41 @@ describe('ConversationService: conversations', () => {
   it('starts an active conversation with null userId and {} metadata and emits conversation.started', async () => {
     const { core, agent, events } = await setup();
     const conversation = await core.conversations.create('ws1', { agentId: agent.id });
-    expect(conversation).toEqual({ id: conversation.id, agentId: agent.id, userId: null, metadata: {}, status: 'active', createdAt: START });
+    expect(conversation).toEqual({ id: conversation.id, agentId: agent.id, userId: null, metadata: {}, status: 'active', createdAt: START, updatedAt: START, lastMessageAt: null });
     expect(conversation.id).toMatch(/^conv_[0-9A-Z]{26}$/);
     expect(await core.conversations.get('ws1', conversation.id)).toEqual(conversation);
     expect(await events()).toEqual([{ id: expect.stringMatching(/^evt_/), type: 'conversation.started', workspaceId: 'ws1', occurredAt: START, data: conversation }]);
     const withUser = await core.conversations.create('ws1', { agentId: agent.id, userId: 'u1', metadata: { channel: 'web' } });
     expect(withUser).toMatchObject({ userId: 'u1', metadata: { channel: 'web' } });
+  });
+
+  it('a message moves lastMessageAt and updatedAt; a PATCH moves updatedAt; a no-op PATCH moves nothing', async () => {
+    const { core, clock, agent } = await setup();
+    const conversation = await core.conversations.create('ws1', { agentId: agent.id });
+    clock.advance(1000);
+    const message = await core.conversations.sendMessage('ws1', conversation.id, { role: 'user', content: 'Hi' });
+    expect(await core.conversations.get('ws1', conversation.id)).toEqual({ ...conversation, updatedAt: message.createdAt, lastMessageAt: message.createdAt });
+    clock.advance(1000);
+    const noop = await core.conversations.update('ws1', conversation.id, { status: 'active' });
+    expect(noop.updatedAt).toBe(message.createdAt);
+    const completed = await core.conversations.update('ws1', conversation.id, { status: 'completed' });
+    expect(completed).toEqual({ ...conversation, status: 'completed', updatedAt: new Date(clock.now()).toISOString(), lastMessageAt: message.createdAt });
+  });
+
+  it('delete removes the conversation and its messages (not_found after, and for another workspace); getMessage reads one', async () => {
+    const { core, agent, types } = await setup();
+    const conversation = await core.conversations.create('ws1', { agentId: agent.id });
+    const message = await core.conversations.sendMessage('ws1', conversation.id, { role: 'assistant', content: 'Hello' });
+    expect(await core.conversations.getMessage('ws1', conversation.id, message.id)).toEqual(message);
+    expect((await rejection(core.conversations.getMessage('ws1', conversation.id, 'msg_missing'))).code).toBe('not_found');
+    expect((await rejection(core.conversations.getMessage('ws2', conversation.id, message.id))).code).toBe('not_found');
+    expect((await rejection(core.conversations.delete('ws2', conversation.id))).code).toBe('not_found');
+    const before = await types();
+    await core.conversations.delete('ws1', conversation.id);
+    expect(await types()).toEqual(before);
+    expect((await rejection(core.conversations.get('ws1', conversation.id))).code).toBe('not_found');
+    expect((await rejection(core.conversations.getMessage('ws1', conversation.id, message.id))).code).toBe('not_found');
+    expect((await rejection(core.conversations.delete('ws1', conversation.id))).code).toBe('not_found');
   });
 
   it('refuses an unknown agent or one of another workspace (not_found) and an inactive agent (conflict)', async () => {

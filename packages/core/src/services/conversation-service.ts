@@ -63,13 +63,16 @@ export class ConversationService {
    */
   async create(workspaceId: string, input: ConversationCreateInput): Promise<Conversation> {
     const fields = parse(ConversationCreateSchema, input);
+    const createdAt = new Date(this.clock.now()).toISOString();
     const conversation: Conversation = {
       id: this.ids.next('conv'),
       agentId: fields.agentId,
       userId: fields.userId ?? null,
       metadata: fields.metadata ?? {},
       status: 'active',
-      createdAt: new Date(this.clock.now()).toISOString(),
+      createdAt,
+      updatedAt: createdAt,
+      lastMessageAt: null,
     };
     const outcome = await this.storage.conversations.insert(workspaceId, conversation, this.event(workspaceId, 'conversation.started', conversation));
     if (outcome === 'agent_not_found') throw ParleyError.notFound('agent', fields.agentId);
@@ -116,16 +119,39 @@ export class ConversationService {
       const completing = changes.status === 'completed' && current.status === 'active';
       completed = completing;
       if (!completing && changes.metadata === undefined) return null;
+      const now = new Date(this.clock.now()).toISOString();
       const next: Conversation = {
         ...current,
         metadata: changes.metadata ?? current.metadata,
         status: completing ? 'completed' : current.status,
+        // Never backwards: a message stored a moment ago may carry a later clock reading.
+        updatedAt: now > current.updatedAt ? now : current.updatedAt,
       };
       return completing ? { record: next, event: this.event(workspaceId, 'conversation.completed', next) } : { record: next };
     });
     if (!conversation) throw ParleyError.notFound('conversation', id);
     if (completed) await this.signal(workspaceId, id, { type: 'conversation.completed' });
     return conversation;
+  }
+
+  /**
+   * Deletes the conversation and all its messages. Emits no event: the API defines none for it
+   * (docs/events-and-webhooks.md).
+   * @throws ParleyError `not_found`
+   */
+  async delete(workspaceId: string, id: string): Promise<void> {
+    if (!(await this.storage.conversations.delete(workspaceId, id))) throw ParleyError.notFound('conversation', id);
+  }
+
+  /**
+   * One message of a conversation.
+   * @throws ParleyError `not_found` (no such conversation, or no such message in it)
+   */
+  async getMessage(workspaceId: string, conversationId: string, messageId: string): Promise<Message> {
+    const message = await this.storage.messages.get(workspaceId, conversationId, messageId);
+    if (message) return message;
+    await this.get(workspaceId, conversationId);
+    throw ParleyError.notFound('message', messageId);
   }
 
   /**

@@ -56,6 +56,8 @@ describe('responses conform to /openapi.json', () => {
     await call('GET', '/api/conversations/{id}/messages', `/api/conversations/${conversation.id}/messages?before=${page.nextCursor}`, {}, 200);
     // No models configured: the agent's model has no language model.
     await call('POST', '/api/conversations/{id}/reply', `/api/conversations/${conversation.id}/reply`, {}, 409);
+    await call('GET', '/api/conversations/{id}/messages/{messageId}', `/api/conversations/${conversation.id}/messages/${page.messages[0].id}`, {}, 200);
+    await call('GET', '/api/conversations/{id}/messages/{messageId}', `/api/conversations/${conversation.id}/messages/msg_nope`, {}, 404);
     await call('PATCH', '/api/conversations/{id}', `/api/conversations/${conversation.id}`, { json: { status: 'completed' } }, 200);
     // A completed conversation's stream sends its messages and the end, then closes.
     const stream = await call('GET', '/api/conversations/{id}/stream', `/api/conversations/${conversation.id}/stream`, {}, 200);
@@ -92,6 +94,8 @@ describe('responses conform to /openapi.json', () => {
     await call('POST', '/api/agents', '/api/agents', { raw: 'hi', headers: { 'Content-Type': 'text/plain' } }, 415);
     await call('POST', '/api/conversations/{id}/messages', `/api/conversations/${conversation.id}/messages`, { json: { role: 'user', content: 'late' } }, 409);
     await call('GET', '/api/conversations/{id}/messages', `/api/conversations/${conversation.id}/messages?before=forged`, {}, 400);
+    await call('DELETE', '/api/conversations/{id}', `/api/conversations/${conversation.id}`, {}, 200);
+    await call('DELETE', '/api/conversations/{id}', `/api/conversations/${conversation.id}`, {}, 404);
     await call('DELETE', '/api/agents/{id}', `/api/agents/${agent.id}`, {}, 200);
     await call('GET', '/api/agents/{id}', `/api/agents/${agent.id}`, {}, 404);
     await call('GET', '/sandbox/plants', '/sandbox/plants?limit=-1', {}, 400);

@@ -19,6 +19,8 @@ describe('/api/conversations', () => {
       metadata: {},
       status: 'active',
       createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      lastMessageAt: null,
     });
   });
 
@@ -45,7 +47,7 @@ describe('/api/conversations', () => {
     const conversation = await json(await h.call('POST', '/api/conversations', { json: { agentId: agent.id } }));
     const completed = await h.call('PATCH', `/api/conversations/${conversation.id}`, { json: { status: 'completed', metadata: { rating: 5 } } });
     expect(completed.status).toBe(200);
-    expect(await json(completed)).toEqual({ ...conversation, status: 'completed', metadata: { rating: 5 } });
+    expect(await json(completed)).toEqual({ ...conversation, status: 'completed', metadata: { rating: 5 }, updatedAt: expect.any(String) });
     expect((await h.call('PATCH', `/api/conversations/${conversation.id}`, { json: { status: 'completed' } })).status).toBe(200);
     const reactivate = await h.call('PATCH', `/api/conversations/${conversation.id}`, { json: { status: 'active' } });
     expect(reactivate.status).toBe(409);

@@ -1,6 +1,6 @@
 /**
- * @module `/conversations`: start, list, read and complete conversations, send their messages
- * and page through their history (docs/api.md#routes, docs/api.md#resources, docs/pagination.md).
+ * @module `/conversations`: start, list, read, complete and delete conversations, send and read
+ * their messages and page through their history (docs/api.md#routes, docs/api.md#resources, docs/pagination.md).
  */
 import {
   ConversationCreateSchema,
@@ -8,6 +8,7 @@ import {
   ConversationListSchema,
   ConversationSchema,
   ConversationUpdateSchema,
+  DeleteResultSchema,
   MessageCreateSchema,
   MessageHistoryQuerySchema,
   MessageHistorySchema,
@@ -22,11 +23,16 @@ import {
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
+import * as v from 'valibot';
 import { documentAndRequireScope, idPath } from '../openapi/operation.js';
 import { jsonWithEntityTag, writeConditions } from './entity-tags.js';
 
 const byId = idPath('conversation', 'conv_');
 const notFound = 'No conversation with this id in the key\'s workspace.';
+const byMessageId = v.object({
+  ...byId.entries,
+  messageId: v.pipe(v.string(), v.description('The message\'s id (msg_…).')),
+});
 
 /**
  * Conversation and message routes, to be mounted at `/api/conversations` behind
@@ -105,6 +111,24 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
         return jsonWithEntityTag(c, await core.conversations.update(c.var.principal.workspaceId, c.req.param('id'), input, writeConditions(c)));
       },
     )
+    .delete(
+      '/:id',
+      documentAndRequireScope({
+        operationId: 'deleteConversation',
+        summary: 'Delete a conversation',
+        description: 'Also deletes its messages. Emits no event.',
+        tag: 'Conversations',
+        scope: 'conversations:write',
+        path: byId,
+        success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
+        errors: { 404: notFound },
+      }),
+      async (c) => {
+        const id = c.req.param('id');
+        await core.conversations.delete(c.var.principal.workspaceId, id);
+        return c.json({ success: true, message: `Conversation ${id} and its messages were deleted.` });
+      },
+    )
     .post(
       '/:id/messages',
       documentAndRequireScope({
@@ -144,6 +168,21 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
       async (c) => {
         const query = c.req.query() as MessageHistoryQuery;
         return c.json(await core.conversations.history(c.var.principal.workspaceId, c.req.param('id'), query));
+      },
+    )
+    .get(
+      '/:id/messages/:messageId',
+      documentAndRequireScope({
+        operationId: 'getMessage',
+        summary: 'Get a message',
+        tag: 'Messages',
+        scope: 'conversations:read',
+        path: byMessageId,
+        success: { status: 200, description: 'The message.', schema: MessageSchema },
+        errors: { 404: 'No conversation with this id in the key\'s workspace, or no message with this id in it.' },
+      }),
+      async (c) => {
+        return c.json(await core.conversations.getMessage(c.var.principal.workspaceId, c.req.param('id'), c.req.param('messageId')));
       },
     );
 }

@@ -15,9 +15,10 @@ export function cascadeTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
     const kept = await records.insertAgent(storage, WS);
     const conversations: Array<{ conversation: Conversation; messages: Message[] }> = [];
     for (const agent of [doomed, kept, doomed, kept]) {
-      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
-      const messages = await records.appendMessages(storage, WS, conversation.id, 3);
-      conversations.push({ conversation, messages });
+      const inserted = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
+      const messages = await records.appendMessages(storage, WS, inserted.id, 3);
+      const lastMessageAt = messages.at(-1)!.createdAt;
+      conversations.push({ conversation: { ...inserted, lastMessageAt, updatedAt: lastMessageAt }, messages });
     }
     const of = (agentId: string) => conversations.filter(({ conversation }) => conversation.agentId === agentId);
     const deleted = (agent: Agent) => records.event(WS, 'agent.deleted', agent);

@@ -49,13 +49,16 @@ export class Records {
   }
 
   conversation(agentId: string, overrides: Partial<Conversation> = {}): Conversation {
+    const now = this.stamp();
     return {
       id: this.id('conv'),
       agentId,
       userId: null,
       metadata: { channel: 'web' },
       status: 'active',
-      createdAt: this.stamp(),
+      createdAt: now,
+      updatedAt: now,
+      lastMessageAt: null,
       ...overrides,
     };
   }

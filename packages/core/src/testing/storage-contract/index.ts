@@ -4,6 +4,7 @@ import { contractGroup, type ContractTestApi, type OpenedFixture } from '../cont
 import { agentTests } from './agents.js';
 import { cascadeTests } from './cascade.js';
 import { compareAndSetTests } from './compare-and-set.js';
+import { conversationLifecycleTests } from './conversation-lifecycle.js';
 import { conversationTests } from './conversations.js';
 import { deliveryTests } from './deliveries.js';
 import { eventLogTests } from './event-log.js';
@@ -46,7 +47,7 @@ export interface StorageContractOptions {
   /**
    * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
    * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`,
-   * `workspace isolation`, `agent delete cascade`, `event recording`, `compare-and-set`,
+   * `conversation activity`, `conversation delete`, `message get`, `workspace isolation`, `agent delete cascade`, `event recording`, `compare-and-set`,
    * `event log`, `event retention`, `outbox`, `outbox leases`, `deliveries`,
    * `deliveries retention`, `ping`.
    */
@@ -84,6 +85,7 @@ export function runStorageContract(t: ContractTestApi, factory: StorageFactory, 
   t.describe('storage contract', () => {
     agentTests(t, open, skip);
     conversationTests(t, open, skip);
+    conversationLifecycleTests(t, open, skip);
     messageTests(t, open, skip);
     messagePageTests(t, open, skip);
     webhookEndpointTests(t, open, skip);

@@ -92,7 +92,8 @@ export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFix
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const messages = await records.appendMessages(storage, WS, conversation.id, 2);
       expect(await storage.agents.delete(OTHER_WS, agent.id, (gone) => records.event(OTHER_WS, 'agent.deleted', gone))).toBeNull();
-      expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
+      const lastMessageAt = messages.at(-1)!.createdAt;
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual({ ...conversation, lastMessageAt, updatedAt: lastMessageAt });
       expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages, hasMore: false });
     });
   });

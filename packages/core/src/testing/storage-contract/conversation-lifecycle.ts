@@ -1,0 +1,140 @@
+/**
+ * @module Storage contract: a conversation's activity (`updatedAt`, `lastMessageAt` set by
+ * message appends), deleting a conversation, and reading one message.
+ */
+import type { Storage } from '../../ports/storage.js';
+import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
+import { OTHER_WS, Records, WS } from './fixtures.js';
+
+/** @internal Registers the `conversation activity` and `conversation delete` groups. */
+export function conversationLifecycleTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
+  const { expect } = t;
+  contractGroup(t, 'conversation activity', open, skip, (test) => {
+    test('an append sets lastMessageAt and updatedAt, seen by get, every list and the next update', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual({ ...conversation, lastMessageAt: null, updatedAt: conversation.createdAt });
+      const [, last] = await records.appendMessages(storage, WS, conversation.id, 2);
+      const expected = { ...conversation, lastMessageAt: last!.createdAt, updatedAt: last!.createdAt };
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(expected);
+      for (const filter of [{}, { agentId: agent.id }, { userId: 'u1' }, { status: 'active' as const }, { agentId: agent.id, userId: 'u1' }]) {
+        expect((await storage.conversations.list(WS, { offset: 0, limit: 10, ...filter })).items).toEqual([expected]);
+      }
+      let seen: unknown;
+      const completed = await storage.conversations.update(WS, conversation.id, (current) => {
+        seen = current;
+        const record = { ...current, status: 'completed' as const };
+        return { record, event: records.event(WS, 'conversation.completed', record) };
+      });
+      expect(seen).toEqual(expected);
+      expect(completed).toEqual({ ...expected, status: 'completed' });
+      const page = await storage.events.list(WS, { limit: 10, type: 'conversation.completed' });
+      expect(page?.events.map((event) => event.data)).toEqual([{ ...expected, status: 'completed' }]);
+    });
+
+    test('a message racing a completing update is either refused or in the completed event\'s lastMessageAt', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const message = records.message(conversation.id);
+      let appending: Promise<string> | undefined;
+      const completed = await storage.conversations.update(WS, conversation.id, (current) => {
+        // Started between the update's read and its write (not awaited: an update function is pure
+        // of I/O, but nothing stops another client from writing at that moment).
+        appending ??= storage.messages.append(WS, message, records.sent(WS, message));
+        const record = { ...current, status: 'completed' as const };
+        return { record, event: records.event(WS, 'conversation.completed', record) };
+      });
+      const outcome = await appending;
+      const [event] = (await storage.events.list(WS, { limit: 10, type: 'conversation.completed' }))?.events ?? [];
+      const expected = outcome === 'appended' ? message.createdAt : null;
+      expect(completed?.lastMessageAt).toBe(expected);
+      expect((event?.data as { lastMessageAt?: unknown } | undefined)?.lastMessageAt).toBe(expected);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(completed);
+    });
+
+    test('a late append of an older message moves neither lastMessageAt nor updatedAt backwards', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const older = records.message(conversation.id);
+      const newer = records.message(conversation.id);
+      expect(await storage.messages.append(WS, newer, records.sent(WS, newer))).toBe('appended');
+      expect(await storage.messages.append(WS, older, records.sent(WS, older))).toBe('appended');
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual({ ...conversation, lastMessageAt: newer.createdAt, updatedAt: newer.createdAt });
+    });
+
+    test('an update after a message keeps the later of its own updatedAt and the message time', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const [message] = await records.appendMessages(storage, WS, conversation.id, 1);
+      const later = new Date(Date.parse(message!.createdAt) + 60_000).toISOString();
+      const updated = await storage.conversations.update(WS, conversation.id, (current) => ({ record: { ...current, metadata: { x: 1 }, updatedAt: later } }));
+      expect(updated).toEqual({ ...conversation, metadata: { x: 1 }, lastMessageAt: message!.createdAt, updatedAt: later });
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(updated);
+    });
+  });
+
+  contractGroup(t, 'conversation delete', open, skip, (test) => {
+    test('delete removes the conversation and its messages, from reads, lists and appends, and records no event', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const kept = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
+      const doomed = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
+      const [message] = await records.appendMessages(storage, WS, doomed.id, 3);
+      const eventsBefore = (await storage.events.list(WS, { limit: 100 }))?.events.length;
+
+      expect(await storage.conversations.delete(WS, doomed.id)).toBe(true);
+      expect(await storage.conversations.get(WS, doomed.id)).toBeNull();
+      for (const filter of [{}, { agentId: agent.id }, { userId: 'u1' }, { status: 'active' as const }, { agentId: agent.id, userId: 'u1' }]) {
+        expect(await storage.conversations.list(WS, { offset: 0, limit: 10, ...filter })).toEqual({ items: [kept], total: 1 });
+      }
+      expect(await storage.messages.get(WS, doomed.id, message!.id)).toBeNull();
+      expect(await storage.messages.page(WS, doomed.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
+      const late = records.message(doomed.id);
+      expect(await storage.messages.append(WS, late, records.sent(WS, late))).toBe('conversation_not_found');
+      expect((await storage.events.list(WS, { limit: 100 }))?.events.length).toBe(eventsBefore);
+      expect(await storage.conversations.delete(WS, doomed.id)).toBe(false);
+    });
+
+    test('delete answers false for an unknown id and for another workspace\'s conversation, which stays', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      expect(await storage.conversations.delete(WS, records.id('conv'))).toBe(false);
+      expect(await storage.conversations.delete(OTHER_WS, conversation.id)).toBe(false);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
+    });
+
+    test('the agent can still be deleted afterwards, and its other conversations go with it', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const first = await records.insertConversation(storage, WS, agent.id);
+      const second = await records.insertConversation(storage, WS, agent.id);
+      expect(await storage.conversations.delete(WS, first.id)).toBe(true);
+      expect(await storage.agents.delete(WS, agent.id, (deleted) => records.event(WS, 'agent.deleted', deleted))).not.toBeNull();
+      expect(await storage.conversations.get(WS, second.id)).toBeNull();
+      expect(await storage.conversations.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [], total: 0 });
+    });
+  });
+
+  contractGroup(t, 'message get', open, skip, (test) => {
+    test('get returns the message of this conversation, and null for another conversation, workspace or id', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const other = await records.insertConversation(storage, WS, agent.id);
+      const [first, second] = await records.appendMessages(storage, WS, conversation.id, 2);
+      expect(await storage.messages.get(WS, conversation.id, first!.id)).toEqual(first);
+      expect(await storage.messages.get(WS, conversation.id, second!.id)).toEqual(second);
+      expect(await storage.messages.get(WS, other.id, first!.id)).toBeNull();
+      expect(await storage.messages.get(OTHER_WS, conversation.id, first!.id)).toBeNull();
+      expect(await storage.messages.get(WS, conversation.id, records.id('msg'))).toBeNull();
+      const copy = await storage.messages.get(WS, conversation.id, first!.id);
+      copy!.content = 'changed';
+      expect(await storage.messages.get(WS, conversation.id, first!.id)).toEqual(first);
+    });
+  });
+}
