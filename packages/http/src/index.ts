@@ -10,7 +10,7 @@ export { createOpenApiDocument } from './openapi/document.js';
 export { STATUS_BY_CODE } from './http-errors.js';
 export { toErrorResponse, type ErrorHandlerOptions, type ErrorShape } from './middleware/error-handler.js';
 export { rateLimit, rateLimitHeaders, type RateLimitOptions } from './middleware/rate-limit.js';
-export { createMetrics, REPLY_OUTCOMES, type MetricsOptions, type ParleyMetrics } from './metrics/metrics.js';
+export { createMetrics, type MetricsOptions, type ParleyMetrics } from './metrics/metrics.js';
 export { requestMetrics } from './metrics/metrics-middleware.js';
 export { createLogger, LOG_LEVELS, type LogLevel, type Logger } from './logger.js';
 export { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';

@@ -4,7 +4,7 @@
  * drain requests and in-flight delivery attempts first, then close Redis. Also starts a
  * delivery worker alone (`parley worker`).
  */
-import { createCore, createDeliveryWorker, createReplyWorker, type Core, type CoreOptions, type DeliveryWorker, type ReplyWorker } from '@parley/core';
+import { createCore, createDeliveryWorker, createReplyWorker, type Core, type CoreOptions, type DeliveryWorker, type ReplyOutcome, type ReplyWorker } from '@parley/core';
 import { languageModels } from './language-models.js';
 import { createMetrics, type ParleyMetrics } from './metrics/metrics.js';
 import { serveMetrics, type MetricsServerHandle } from './metrics/metrics-server.js';
@@ -115,6 +115,11 @@ function workerOptions(logger: Logger, metrics: ParleyMetrics | undefined) {
   return { logger: logger.child({ component: 'delivery' }), ...(metrics && { onAttempt: metrics.recordDeliveryAttempt }) };
 }
 
+/** The reply worker's logger and, with metrics, its `parley_replies_total` count. */
+function replyWorkerOptions(logger: Logger, metrics: ParleyMetrics | undefined) {
+  return { logger: logger.child({ component: 'replies' }), ...(metrics && { onOutcome: (outcome: ReplyOutcome) => void metrics.replies.inc({ outcome }) }) };
+}
+
 /**
  * Builds the core on memory storage, or on Redis when `config.redis` is set (storage, event log,
  * delivery queue, rate limits and API keys), sets up the API keys (see `api-key-setup.ts`), starts
@@ -164,7 +169,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (config.deliveryWorker) {
       worker = createDeliveryWorker(core, workerOptions(logger, metrics));
       worker.start();
-      replyWorker = createReplyWorker(core, { logger: logger.child({ component: 'replies' }) });
+      replyWorker = createReplyWorker(core, replyWorkerOptions(logger, metrics));
       replyWorker?.start();
     }
     print(banner(reachableUrl(handle), backend.description, keys, Object.keys(config.models)));
@@ -207,7 +212,7 @@ export async function startWorker(config: Config, options: Pick<StartOptions, 'p
     if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
     const worker = createDeliveryWorker(core, workerOptions(logger, metrics));
     worker.start();
-    const replyWorker = createReplyWorker(core, { logger: logger.child({ component: 'replies' }) });
+    const replyWorker = createReplyWorker(core, replyWorkerOptions(logger, metrics));
     replyWorker?.start();
     print(`Parley delivery worker is running (${backend.description})${replyWorker ? ', making agent replies too' : ''}.\n\n`);
     if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);

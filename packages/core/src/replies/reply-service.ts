@@ -29,7 +29,9 @@ export interface ReplyLogger {
 }
 
 /** What happened to one reply request. */
-export type ReplyOutcome = 'stored' | 'failed' | 'skipped' | 'aborted';
+export const REPLY_OUTCOMES = ['stored', 'failed', 'skipped', 'aborted'] as const;
+/** One of {@link REPLY_OUTCOMES}. */
+export type ReplyOutcome = (typeof REPLY_OUTCOMES)[number];
 
 /** The answer to `POST /api/conversations/:id/reply`: the request was queued. */
 export interface ReplyRequested {

@@ -3,10 +3,12 @@
  * and status, latency histograms, rate-limit refusals, delivery attempts, queue depth and lag,
  * and the replies counter.
  */
+import { REPLY_OUTCOMES } from '@parley/core';
 import { eventually, startReceiver } from '@parley/core/testing';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
 import { startServer } from '../start.js';
+import { startFakeOpenAi } from '../test-support/fake-openai.js';
 
 /** The value of the sample `name{labels}` in a Prometheus text page, or undefined. */
 function sample(page: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -66,7 +68,7 @@ describe('METRICS_PORT', () => {
       expect(sample(page, 'parley_delivery_attempt_duration_seconds_count')).toBe(1);
       expect(sample(page, 'parley_delivery_lag_seconds_count')).toBe(1);
       for (const state of ['first', 'retry', 'scheduled', 'leased']) expect(sample(page, 'parley_delivery_queue_jobs', { state })).toBe(0);
-      for (const outcome of ['completed', 'failed', 'cancelled']) expect(sample(page, 'parley_replies_total', { outcome })).toBe(0);
+      for (const outcome of REPLY_OUTCOMES) expect(sample(page, 'parley_replies_total', { outcome })).toBe(0);
       expect(sample(page, 'parley_process_cpu_seconds_total')).toBeGreaterThan(0);
 
       // Metrics are not on the API port, and the metrics port serves nothing else.
@@ -80,6 +82,36 @@ describe('METRICS_PORT', () => {
       await receiver.close();
     }
     await expect(fetch(server.metrics!.url)).rejects.toThrow();
+  });
+
+  it('counts agent replies by outcome: one stored reply from a model on loopback', async () => {
+    const model = await startFakeOpenAi();
+    model.script([{ deltas: ['Hi', '!'] }]);
+    const server = await startServer(
+      loadConfig({
+        PORT: '0',
+        METRICS_PORT: '0',
+        LOG_LEVEL: 'silent',
+        API_KEYS: JSON.stringify([keys[0]]),
+        MODELS: JSON.stringify({ chat: { provider: 'openai-compatible', baseURL: model.baseURL, model: 'fake' } }),
+      }),
+      { print: () => {} },
+    );
+    try {
+      const api = async (path: string, body: unknown) =>
+        (await fetch(`${server.handle.url}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { Authorization: `Bearer ${keys[0]!.key}`, 'Content-Type': 'application/json' } })).json() as Promise<{ id: string }>;
+      const agent = await api('/api/agents', { name: 'R', description: '', model: 'chat' });
+      const conversation = await api('/api/conversations', { agentId: agent.id });
+      await api(`/api/conversations/${conversation.id}/messages`, { role: 'user', content: 'Hello?' });
+      await eventually(
+        async () => sample(await (await fetch(server.metrics!.url)).text(), 'parley_replies_total', { outcome: 'stored' }) === 1,
+        10_000,
+        'the stored reply to be counted',
+      );
+    } finally {
+      await server.close();
+      await model.close();
+    }
   });
 
   it('has no metrics listener without METRICS_PORT', async () => {

@@ -3,11 +3,9 @@
  * several servers in one process never share or collide on counters. What each metric means is
  * documented in docs/operations.md.
  */
-import { DELIVERY_OUTCOMES, type DeliveryAttemptReport, type DeliveryQueue } from '@parley/core';
+import { DELIVERY_OUTCOMES, REPLY_OUTCOMES, type DeliveryAttemptReport, type DeliveryQueue } from '@parley/core';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** Outcomes of an agent reply, counted by `parley_replies_total{outcome}`. */
-export const REPLY_OUTCOMES = ['completed', 'failed', 'cancelled'] as const;
 
 /** Seconds buckets of `parley_http_request_duration_seconds`: 5 ms to 10 s. */
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
