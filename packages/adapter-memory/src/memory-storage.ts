@@ -180,8 +180,11 @@ export class MemoryStorage implements Storage {
       if (changed?.event) this.log.record(workspaceId, changed.event);
       return changed?.record ?? null;
     },
-    delete: async (workspaceId, id) => {
+    delete: async (workspaceId, id, check) => {
       const workspace = this.workspace(workspaceId);
+      const stored = workspace.conversations.get(id);
+      // Checked in the same synchronous section as the removal: if it throws, nothing is deleted.
+      if (stored && check) check(structuredClone(stored));
       if (!workspace.conversations.delete(id)) return false;
       workspace.messages.delete(id);
       return true;

@@ -156,11 +156,16 @@ export class RedisConversationStore implements ConversationStore {
    * Reads the stored owner (which decides the index keys), then deletes in one script that
    * writes only while that owner is still stored; retried like an update when it changed.
    */
-  async delete(workspaceId: string, id: string): Promise<boolean> {
+  /**
+   * Compare-and-set like `update`: the script deletes only while the owner — and, with `check`,
+   * the record and its activity — are still the ones read.
+   */
+  async delete(workspaceId: string, id: string, check?: (current: Conversation) => void): Promise<boolean> {
     const keys = this.keys(workspaceId);
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
-      const owner = await this.runner.run((client) => client.hget(keys.convOwner, id));
+      const [owner, stored] = await Promise.all([this.runner.run((client) => client.hget(keys.convOwner, id)), check ? this.read(workspaceId, id) : null]);
       if (owner === null) return false;
+      if (check && stored) check(mergeActivity(stored));
       const outcome = (await this.runner.script(CONVERSATION_DELETE, {
         keys: {
           conv: keys.conv,
@@ -170,7 +175,7 @@ export class RedisConversationStore implements ConversationStore {
           msg: keys.msg(id),
           msgs: keys.msgs(id),
         },
-        args: { id, owner },
+        args: { id, owner, expectedJson: stored?.json ?? '', expectedActivity: stored?.activity ?? '', checked: stored ? '1' : '0' },
       })) as CasOutcome;
       if (outcome !== 'changed') return outcome === 'ok';
     }

@@ -1989,7 +1989,10 @@ export interface operations {
     deleteConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Writes only if the resource's current `ETag` is one of these entity tags (RFC 9110 §13.1.1), checked atomically with the write; `*` matches any existing resource. Otherwise 412 `precondition_failed` and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The conversation's id (conv_…). */
                 id: string;
@@ -2035,6 +2038,18 @@ export interface operations {
             };
             /** @description No conversation with this id in the key's workspace. */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` does not match the resource's current entity tag (`details.etag`); nothing was changed. */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2552,6 +2567,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {

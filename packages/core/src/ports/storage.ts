@@ -112,9 +112,11 @@ export interface ConversationStore {
    * Deletes the conversation and its messages in one atomic step; records no event (the API
    * defines none for it, docs/events-and-webhooks.md). `false` (nothing written) when there was
    * none. Once it resolves the conversation cannot be read, listed or appended to, and none of
-   * its messages can be read.
+   * its messages can be read. `check`, when given, sees the stored conversation in the same
+   * atomic step as the removal (compare-and-set, like {@link Update}; it may run more than once)
+   * and may throw (e.g. `precondition_failed`): then nothing is deleted and the error propagates.
    */
-  delete(workspaceId: string, id: string): Promise<boolean>;
+  delete(workspaceId: string, id: string, check?: (current: Conversation) => void): Promise<boolean>;
 }
 
 /** One page of a conversation's history. */

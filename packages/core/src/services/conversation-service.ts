@@ -136,11 +136,14 @@ export class ConversationService {
 
   /**
    * Deletes the conversation and all its messages. Emits no event: the API defines none for it
-   * (docs/events-and-webhooks.md).
-   * @throws ParleyError `not_found`
+   * (docs/events-and-webhooks.md). With `conditions.ifMatch`, deletes only while the
+   * conversation's ETag matches, checked in the same atomic step as the removal.
+   * @throws ParleyError `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
    */
-  async delete(workspaceId: string, id: string): Promise<void> {
-    if (!(await this.storage.conversations.delete(workspaceId, id))) throw ParleyError.notFound('conversation', id);
+  async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<void> {
+    const { ifMatch } = conditions;
+    const check = ifMatch === undefined ? undefined : (current: Conversation) => checkIfMatch(ifMatch, current);
+    if (!(await this.storage.conversations.delete(workspaceId, id, check))) throw ParleyError.notFound('conversation', id);
   }
 
   /**

@@ -120,12 +120,13 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
         tag: 'Conversations',
         scope: 'conversations:write',
         path: byId,
+        ifMatch: true,
         success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
         errors: { 404: notFound },
       }),
       async (c) => {
         const id = c.req.param('id');
-        await core.conversations.delete(c.var.principal.workspaceId, id);
+        await core.conversations.delete(c.var.principal.workspaceId, id, writeConditions(c));
         return c.json({ success: true, message: `Conversation ${id} and its messages were deleted.` });
       },
     )
@@ -178,11 +179,11 @@ export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv
         tag: 'Messages',
         scope: 'conversations:read',
         path: byMessageId,
-        success: { status: 200, description: 'The message.', schema: MessageSchema },
+        success: { status: 200, description: 'The message.', schema: MessageSchema, etag: true },
         errors: { 404: 'No conversation with this id in the key\'s workspace, or no message with this id in it.' },
       }),
       async (c) => {
-        return c.json(await core.conversations.getMessage(c.var.principal.workspaceId, c.req.param('id'), c.req.param('messageId')));
+        return jsonWithEntityTag(c, await core.conversations.getMessage(c.var.principal.workspaceId, c.req.param('id'), c.req.param('messageId')));
       },
     );
 }

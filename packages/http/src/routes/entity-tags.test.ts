@@ -101,6 +101,21 @@ describe('ETag and If-Match', () => {
     expect(await eventCount(h, 'conversation.completed')).toBe(0);
   });
 
+  it('conversations: a message changes the ETag (lastMessageAt), so a DELETE with the tag read before it is 412 and deletes nothing', async () => {
+    const h = await harness();
+    const agent = await json(await h.call('POST', '/api/agents', { json: agentInput }));
+    const conversation = await json(await h.call('POST', '/api/conversations', { json: { agentId: agent.id } }));
+    const path = `/api/conversations/${conversation.id}`;
+    const before = await etagOf(h, path);
+    const message = await json(await h.call('POST', `${path}/messages`, { json: { role: 'user', content: 'Still here?' } }));
+    expect((await h.call('DELETE', path, { headers: { 'If-Match': before } })).status).toBe(412);
+    expect((await h.call('GET', `${path}/messages/${message.id}`)).headers.get('ETag')).toMatch(STRONG_TAG);
+    const current = await etagOf(h, path);
+    expect(current).not.toBe(before);
+    expect((await h.call('DELETE', path, { headers: { 'If-Match': current } })).status).toBe(200);
+    expect((await h.call('GET', path)).status).toBe(404);
+  });
+
   it('webhook endpoints: the ETag covers the API view; a stale If-Match refuses PATCH and DELETE', async () => {
     const h = await harness();
     const endpoint = await json(await h.call('POST', '/api/webhooks', { json: { url: 'https://example.com/hooks', events: ['agent.created'] } }));
