@@ -5,6 +5,7 @@
  */
 import { TOKENS, hashApiKey, planEntryIssues, type ApiKeyRecord, type ApiKeyStore, type Core, type IdGenerator, type PlanEntry } from '@parley/core';
 import type { ApiKeyEntry } from './config.js';
+import type { Logger } from './logger.js';
 
 /** What start-up did about API keys, for the banner. */
 export interface ApiKeySetup {
@@ -117,4 +118,26 @@ export async function upsertConfiguredKeys(core: Core, configured: readonly ApiK
     outcomes[(await store.upsert(record)).outcome] += 1;
   }
   return outcomes;
+}
+
+/** How many times a reconnect's re-upsert of `API_KEYS` is tried, a second apart. */
+const RESTORE_KEYS_ATTEMPTS = 30;
+
+/**
+ * A listener for Redis reconnects: Redis restarted empty loses the keys of `API_KEYS`, so they are
+ * stored again (upserts: a no-op when they are there), up to {@link RESTORE_KEYS_ATTEMPTS} tries a
+ * second apart, and the API recovers without a restart. Logs what it did, never a key.
+ */
+export function restoreConfiguredKeys(core: Core, configured: readonly ApiKeyEntry[], logger: Logger): () => void {
+  const restore = async (attempt: number): Promise<void> => {
+    try {
+      const { created } = await upsertConfiguredKeys(core, configured);
+      if (created > 0) logger.warn({ created }, 'API_KEYS were missing from Redis after it reconnected: stored again');
+    } catch (error) {
+      if (attempt >= RESTORE_KEYS_ATTEMPTS) return void logger.error({ err: error }, 'could not store API_KEYS again after Redis reconnected');
+      await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
+      await restore(attempt + 1);
+    }
+  };
+  return () => void restore(1);
 }

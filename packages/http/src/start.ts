@@ -8,15 +8,12 @@ import { createCore, createDeliveryWorker, createReplyWorker, type Core, type Co
 import { languageModels } from './language-models.js';
 import { createMetrics, type ParleyMetrics } from './metrics/metrics.js';
 import { serveMetrics, type MetricsServerHandle } from './metrics/metrics-server.js';
-import { setUpApiKeys, upsertConfiguredKeys, type ApiKeySetup } from './api-key-setup.js';
+import { restoreConfiguredKeys, setUpApiKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
 import { openBackend } from './backend.js';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { serve, type ServerHandle } from './serve.js';
-
-/** Tries, one second apart, to store `API_KEYS` again after Redis reconnected (it may still be loading). */
-const RESTORE_KEYS_ATTEMPTS = 30;
 
 /** A started server and what it runs on. */
 export interface RunningServer {
@@ -139,22 +136,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
     const core = createServerCore(backend.adapters, config, logger);
     const keys = await setUpApiKeys(core, backend.keyStorage, config.apiKeys);
-    // Redis restarted empty loses the keys of API_KEYS: store them again on every reconnect
-    // (upserts, so a no-op when they are there), so the API recovers without a restart.
-    const configuredKeys = config.apiKeys;
-    if (configuredKeys?.length) {
-      const restore = async (attempt: number): Promise<void> => {
-        try {
-          const { created } = await upsertConfiguredKeys(core, configuredKeys);
-          if (created > 0) logger.warn({ created }, 'API_KEYS were missing from Redis after it reconnected: stored again');
-        } catch (error) {
-          if (attempt >= RESTORE_KEYS_ATTEMPTS) return void logger.error({ err: error }, 'could not store API_KEYS again after Redis reconnected');
-          await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
-          await restore(attempt + 1);
-        }
-      };
-      backend.onReconnect(() => void restore(1));
-    }
+    if (config.apiKeys?.length) backend.onReconnect(restoreConfiguredKeys(core, config.apiKeys, logger));
     const shutdown = new AbortController();
     const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: backend.adapters.deliveryQueue });
     const app = createApp(core, {
