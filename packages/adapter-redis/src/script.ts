@@ -144,6 +144,20 @@ local function fetch(hash, ids)
 end
 `;
 
+/**
+ * Lua helper for pages read one row past `limit` to learn whether more follow: drops that extra
+ * row and returns 1, or returns 0 when there was none. Replies put it first: `{more, row…}`.
+ */
+export const LUA_PAGE_REPLY = `
+local function trimToLimit(rows, limit)
+  if #rows > limit then
+    rows[#rows] = nil
+    return 1
+  end
+  return 0
+end
+`;
+
 /** A script's array reply as strings. */
 export function strings(reply: ScriptReply): string[] {
   return (reply as ScriptReply[]).map(String);

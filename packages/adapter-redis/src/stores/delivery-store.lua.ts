@@ -3,7 +3,7 @@
  * id → JSON), a ZSET of attempt ids (score 0: id order, newest last), a ZSET of when each was
  * recorded (ms; what retention goes by), and a ZSET of the events answered with a 2xx.
  */
-import { namedScript } from '../script.js';
+import { LUA_PAGE_REPLY, namedScript } from '../script.js';
 
 /** Expired attempts removed per record at most: bounded work, whatever the backlog. */
 export const DELIVERY_TRIM_STEP = 64;
@@ -60,7 +60,7 @@ export const DELIVERY_PAGE = namedScript({
   name: 'delivery_page',
   keys: ['delivery', 'deliveries', 'deliveriesAt'],
   args: ['hasBefore', 'before', 'limit', 'eventField', 'retainedFrom'],
-  lua: `
+  lua: `${LUA_PAGE_REPLY}
 local from = tonumber(retainedFrom)
 local max = '+'
 if hasBefore == '1' then
@@ -85,12 +85,7 @@ while #out < want do
   end
   max = '(' .. ids[#ids]
 end
-local more = 0
-if #out > tonumber(limit) then
-  more = 1
-  out[#out] = nil
-end
-table.insert(out, 1, more)
+table.insert(out, 1, trimToLimit(out, tonumber(limit)))
 return out
 `,
 });

@@ -7,7 +7,7 @@
  * judged from the time in the event's id (`evt_<ULID>`: the first 10 ULID characters are ms since
  * the epoch), compared as a number — never by Lua string order, which follows the server's locale.
  */
-import { namedScript } from '../script.js';
+import { LUA_PAGE_REPLY, namedScript } from '../script.js';
 
 /** Keys every event-emitting write script declares (after its own), in this order. */
 export const EVENT_KEYS = ['event', 'events', 'eventSeq', 'outbox', 'eventsOfType', 'eventTypes[]'] as const;
@@ -88,7 +88,7 @@ export const EVENT_PAGE = namedScript({
   name: 'event_page',
   keys: ['events', 'index', 'event'],
   args: ['hasAfter', 'after', 'limit', 'retainedFrom'],
-  lua: `${LUA_ID_TIME}
+  lua: `${LUA_ID_TIME}${LUA_PAGE_REPLY}
 local from = '-inf'
 if hasAfter == '1' then
   local seq = redis.call('ZSCORE', events, after)
@@ -108,12 +108,7 @@ while #out < want do
     from = '(' .. rows[i + 1]
   end
 end
-local more = 0
-if #out > tonumber(limit) then
-  more = 1
-  out[#out] = nil
-end
-table.insert(out, 1, more)
+table.insert(out, 1, trimToLimit(out, tonumber(limit)))
 return out
 `,
 });

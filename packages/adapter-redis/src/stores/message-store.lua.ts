@@ -7,7 +7,7 @@
  * is `ZRANGE … BYLEX REV LIMIT 0 limit+1` from just below the cursor — O(log n + limit) — and the
  * cursor check is ZSCORE, O(1): a page costs the same at ten messages and at ten million.
  */
-import { LUA_FETCH, namedScript } from '../script.js';
+import { LUA_FETCH, LUA_PAGE_REPLY, namedScript } from '../script.js';
 import { EVENT_ARGS, EVENT_KEYS, LUA_RECORD_EVENT } from './event-log.lua.js';
 
 /**
@@ -46,32 +46,21 @@ export const MESSAGE_PAGE = namedScript({
   name: 'message_page',
   keys: ['msgs', 'msg'],
   args: ['hasBefore', 'before', 'hasAfter', 'after', 'limit'],
-  lua: `${LUA_FETCH}
+  lua: `${LUA_FETCH}${LUA_PAGE_REPLY}
+local count = tonumber(limit)
+local ids
 if hasAfter == '1' then
   if not redis.call('ZSCORE', msgs, after) then return false end
-  local count = tonumber(limit)
-  local ids = redis.call('ZRANGE', msgs, '(' .. after, '+', 'BYLEX', 'LIMIT', 0, count + 1)
-  local more = 0
-  if #ids > count then
-    more = 1
-    ids[#ids] = nil
+  ids = redis.call('ZRANGE', msgs, '(' .. after, '+', 'BYLEX', 'LIMIT', 0, count + 1)
+else
+  local max = '+'
+  if hasBefore == '1' then
+    if not redis.call('ZSCORE', msgs, before) then return false end
+    max = '(' .. before
   end
-  local rows = fetch(msg, ids)
-  table.insert(rows, 1, more)
-  return rows
+  ids = redis.call('ZRANGE', msgs, max, '-', 'BYLEX', 'REV', 'LIMIT', 0, count + 1)
 end
-local max = '+'
-if hasBefore == '1' then
-  if not redis.call('ZSCORE', msgs, before) then return false end
-  max = '(' .. before
-end
-local count = tonumber(limit)
-local ids = redis.call('ZRANGE', msgs, max, '-', 'BYLEX', 'REV', 'LIMIT', 0, count + 1)
-local more = 0
-if #ids > count then
-  more = 1
-  ids[#ids] = nil
-end
+local more = trimToLimit(ids, count)
 local rows = fetch(msg, ids)
 table.insert(rows, 1, more)
 return rows
