@@ -10,17 +10,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Retention the retention tests ask the factory for, in ms. */
 const SHORT_RETENTION_MS = 400;
 
-/** Agents inserted one by one, with their `agent.created` events in order. */
-async function agentsWithEvents(storage: Storage, records: Records, count: number, workspaceId = WS): Promise<DomainEvent[]> {
-  const events: DomainEvent[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const agent = records.agent();
-    const event = records.event(workspaceId, 'agent.created', agent);
-    await storage.agents.insert(workspaceId, agent, event);
-    events.push(event);
-  }
-  return events;
-}
 
 /** @internal Registers the tests of `storage.events`. */
 export function eventLogTests(
@@ -38,7 +27,7 @@ export function eventLogTests(
 
     test('lists in commit order and pages with after and limit', async (storage) => {
       const records = new Records();
-      const events = await agentsWithEvents(storage, records, 7);
+      const events = await records.insertAgentsWithEvents(storage, WS, 7);
       expect(await storage.events.list(WS, { limit: 100 })).toEqual({ events, hasMore: false });
       expect(await storage.events.list(WS, { limit: 3 })).toEqual({ events: events.slice(0, 3), hasMore: true });
       expect(await storage.events.list(WS, { after: events[2]!.id, limit: 3 })).toEqual({ events: events.slice(3, 6), hasMore: true });
@@ -104,8 +93,8 @@ export function eventLogTests(
 
     test('after naming no event of this workspace is null', async (storage) => {
       const records = new Records();
-      const [mine] = await agentsWithEvents(storage, records, 1);
-      const [theirs] = await agentsWithEvents(storage, records, 1, OTHER_WS);
+      const [mine] = await records.insertAgentsWithEvents(storage, WS, 1);
+      const [theirs] = await records.insertAgentsWithEvents(storage, OTHER_WS, 1);
       const unknown = records.event(WS, 'agent.created', records.agent()).id;
       expect(await storage.events.list(WS, { after: unknown, limit: 10 })).toBeNull();
       expect(await storage.events.list(WS, { after: unknown, limit: 10, type: 'agent.created' })).toBeNull();
@@ -116,8 +105,8 @@ export function eventLogTests(
 
     test('workspaces never see each other’s events', async (storage) => {
       const records = new Records();
-      const mine = await agentsWithEvents(storage, records, 3);
-      const theirs = await agentsWithEvents(storage, records, 2, OTHER_WS);
+      const mine = await records.insertAgentsWithEvents(storage, WS, 3);
+      const theirs = await records.insertAgentsWithEvents(storage, OTHER_WS, 2);
       expect(await storage.events.list(WS, { limit: 10 })).toEqual({ events: mine, hasMore: false });
       expect(await storage.events.list(OTHER_WS, { limit: 10 })).toEqual({ events: theirs, hasMore: false });
       expect(await storage.events.get(OTHER_WS, mine[0]!.id)).toBeNull();
@@ -144,9 +133,9 @@ export function eventLogTests(
   contractGroup(t, 'event retention', () => openWith({ eventRetentionMs: SHORT_RETENTION_MS }), skip, (test) => {
     test('events older than eventRetentionMs are neither read nor listed, and their cursors are null', async (storage) => {
       const records = new Records();
-      const old = await agentsWithEvents(storage, records, 3);
+      const old = await records.insertAgentsWithEvents(storage, WS, 3);
       await sleep(SHORT_RETENTION_MS + 200);
-      const fresh = await agentsWithEvents(storage, records, 2);
+      const fresh = await records.insertAgentsWithEvents(storage, WS, 2);
       expect(await storage.events.get(WS, old[0]!.id)).toBeNull();
       expect(await storage.events.get(WS, fresh[0]!.id)).toEqual(fresh[0]);
       expect(await storage.events.list(WS, { limit: 10 })).toEqual({ events: fresh, hasMore: false });

@@ -120,6 +120,18 @@ export class Records {
     return endpoint;
   }
 
+  /** Inserts `count` new agents into `workspaceId`, one by one; returns their `agent.created` events in order. */
+  async insertAgentsWithEvents(storage: Storage, workspaceId: string, count: number): Promise<DomainEvent[]> {
+    const events: DomainEvent[] = [];
+    for (let index = 0; index < count; index += 1) {
+      const agent = this.agent();
+      const event = this.event(workspaceId, 'agent.created', agent);
+      await storage.agents.insert(workspaceId, agent, event);
+      events.push(event);
+    }
+    return events;
+  }
+
   /** Inserts a new agent into `workspaceId` and returns it. */
   async insertAgent(storage: Storage, workspaceId: string, overrides: Partial<Agent> = {}): Promise<Agent> {
     const agent = this.agent(overrides);

@@ -12,17 +12,6 @@ const SHORT_LEASE_MS = 400;
 /** Long enough for any backend to answer; a take that should wake earlier must not need it. */
 const PATIENT_MS = 10_000;
 
-/** Records `count` agent.created events in `workspaceId`, in order. */
-async function record(storage: Storage, records: Records, count: number, workspaceId = WS): Promise<DomainEvent[]> {
-  const events: DomainEvent[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const agent = records.agent();
-    const event = records.event(workspaceId, 'agent.created', agent);
-    await storage.agents.insert(workspaceId, agent, event);
-    events.push(event);
-  }
-  return events;
-}
 
 /** `promise`, or `'still waiting'` when it has not settled after `ms`. */
 function within<T>(promise: Promise<T>, ms: number): Promise<T | 'still waiting'> {
@@ -45,7 +34,7 @@ export function outboxTests(
 
     test('take hands out one workspace’s oldest events in commit order, at most max; ack removes them', async (storage) => {
       const records = new Records();
-      const events = await record(storage, records, 5);
+      const events = await records.insertAgentsWithEvents(storage, WS, 5);
       const first = (await storage.outbox.take(3, 1000))!;
       expect(first.workspaceId).toBe(WS);
       expect(first.events).toEqual(events.slice(0, 3));
@@ -61,8 +50,8 @@ export function outboxTests(
       const mine: DomainEvent[] = [];
       const theirs: DomainEvent[] = [];
       for (let index = 0; index < 4; index += 1) {
-        mine.push(...(await record(storage, records, 1, WS)));
-        theirs.push(...(await record(storage, records, 1, OTHER_WS)));
+        mine.push(...(await records.insertAgentsWithEvents(storage, WS, 1)));
+        theirs.push(...(await records.insertAgentsWithEvents(storage, OTHER_WS, 1)));
       }
       const taken: Record<string, DomainEvent[]> = { [WS]: [], [OTHER_WS]: [] };
       for (let guard = 0; guard < 20; guard += 1) {
@@ -78,9 +67,9 @@ export function outboxTests(
 
     test('an event recorded while a batch is held is handed out after it', async (storage) => {
       const records = new Records();
-      const [first] = await record(storage, records, 1);
+      const [first] = await records.insertAgentsWithEvents(storage, WS, 1);
       const batch = (await storage.outbox.take(10, 1000))!;
-      const [second] = await record(storage, records, 1);
+      const [second] = await records.insertAgentsWithEvents(storage, WS, 1);
       await storage.outbox.ack(batch);
       expect(batch.events).toEqual([first]);
       const next = (await storage.outbox.take(10, 1000))!;
@@ -91,19 +80,19 @@ export function outboxTests(
       const records = new Records();
       const waiting = storage.outbox.take(10, PATIENT_MS);
       await sleep(100);
-      const [event] = await record(storage, records, 1);
+      const [event] = await records.insertAgentsWithEvents(storage, WS, 1);
       const batch = await within(waiting, PATIENT_MS / 2);
       expect(batch === 'still waiting' ? batch : batch?.events).toEqual([event]);
     });
 
     test('concurrent takers never hold the same workspace’s events at once', async (storage) => {
       const records = new Records();
-      await record(storage, records, 6);
+      await records.insertAgentsWithEvents(storage, WS, 6);
       const batches = await Promise.all(Array.from({ length: 5 }, () => storage.outbox.take(2, 200)));
       const held = batches.filter((batch): batch is OutboxBatch => batch !== null);
       expect(held).toHaveLength(1);
       // Another workspace is free for another taker meanwhile.
-      const [other] = await record(storage, records, 1, OTHER_WS);
+      const [other] = await records.insertAgentsWithEvents(storage, OTHER_WS, 1);
       const parallel = (await storage.outbox.take(10, 1000))!;
       expect(parallel.workspaceId).toBe(OTHER_WS);
       expect(parallel.events).toEqual([other]);
@@ -118,7 +107,7 @@ export function outboxTests(
   contractGroup(t, 'outbox leases', () => openWith({ outboxLeaseMs: SHORT_LEASE_MS }), skip, (test) => {
     test('a batch not acknowledged within outboxLeaseMs is handed out again, whole and in order', async (storage) => {
       const records = new Records();
-      const events = await record(storage, records, 3);
+      const events = await records.insertAgentsWithEvents(storage, WS, 3);
       const lost = (await storage.outbox.take(2, 1000))!;
       expect(lost.events).toEqual(events.slice(0, 2));
       expect(await storage.outbox.take(2, 50)).toBeNull();
@@ -126,7 +115,7 @@ export function outboxTests(
       expect(again === 'still waiting' ? again : again?.events).toEqual(events.slice(0, 2));
       // The late ack of the lost lease does not release the new holder's lease...
       await storage.outbox.ack(lost);
-      const [later] = await record(storage, records, 1);
+      const [later] = await records.insertAgentsWithEvents(storage, WS, 1);
       expect(await storage.outbox.take(10, 50)).toBeNull();
       // ...and once the holder acknowledges, only the rest remains, in order.
       await storage.outbox.ack(again as OutboxBatch);
