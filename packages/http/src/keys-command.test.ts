@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysCommand } from './keys-command.js';
-import { REDIS_URL, deletePrefix, describeIfAvailable, freeRedisPort, probeRedis, uniquePrefix } from './test-support/redis.js';
+import { REDIS_URL, deletePrefix, describeIfAvailable, CLOSED_PORT, probeRedis, uniquePrefix } from './test-support/redis.js';
 
 /** Runs `parley keys <argv…>` in process, capturing what it prints. */
 async function keys(argv: string[], env: Record<string, string> = {}) {
@@ -50,7 +50,7 @@ describe('parley keys: usage', () => {
 
   it('reports an unreachable Redis without hanging', async () => {
     const started = Date.now();
-    const result = await keys(['list'], { REDIS_URL: `redis://127.0.0.1:${await freeRedisPort()}` });
+    const result = await keys(['list'], { REDIS_URL: `redis://127.0.0.1:${CLOSED_PORT}` });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^parley keys: Redis redis:\/\/127\.0\.0\.1:\d+ did not answer within 5 s \(.*ECONNREFUSED/);
     expect(Date.now() - started).toBeLessThan(8_000);

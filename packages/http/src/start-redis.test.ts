@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { startServer, type RunningServer } from './start.js';
-import { REDIS_URL, deletePrefix, describeIfAvailable, freeRedisPort, probeRedis, uniquePrefix } from './test-support/redis.js';
+import { REDIS_URL, deletePrefix, describeIfAvailable, CLOSED_PORT, probeRedis, uniquePrefix } from './test-support/redis.js';
 
 const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());
 
@@ -126,7 +126,7 @@ describeRedis('startServer on Redis', () => {
   });
 
   it('fails start-up with a clear message when Redis does not answer, leaving nothing open', async () => {
-    const url = `redis://127.0.0.1:${await freeRedisPort()}`;
+    const url = `redis://127.0.0.1:${CLOSED_PORT}`;
     const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent', REDIS_URL: url });
     const started = Date.now();
     await expect(startServer(config, { print: () => {}, redisWaitMs: 1_000 })).rejects.toThrow(
