@@ -23,10 +23,13 @@ class WorkspaceLog {
   readonly byId = new Map<string, Entry>();
   private readonly byType = new Map<EventType, { entries: Entry[]; head: number }>();
   /**
-   * The outbox: events recorded and not yet acknowledged, in commit order. An event still here
-   * when it leaves the retention is dropped with it, so a storage nobody takes from stays bounded.
+   * The outbox: events recorded and not yet acknowledged, in commit order, live from `outboxHead`
+   * on. A batch is always its oldest events, so acknowledging one drops a prefix: O(batch), not
+   * O(outbox) — a backlog of 10⁶ events drains as fast as a small one. An event still here when it
+   * leaves the retention is dropped with it, so a storage nobody takes from stays bounded.
    */
-  outbox: Entry[] = [];
+  private outbox: Entry[] = [];
+  private outboxHead = 0;
   /** The taker holding this workspace's outbox, until `until` (ms since the epoch). */
   lease: { receipt: string; until: number } | null = null;
 
@@ -38,6 +41,32 @@ class WorkspaceLog {
     if (!typed) this.byType.set(event.type, (typed = { entries: [], head: 0 }));
     typed.entries.push(entry);
     this.outbox.push(entry);
+  }
+
+  /** How many events wait in the outbox. */
+  get pending(): number {
+    return this.outbox.length - this.outboxHead;
+  }
+
+  /** The oldest `max` events of the outbox. */
+  oldestPending(max: number): DomainEvent[] {
+    return this.outbox.slice(this.outboxHead, this.outboxHead + max).map((entry) => entry.event);
+  }
+
+  /**
+   * Drops the events of `acked` from the front of the outbox. Only the front can hold them: a batch
+   * is a prefix when taken, and the front only ever moves on (by acks and by expiry).
+   */
+  acknowledge(acked: ReadonlySet<string>): void {
+    while (this.outboxHead < this.outbox.length && acked.has(this.outbox[this.outboxHead]!.event.id)) this.outboxHead += 1;
+    this.compactOutbox();
+  }
+
+  private compactOutbox(): void {
+    if (this.outboxHead * 2 > this.outbox.length) {
+      this.outbox = this.outbox.slice(this.outboxHead);
+      this.outboxHead = 0;
+    }
   }
 
   /** Drops up to `max` expired entries from the front (bounded work per write). */
@@ -60,8 +89,11 @@ class WorkspaceLog {
       this.head = 0;
     }
     let expired = 0;
-    while (expired < max && expired < this.outbox.length && this.outbox[expired]!.recordedAt < oldest) expired += 1;
-    if (expired > 0) this.outbox.splice(0, expired);
+    while (expired < max && this.outboxHead < this.outbox.length && this.outbox[this.outboxHead]!.recordedAt < oldest) {
+      this.outboxHead += 1;
+      expired += 1;
+    }
+    if (expired > 0) this.compactOutbox();
   }
 
   /** The live entries of `type` (all types when absent), with where they start. */
@@ -146,8 +178,8 @@ export class MemoryEventLog {
   private takeNow(max: number): OutboxBatch | null {
     const now = this.options.clock.now();
     for (const [workspaceId, log] of this.logs) {
-      if (log.outbox.length === 0 || (log.lease && log.lease.until > now)) continue;
-      const events = log.outbox.slice(0, max).map((entry) => entry.event);
+      if (log.pending === 0 || (log.lease && log.lease.until > now)) continue;
+      const events = log.oldestPending(max);
       const receipt = `${workspaceId}#${++this.receipts}`;
       log.lease = { receipt, until: now + this.options.leaseMs };
       // Served workspaces go to the back, so one busy workspace cannot starve the others.
@@ -163,7 +195,7 @@ export class MemoryEventLog {
     const now = this.options.clock.now();
     let next: number | undefined;
     for (const log of this.logs.values()) {
-      if (log.outbox.length > 0 && log.lease && log.lease.until > now) next = Math.min(next ?? Infinity, log.lease.until - now);
+      if (log.pending > 0 && log.lease && log.lease.until > now) next = Math.min(next ?? Infinity, log.lease.until - now);
     }
     return next;
   }
@@ -192,9 +224,8 @@ export class MemoryEventLog {
   ack(batch: OutboxBatch): void {
     const log = this.logs.get(batch.workspaceId);
     if (!log) return;
-    const acked = new Set(batch.events.map((event) => event.id));
-    log.outbox = log.outbox.filter((entry) => !acked.has(entry.event.id));
+    log.acknowledge(new Set(batch.events.map((event) => event.id)));
     if (log.lease?.receipt === batch.receipt) log.lease = null;
-    if (log.outbox.length > 0) for (const wake of this.waiters) wake();
+    if (log.pending > 0) for (const wake of this.waiters) wake();
   }
 }
