@@ -6,8 +6,9 @@ import type { EventLog } from './event-log.js';
 import { MESSAGE_APPEND, MESSAGE_PAGE } from './message-store.lua.js';
 
 /**
- * {@link MessageStore} on Redis. `append` and `page` are one Lua script each, so one round trip;
- * a page is O(log n + limit) whatever the history's length (see message-store.lua.ts).
+ * {@link MessageStore} on Redis. `append` and `page` are one Lua script each, so one round trip
+ * (`page` checks the conversation in the same script when asked to); a page is O(log n + limit)
+ * whatever the history's length (see message-store.lua.ts).
  */
 export class RedisMessageStore implements MessageStore {
   constructor(private readonly log: EventLog) {}
@@ -43,11 +44,23 @@ export class RedisMessageStore implements MessageStore {
     return raw === null ? null : (JSON.parse(raw) as Message);
   }
 
-  async page(workspaceId: string, conversationId: string, { before, after, limit }: { before?: string; after?: string; limit: number }): Promise<MessagePage | null> {
+  async page(
+    workspaceId: string,
+    conversationId: string,
+    { before, after, limit, requireConversation }: { before?: string; after?: string; limit: number; requireConversation?: boolean },
+  ): Promise<MessagePage | null> {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const reply = await this.runner.script(MESSAGE_PAGE, {
-      keys: { msgs: keys.msgs(conversationId), msg: keys.msg(conversationId) },
-      args: { hasBefore: before === undefined ? '0' : '1', before: before ?? '', hasAfter: after === undefined ? '0' : '1', after: after ?? '', limit },
+      keys: { msgs: keys.msgs(conversationId), msg: keys.msg(conversationId), conv: keys.conv },
+      args: {
+        hasBefore: before === undefined ? '0' : '1',
+        before: before ?? '',
+        hasAfter: after === undefined ? '0' : '1',
+        after: after ?? '',
+        limit,
+        requireConversation: requireConversation ? '1' : '0',
+        conversationId,
+      },
     });
     if (reply === null) return null;
     const [more, ...rows] = strings(reply);
