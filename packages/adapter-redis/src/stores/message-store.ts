@@ -20,7 +20,9 @@ export class RedisMessageStore implements MessageStore {
   async append(workspaceId: string, message: Message, event: DomainEvent): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const { conversationId } = message;
-    const recording = this.log.params(workspaceId, keys, event);
+    const json = JSON.stringify(message);
+    // The event's data is the message as a rule: its JSON is made once, for both.
+    const recording = this.log.params(workspaceId, keys, event, event.data === message ? json : undefined);
     return this.log.write(
       workspaceId,
       async () =>
@@ -33,7 +35,7 @@ export class RedisMessageStore implements MessageStore {
             msgs: keys.msgs(conversationId),
             ...recording.keys,
           },
-          args: { conversationId, id: message.id, json: JSON.stringify(message), at: message.createdAt, ...recording.args },
+          args: { conversationId, id: message.id, json, at: message.createdAt, ...recording.args },
         })) as 'appended' | 'conversation_not_found' | 'conversation_completed',
       (outcome) => outcome === 'appended',
     );
