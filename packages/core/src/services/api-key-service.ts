@@ -130,7 +130,7 @@ export class ApiKeyService {
     // The store is asked for the record under this exact hash, so a record found *is* the match:
     // no second comparison is needed, in constant time or otherwise. What a lookup's timing could
     // reveal is how much of a hash some stored hash shares, and knowing a stored hash does not
-    // yield a key that produces it (SHA-256 preimage resistance; generated keys carry ~214 random bits).
+    // yield a key that produces it (SHA-256 preimage resistance; a generated key has ~178 random bits).
     const record = await this.store.findByHash(hash);
     if (!record) return null;
     const principal = principalOf(record);
