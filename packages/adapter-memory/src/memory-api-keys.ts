@@ -7,7 +7,9 @@ export class MemoryApiKeyStore implements ApiKeyStore {
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
     const record = this.byHash.get(hash);
-    return record ? structuredClone(record) : null;
+    // A record's only nested value is its scopes array: a spread and one array copy are a full
+    // copy, at a fraction of structuredClone's cost.
+    return record ? { ...record, scopes: [...record.scopes] } : null;
   }
 
   async insert(record: ApiKeyRecord): Promise<void> {

@@ -217,7 +217,8 @@ export class MemoryStorage implements Storage {
       const found = history[lowerBound(history, id)];
       return found?.id === id ? structuredClone(found) : null;
     },
-    page: async (workspaceId, conversationId, { before, after, limit }): Promise<MessagePage | null> => {
+    page: async (workspaceId, conversationId, { before, after, limit, requireConversation }): Promise<MessagePage | null> => {
+      if (requireConversation && !this.workspace(workspaceId).conversations.has(conversationId)) return null;
       const history = this.workspace(workspaceId).messages.get(conversationId) ?? [];
       if (after !== undefined) {
         const at = lowerBound(history, after);

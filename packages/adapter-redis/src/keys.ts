@@ -92,8 +92,26 @@ export interface WorkspaceKeys {
   delivered(endpointId: string): string;
 }
 
-/** The key names of `workspaceId` under `prefix`. */
+/** How many workspaces' key names {@link workspaceKeys} keeps built per prefix; past it, it starts over. */
+const WORKSPACE_KEYS_CACHED = 10_000;
+const builtKeys = new Map<string, Map<string, WorkspaceKeys>>();
+
+/**
+ * The key names of `workspaceId` under `prefix`: built once per workspace (every call of a store
+ * needs them; building costs a few dozen strings), then shared — the object is frozen.
+ */
 export function workspaceKeys(prefix: string, workspaceId: string): WorkspaceKeys {
+  let ofPrefix = builtKeys.get(prefix);
+  if (ofPrefix === undefined) builtKeys.set(prefix, (ofPrefix = new Map()));
+  let keys = ofPrefix.get(workspaceId);
+  if (keys === undefined) {
+    if (ofPrefix.size >= WORKSPACE_KEYS_CACHED) ofPrefix.clear();
+    ofPrefix.set(workspaceId, (keys = Object.freeze(buildWorkspaceKeys(prefix, workspaceId))));
+  }
+  return keys;
+}
+
+function buildWorkspaceKeys(prefix: string, workspaceId: string): WorkspaceKeys {
   const base = `${prefix}{${part(workspaceId)}}:`;
   const withStatus = (key: string, status?: string) => (status === undefined ? key : `${key}:status:${status}`);
   return {

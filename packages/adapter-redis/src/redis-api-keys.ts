@@ -12,7 +12,8 @@ import { records, strings } from './script.js';
 const ATTEMPTS = 5;
 
 /**
- * {@link ApiKeyStore} on Redis. `findByHash` (every authenticated request) is one HGET, O(1);
+ * {@link ApiKeyStore} on Redis. `findByHash` (an authenticated request whose key core's
+ * `ApiKeyService` has not cached: docs/authentication.md#revocation) is one HGET, O(1);
  * `insert` and `list` are one script each; `revoke` is two round trips (read the key's
  * workspace, then a script that deletes it only if it is unchanged, else both again) because the
  * workspace index key depends on the stored record. Options as for `RedisStorage`.

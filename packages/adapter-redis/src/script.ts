@@ -75,36 +75,56 @@ export function namedScript<const K extends string, const A extends string>(defi
   return { name, keys, args, lua: `${prelude.join('\n')}\n${lua}` };
 }
 
+/** A declared name, read once: its bare form and whether it is a list. */
+interface Slot {
+  name: string;
+  bare: string;
+  list: boolean;
+}
+
+/** Per script, its keys and args as {@link Slot}s (every call walks them). */
+const slotsOf = new WeakMap<LuaScript, { keys: Slot[]; args: Slot[] }>();
+
+function slots(script: LuaScript): { keys: Slot[]; args: Slot[] } {
+  let found = slotsOf.get(script);
+  if (found === undefined) {
+    const slot = (name: string): Slot => ({ name, bare: bare(name), list: isList(name) });
+    slotsOf.set(script, (found = { keys: script.keys.map(slot), args: script.args.map(slot) }));
+  }
+  return found;
+}
+
 /** The KEYS and ARGV arrays of a call, in the script's declared order (list lengths first in ARGV). */
 export function positions<K extends string, A extends string>(script: LuaScript<K, A>, call: ScriptCall<K, A>): { keys: string[]; args: Array<string | number> } {
   const keyValues = call.keys as Record<string, string | readonly string[]>;
   const argValues = call.args as Record<string, string | number | ReadonlyArray<string | number>>;
-  const lengths: number[] = [];
+  const declared = slots(script as LuaScript);
+  const lengths: Array<string | number> = [];
   const keys: string[] = [];
   const args: Array<string | number> = [];
-  for (const name of script.keys) {
-    const value = keyValues[bare(name)];
+  for (const { name, bare: key, list } of declared.keys) {
+    const value = keyValues[key];
     if (value === undefined) throw new TypeError(`Script ${script.name}: key '${name}' missing.`);
-    if (isList(name)) {
+    if (list) {
       lengths.push((value as readonly string[]).length);
-      keys.push(...(value as readonly string[]));
+      for (const each of value as readonly string[]) keys.push(each);
     } else keys.push(value as string);
   }
-  for (const name of script.args) {
-    const value = argValues[bare(name)];
+  for (const { name, bare: arg, list } of declared.args) {
+    const value = argValues[arg];
     if (value === undefined) throw new TypeError(`Script ${script.name}: argument '${name}' missing.`);
-    if (isList(name)) {
+    if (list) {
       lengths.push((value as ReadonlyArray<string | number>).length);
-      args.push(...(value as ReadonlyArray<string | number>));
+      for (const each of value as ReadonlyArray<string | number>) args.push(each);
     } else args.push(value as string | number);
   }
-  return { keys, args: [...lengths, ...args] };
+  return { keys, args: lengths.length === 0 ? args : [...lengths, ...args] };
 }
 
 type ScriptCommand = (numberOfKeys: number, ...keysAndArgs: Array<string | number>) => Promise<ScriptReply>;
 
-/** Clients already carrying our commands, with the names defined on each. */
-const defined = new WeakMap<RedisClient, Set<string>>();
+/** Per client, the ioredis command of each script already defined on it. */
+const defined = new WeakMap<RedisClient, Map<LuaScript, ScriptCommand>>();
 
 /**
  * Runs `script` on `client` with the named keys and args of `call`: one round trip (EVALSHA; EVAL
@@ -114,16 +134,18 @@ const defined = new WeakMap<RedisClient, Set<string>>();
  */
 export function runScript<K extends string, A extends string>(client: RedisClient, script: LuaScript<K, A>, call: ScriptCall<K, A>, deadline: number): Promise<ScriptReply> {
   const { keys, args } = positions(script, call);
-  const command = `parley_${script.name}`;
-  let names = defined.get(client);
-  if (!names) defined.set(client, (names = new Set()));
-  if (!names.has(command)) {
-    // No fixed key count: scripts with list keys take a variable number.
-    client.defineCommand(command, { lua: script.lua });
-    names.add(command);
+  let commands = defined.get(client);
+  if (!commands) defined.set(client, (commands = new Map()));
+  let run = commands.get(script as LuaScript);
+  if (!run) {
+    const command = `parley_${script.name}`;
+    // No fixed key count: scripts with list keys take a variable number. ioredis keeps the SHA-1.
+    if (!(command in client)) client.defineCommand(command, { lua: script.lua });
+    run = (client as unknown as Record<string, ScriptCommand>)[command]!;
+    commands.set(script as LuaScript, run);
   }
-  const run = (client as unknown as Record<string, ScriptCommand>)[command]!;
-  return run.call(client, keys.length, ...keys, ...args, Math.floor(deadline));
+  args.push(Math.floor(deadline));
+  return run.call(client, keys.length, ...keys, ...args);
 }
 
 /**

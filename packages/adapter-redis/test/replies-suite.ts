@@ -82,6 +82,22 @@ export function runRedisReplyTests(client: () => RedisClient, label: string): vo
       }
     });
 
+    it('delivers a burst of signals in the order published, though publish does not wait for Redis', async () => {
+      const { open, cleanup } = feeds();
+      try {
+        const [a, b] = [open(), open()];
+        const got: FeedSignal[] = [];
+        await b.subscribe('ws1', 'conv_burst', (signal) => got.push(signal));
+        const sent: FeedSignal[] = Array.from({ length: 200 }, (_, i) => ({ type: 'message.delta', inReplyTo: 'msg_1', delta: `part ${i}`, attempt: 1 }));
+        // As a reply's deltas are published: one after another, each call awaited.
+        for (const signal of sent) await a.publish('ws1', 'conv_burst', signal);
+        for (let i = 0; i < 300 && got.length < sent.length; i += 1) await sleep(10);
+        expect(got).toEqual(sent);
+      } finally {
+        await cleanup();
+      }
+    });
+
     it('holds a channel while any stream listens and leaves none behind (PUBSUB NUMSUB 0)', async () => {
       const { open, cleanup, prefix } = feeds();
       try {

@@ -103,7 +103,6 @@ export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: Api
  * @throws ParleyError `service_unavailable` when the store cannot be reached.
  */
 export async function upsertConfiguredKeys(core: Core, configured: readonly ApiKeyEntry[]): Promise<Record<'created' | 'updated' | 'unchanged', number>> {
-  const store = core.container.resolve<ApiKeyStore>(TOKENS.apiKeys);
   const ids = core.container.resolve<IdGenerator>(TOKENS.ids);
   const outcomes = { created: 0, updated: 0, unchanged: 0 };
   for (const entry of configured) {
@@ -115,7 +114,8 @@ export async function upsertConfiguredKeys(core: Core, configured: readonly ApiK
       hash: hashApiKey(entry.key),
       createdAt: new Date(core.clock.now()).toISOString(),
     };
-    outcomes[(await store.upsert(record)).outcome] += 1;
+    // Through the service, which forgets its cached principals when a grant changes.
+    outcomes[(await core.apiKeys.upsert(record)).outcome] += 1;
   }
   return outcomes;
 }

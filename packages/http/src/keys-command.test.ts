@@ -93,7 +93,7 @@ describeRedis('parley keys on Redis', () => {
     expect(listed.stdout).not.toMatch(/[0-9a-f]{64}/);
     expect((await keys(['list', '--workspace', 'globex'], env)).stdout.trimEnd().split('\n')).toHaveLength(1);
 
-    expect(await keys(['revoke', keyId], env)).toMatchObject({ code: 0, stdout: `Revoked ${keyId}: requests with it now answer 401.\n` });
+    expect(await keys(['revoke', keyId], env)).toMatchObject({ code: 0, stdout: `Revoked ${keyId}: requests with it answer 401 within 5 s on every server.\n` });
     expect(await keys(['revoke', keyId], env)).toMatchObject({ code: 1, stderr: `parley keys: no API key with id '${keyId}'.\n` });
     expect((await keys(['list', '--workspace', 'acme'], env)).stdout.trimEnd().split('\n')).toHaveLength(1);
   });

@@ -151,7 +151,7 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
     const core = createCore(backend.adapters);
     if (command.kind === 'create') await create(core, command.grant, io);
     else if (command.kind === 'list') printKeys(await core.apiKeys.list(command.workspace), io);
-    else if (await core.apiKeys.revoke(command.keyId)) io.out(`Revoked ${command.keyId}: requests with it now answer 401.\n`);
+    else if (await core.apiKeys.revoke(command.keyId)) io.out(`Revoked ${command.keyId}: requests with it answer 401 within 5 s on every server.\n`);
     else throw new KeysCommandError(`no API key with id '${command.keyId}'.`);
     return 0;
   } catch (error) {

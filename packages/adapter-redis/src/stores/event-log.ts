@@ -34,6 +34,29 @@ export function idTime(id: string): number | null {
 }
 
 /**
+ * The stored JSON of `event` in `workspaceId`: `JSON.stringify({ ...event, workspaceId })`, byte
+ * for byte — built around `dataJson` (the JSON of `event.data`) when the caller has it and the
+ * event has exactly the fields of {@link DomainEvent}, in their order.
+ */
+function eventJson(event: DomainEvent, workspaceId: string, dataJson: string | undefined): string {
+  const stored = { ...event, workspaceId };
+  if (dataJson === undefined) return JSON.stringify(stored);
+  const { data, ...head } = stored;
+  const fields = Object.keys(stored);
+  if (fields.length !== 5 || fields[4] !== 'data' || data === undefined) return JSON.stringify(stored);
+  return `${JSON.stringify(head).slice(0, -1)},"data":${dataJson}}`;
+}
+
+/** Per workspace's (shared, frozen) key names: its per-type event indexes, which every write names. */
+const typeKeys = new WeakMap<WorkspaceKeys, readonly string[]>();
+
+function eventTypeKeys(keys: WorkspaceKeys): readonly string[] {
+  let found = typeKeys.get(keys);
+  if (found === undefined) typeKeys.set(keys, (found = Object.freeze(EVENT_TYPES.map((type) => keys.eventsOfType(type)))));
+  return found;
+}
+
+/**
  * Shared by the stores whose writes emit events: the event part of their scripts' calls, and the
  * outbox's discovery (a registry of workspaces, a "dirty" hint after each write).
  */
@@ -59,9 +82,11 @@ export class EventLog {
 
   /**
    * The {@link EVENT_KEYS} and {@link EVENT_ARGS} values of a write recording `event` (none
-   * when absent) in `workspaceId`; the stored event carries that workspace id.
+   * when absent) in `workspaceId`; the stored event carries that workspace id. `dataJson`, when
+   * given, is `JSON.stringify(event.data)` already made by the caller (the record it stores), and
+   * is spliced in rather than serialised again.
    */
-  params(workspaceId: string, keys: WorkspaceKeys, event: DomainEvent | undefined) {
+  params(workspaceId: string, keys: WorkspaceKeys, event: DomainEvent | undefined, dataJson?: string) {
     return {
       keys: {
         event: keys.event,
@@ -70,11 +95,11 @@ export class EventLog {
         outbox: keys.outbox,
         // Not touched without an event; any key of the workspace's slot will do.
         eventsOfType: event ? keys.eventsOfType(event.type) : keys.events,
-        eventTypes: EVENT_TYPES.map((type) => keys.eventsOfType(type)),
+        eventTypes: eventTypeKeys(keys),
       },
       args: {
         eventId: event?.id ?? '',
-        eventJson: event ? JSON.stringify({ ...event, workspaceId }) : '',
+        eventJson: event ? eventJson(event, workspaceId, dataJson) : '',
         retainedFrom: this.retainedFrom(),
       },
     };

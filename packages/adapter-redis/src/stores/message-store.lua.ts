@@ -40,13 +40,15 @@ return 'appended'
  * The `limit` newest messages below the cursor `before` (when `hasBefore` is '1'; else the newest
  * page), newest first — or, when `hasAfter` is '1', the `limit` oldest messages above the cursor
  * `after`, oldest first.
- * Returns `{hasMore (0|1), json…}`, or nil when the cursor is not a message of this history.
+ * Returns `{hasMore (0|1), json…}`, or nil when the cursor is not a message of this history — or,
+ * when `requireConversation` is '1', when `conversationId` is not a conversation in `conv`.
  */
 export const MESSAGE_PAGE = namedScript({
   name: 'message_page',
-  keys: ['msgs', 'msg'],
-  args: ['hasBefore', 'before', 'hasAfter', 'after', 'limit'],
+  keys: ['msgs', 'msg', 'conv'],
+  args: ['hasBefore', 'before', 'hasAfter', 'after', 'limit', 'requireConversation', 'conversationId'],
   lua: `${LUA_FETCH}${LUA_PAGE_REPLY}
+if requireConversation == '1' and redis.call('HEXISTS', conv, conversationId) == 0 then return false end
 local count = tonumber(limit)
 local ids
 if hasAfter == '1' then

@@ -6,8 +6,9 @@ import type { EventLog } from './event-log.js';
 import { MESSAGE_APPEND, MESSAGE_PAGE } from './message-store.lua.js';
 
 /**
- * {@link MessageStore} on Redis. `append` and `page` are one Lua script each, so one round trip;
- * a page is O(log n + limit) whatever the history's length (see message-store.lua.ts).
+ * {@link MessageStore} on Redis. `append` and `page` are one Lua script each, so one round trip
+ * (`page` checks the conversation in the same script when asked to); a page is O(log n + limit)
+ * whatever the history's length (see message-store.lua.ts).
  */
 export class RedisMessageStore implements MessageStore {
   constructor(private readonly log: EventLog) {}
@@ -19,7 +20,9 @@ export class RedisMessageStore implements MessageStore {
   async append(workspaceId: string, message: Message, event: DomainEvent): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const { conversationId } = message;
-    const recording = this.log.params(workspaceId, keys, event);
+    const json = JSON.stringify(message);
+    // The event's data is the message as a rule: its JSON is made once, for both.
+    const recording = this.log.params(workspaceId, keys, event, event.data === message ? json : undefined);
     return this.log.write(
       workspaceId,
       async () =>
@@ -32,7 +35,7 @@ export class RedisMessageStore implements MessageStore {
             msgs: keys.msgs(conversationId),
             ...recording.keys,
           },
-          args: { conversationId, id: message.id, json: JSON.stringify(message), at: message.createdAt, ...recording.args },
+          args: { conversationId, id: message.id, json, at: message.createdAt, ...recording.args },
         })) as 'appended' | 'conversation_not_found' | 'conversation_completed',
       (outcome) => outcome === 'appended',
     );
@@ -43,11 +46,23 @@ export class RedisMessageStore implements MessageStore {
     return raw === null ? null : (JSON.parse(raw) as Message);
   }
 
-  async page(workspaceId: string, conversationId: string, { before, after, limit }: { before?: string; after?: string; limit: number }): Promise<MessagePage | null> {
+  async page(
+    workspaceId: string,
+    conversationId: string,
+    { before, after, limit, requireConversation }: { before?: string; after?: string; limit: number; requireConversation?: boolean },
+  ): Promise<MessagePage | null> {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const reply = await this.runner.script(MESSAGE_PAGE, {
-      keys: { msgs: keys.msgs(conversationId), msg: keys.msg(conversationId) },
-      args: { hasBefore: before === undefined ? '0' : '1', before: before ?? '', hasAfter: after === undefined ? '0' : '1', after: after ?? '', limit },
+      keys: { msgs: keys.msgs(conversationId), msg: keys.msg(conversationId), conv: keys.conv },
+      args: {
+        hasBefore: before === undefined ? '0' : '1',
+        before: before ?? '',
+        hasAfter: after === undefined ? '0' : '1',
+        after: after ?? '',
+        limit,
+        requireConversation: requireConversation ? '1' : '0',
+        conversationId,
+      },
     });
     if (reply === null) return null;
     const [more, ...rows] = strings(reply);

@@ -154,11 +154,15 @@ export interface MessageStore {
    * With `after` instead (callers never give both): the `limit` oldest messages with an id above
    * `after`, oldest first, `hasMore` when newer ones follow; `null` when `after` is not the id of a
    * message of this conversation. Same cost bound.
+   *
+   * With `requireConversation: true`, an unknown conversation is `null` in every case, checked in
+   * the same step as the read (one round trip on Redis): a caller learns from one call that the
+   * conversation exists, and only when `null` comes back asks which of the two it was.
    */
   page(
     workspaceId: string,
     conversationId: string,
-    query: { before?: string; after?: string; limit: number },
+    query: { before?: string; after?: string; limit: number; requireConversation?: boolean },
   ): Promise<MessagePage | null>;
 }
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
 import { MemoryApiKeyStore } from '@parley/adapter-memory';
-import { API_KEY_PREFIX, apiKeyChecksumFails, createCore, generateApiKey, hasScope, hashApiKey, type Principal } from '../index.js';
+import { API_KEY_CACHE_SIZE, API_KEY_CACHE_TTL_MS, API_KEY_PREFIX, apiKeyChecksumFails, createCore, generateApiKey, hasScope, hashApiKey, type ApiKeyRecord, type Principal } from '../index.js';
 import { ManualClock } from '../testing/clock.js';
 
 const START = '2026-01-01T00:00:00.000Z';
@@ -144,6 +144,112 @@ describe('ApiKeyService', () => {
       const broken = `${key.slice(0, -1)}${key.endsWith('0') ? '1' : '0'}`;
       await expect(core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, broken)).rejects.toMatchObject({ code: 'validation_failed' });
       expect(await store.list()).toEqual([]);
+    });
+  });
+
+  describe('principal cache (docs/authentication.md#revocation)', () => {
+    /** A memory key store that counts lookups and can hold one back until released. */
+    class SlowStore extends MemoryApiKeyStore {
+      lookups = 0;
+      hold: Promise<void> | undefined;
+      override async findByHash(hash: string) {
+        this.lookups += 1;
+        const hold = this.hold;
+        const found = await super.findByHash(hash);
+        await hold;
+        return found;
+      }
+    }
+
+    function cached() {
+      const clock = new ManualClock(Date.parse(START));
+      const store = new SlowStore();
+      return { clock, store, core: createCore({ ...memoryAdapters(), apiKeys: store, clock }) };
+    }
+
+    it('reuses a known key for 5 s: a revoke elsewhere (the store directly) is seen once that has passed', async () => {
+      const { clock, store, core } = cached();
+      const { key, record } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' });
+      expect(await core.apiKeys.authenticate(key)).toMatchObject({ keyId: record.keyId });
+      expect(await core.apiKeys.authenticate(key)).toMatchObject({ keyId: record.keyId });
+      expect(store.lookups).toBe(1);
+      expect(await store.revoke(record.keyId)).toBe(true);
+      clock.advance(API_KEY_CACHE_TTL_MS - 1);
+      expect(await core.apiKeys.authenticate(key)).toMatchObject({ keyId: record.keyId });
+      clock.advance(1);
+      expect(await core.apiKeys.authenticate(key)).toBeNull();
+      expect(store.lookups).toBe(2);
+    });
+
+    it('a clock moved backwards expires the entry rather than extending it', async () => {
+      const { clock, store, core } = cached();
+      const { key, record } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' });
+      await core.apiKeys.authenticate(key);
+      await store.revoke(record.keyId);
+      clock.advance(-1);
+      expect(await core.apiKeys.authenticate(key)).toBeNull();
+    });
+
+    it('a revoke through the service stops the key at once', async () => {
+      const { core } = cached();
+      const { key, record } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' });
+      await core.apiKeys.authenticate(key);
+      expect(await core.apiKeys.revoke(record.keyId)).toBe(true);
+      expect(await core.apiKeys.authenticate(key)).toBeNull();
+    });
+
+    it('an upsert through the service changes the grant for the next request', async () => {
+      const { core } = cached();
+      const { key, record } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' });
+      await core.apiKeys.authenticate(key);
+      const regranted: ApiKeyRecord = { ...record, scopes: ['agents:read'] };
+      expect((await core.apiKeys.upsert(regranted)).outcome).toBe('updated');
+      expect((await core.apiKeys.authenticate(key))?.scopes).toEqual(['agents:read']);
+    });
+
+    it('unknown keys are not cached: a key stored elsewhere works at once', async () => {
+      const { store, core } = cached();
+      const key = generateApiKey();
+      expect(await core.apiKeys.authenticate(key)).toBeNull();
+      await store.insert({ keyId: 'key_elsewhere', workspaceId: 'ws1', plan: 'pro', scopes: ['*'], hash: hashApiKey(key), createdAt: START });
+      expect(await core.apiKeys.authenticate(key)).toMatchObject({ keyId: 'key_elsewhere' });
+    });
+
+    it('a lookup begun before a revoke through the service does not cache what it read', async () => {
+      const { store, core } = cached();
+      const { key, record } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' });
+      let release!: () => void;
+      store.hold = new Promise((resolve) => (release = resolve));
+      const racing = core.apiKeys.authenticate(key);
+      store.hold = undefined;
+      expect(await core.apiKeys.revoke(record.keyId)).toBe(true);
+      release();
+      // The request that began before the revoke may still pass; the next one may not.
+      expect(await racing).toMatchObject({ keyId: record.keyId });
+      expect(await core.apiKeys.authenticate(key)).toBeNull();
+    });
+
+    it('hands out frozen principals, so no request can change another one\'s', async () => {
+      const { core } = cached();
+      const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro', scopes: ['agents:read'] });
+      const principal = (await core.apiKeys.authenticate(key))!;
+      expect(Object.isFrozen(principal) && Object.isFrozen(principal.scopes)).toBe(true);
+      expect(() => ((principal as { workspaceId: string }).workspaceId = 'ws2')).toThrow(TypeError);
+      expect(await core.apiKeys.authenticate(key)).toEqual({ keyId: principal.keyId, workspaceId: 'ws1', plan: 'pro', scopes: ['agents:read'] });
+    });
+
+    it(`holds at most ${API_KEY_CACHE_SIZE} principals, dropping the oldest`, async () => {
+      const { store, core } = cached();
+      const keys = Array.from({ length: API_KEY_CACHE_SIZE + 1 }, (_, i) => `acme-key-${i}`);
+      for (const [i, key] of keys.entries()) {
+        await store.insert({ keyId: `key_${i}`, workspaceId: 'ws1', plan: 'pro', scopes: ['*'], hash: hashApiKey(key), createdAt: START });
+      }
+      for (const key of keys) await core.apiKeys.authenticate(key);
+      expect(store.lookups).toBe(keys.length);
+      await core.apiKeys.authenticate(keys[1]!);
+      expect(store.lookups).toBe(keys.length);
+      await core.apiKeys.authenticate(keys[0]!);
+      expect(store.lookups).toBe(keys.length + 1);
     });
   });
 });

@@ -191,20 +191,26 @@ export class ConversationService {
    */
   async history(workspaceId: string, conversationId: string, query: MessageHistoryQuery = {}): Promise<MessageHistory> {
     const { limit, before, after } = parse(MessageHistoryQuerySchema, query);
-    await this.get(workspaceId, conversationId);
-    if (after !== undefined) {
-      const forward = await this.storage.messages.page(workspaceId, conversationId, { after: decodeCursor(conversationId, after), limit });
-      if (!forward) throw invalidCursor();
-      const newest = forward.messages.at(-1);
-      if (!forward.hasMore || !newest) return { messages: forward.messages, hasMore: false };
-      return { messages: forward.messages, hasMore: true, nextCursor: encodeCursor(conversationId, newest.id) };
+    // One storage call: the page read also checks the conversation exists (`requireConversation`);
+    // only a refusal costs a second one, to tell a missing conversation (404) from a bad cursor.
+    let cursor: string | undefined;
+    try {
+      cursor = after ?? before;
+      cursor = cursor === undefined ? undefined : decodeCursor(conversationId, cursor);
+    } catch (error) {
+      // A missing conversation is 404 before its cursor is judged (docs/errors.md#precedence).
+      await this.get(workspaceId, conversationId);
+      throw error;
     }
-    const beforeId = before === undefined ? undefined : decodeCursor(conversationId, before);
-    const page = await this.storage.messages.page(workspaceId, conversationId, { before: beforeId, limit });
-    if (!page) throw invalidCursor();
-    const oldest = page.messages[0];
-    if (!page.hasMore || !oldest) return { messages: page.messages, hasMore: false };
-    return { messages: page.messages, hasMore: true, nextCursor: encodeCursor(conversationId, oldest.id) };
+    const page = await this.storage.messages.page(workspaceId, conversationId, after === undefined ? { before: cursor, limit, requireConversation: true } : { after: cursor, limit, requireConversation: true });
+    if (!page) {
+      await this.get(workspaceId, conversationId);
+      throw invalidCursor();
+    }
+    // Forward pages continue after their newest message, backward ones before their oldest.
+    const edge = after === undefined ? page.messages[0] : page.messages.at(-1);
+    if (!page.hasMore || !edge) return { messages: page.messages, hasMore: false };
+    return { messages: page.messages, hasMore: true, nextCursor: encodeCursor(conversationId, edge.id) };
   }
 
   /** Live signals are best effort: the write happened, and streams re-read storage anyway. */

@@ -2,7 +2,7 @@
 import type { MessagePage, Storage } from '../../ports/storage.js';
 import type { Message } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
-import { ids, Records, WS } from './fixtures.js';
+import { ids, OTHER_WS, Records, WS } from './fixtures.js';
 
 /** @internal Registers the tests of `storage.messages.page`. */
 export function messagePageTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
@@ -128,6 +128,21 @@ export function messagePageTests(t: ContractTestApi, open: () => Promise<OpenedF
       for (const before of forged) {
         expect(await storage.messages.page(WS, conversation.id, { before, limit: 10 }), `before '${before}'`).toBeNull();
       }
+    });
+
+    test('with requireConversation, an unknown conversation (or another workspace\'s) is null in every direction', async (storage) => {
+      const { records, agent, conversation, messages } = await history(storage, 3);
+      const empty = await records.insertConversation(storage, WS, agent.id);
+      const required = (workspaceId: string, conversationId: string, query: { before?: string; after?: string }) =>
+        storage.messages.page(workspaceId, conversationId, { ...query, limit: 2, requireConversation: true });
+      for (const query of [{}, { before: messages[2]!.id }, { after: messages[0]!.id }]) {
+        expect(await required(WS, records.id('conv'), query), JSON.stringify(query)).toBeNull();
+        expect(await required(OTHER_WS, conversation.id, query), JSON.stringify(query)).toBeNull();
+        expect(await required(WS, conversation.id, query)).toEqual(await storage.messages.page(WS, conversation.id, { ...query, limit: 2 }));
+      }
+      expect(await required(WS, conversation.id, {})).toEqual({ messages: messages.slice(1), hasMore: true });
+      expect(await required(WS, empty.id, {})).toEqual({ messages: [], hasMore: false });
+      expect(await required(WS, conversation.id, { before: records.id('msg') })).toBeNull();
     });
   });
 }
