@@ -85,6 +85,31 @@ describe('RateLimiter', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it('holds each pending call to its own deadline, one shared timer for all of them', async () => {
+    vi.useFakeTimers();
+    // Calls 1 and 3 hang, call 2 answers at once: each hanging call is decided 250 ms after it began.
+    const { store } = scriptedStore((call) => (call === 2 ? Promise.resolve(ok) : hang()));
+    const limiter = new RateLimiter(store, new ManualClock(), { failure: 'closed', onStoreError: () => undefined });
+    const results: unknown[] = [];
+    void limiter.check(principal('ws1')).then((value) => (results[0] = value));
+    await vi.advanceTimersByTimeAsync(100);
+    void limiter.check(principal('ws1')).then((value) => (results[1] = value));
+    void limiter.check(principal('ws1')).then((value) => (results[2] = value));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(results[1]).toEqual({ ...ok, plan: 'free', periodMs: 3_600_000 });
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(149);
+    expect(results[0]).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(results[0]).toMatchObject({ failure: 'closed' });
+    expect(results[2]).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(99);
+    expect(results[2]).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(results[2]).toMatchObject({ failure: 'closed' });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('recovers on the very next call once the store answers again', async () => {
     // First a refusal to connect, then a hang, then the store is back.
     const answers = [() => Promise.reject(new Error('down')), hang, () => Promise.resolve(ok)];

@@ -61,7 +61,7 @@ export interface RateLimitResult extends RateLimitDecision {
 export class RateLimiter {
   private readonly plans: PlanRules;
   private readonly failure: RateLimitFailurePolicy;
-  private readonly timeoutMs: number;
+  private readonly deadlines: Deadlines;
   private readonly closedRetryAfterMs: number;
   private readonly onStoreError: NonNullable<RateLimiterOptions['onStoreError']>;
 
@@ -73,7 +73,7 @@ export class RateLimiter {
     this.plans = planRules(options.plans);
     this.failure = options.failure ?? 'open';
     if (this.failure !== 'open' && this.failure !== 'closed') throw new RangeError(`Unknown rate-limit failure policy '${String(this.failure)}'`);
-    this.timeoutMs = positive(options.timeoutMs ?? 250, 'timeoutMs');
+    this.deadlines = new Deadlines(positive(options.timeoutMs ?? 250, 'timeoutMs'));
     this.closedRetryAfterMs = positive(options.closedRetryAfterMs ?? 1000, 'closedRetryAfterMs');
     this.onStoreError =
       options.onStoreError ??
@@ -91,7 +91,7 @@ export class RateLimiter {
     const key = principal.workspaceId;
     const about = { plan: principal.plan, periodMs: rule.periodMs };
     try {
-      const decision = await withTimeout(this.store.hit(key, rule, nowMs), this.timeoutMs);
+      const decision = await this.deadlines.race(this.store.hit(key, rule, nowMs));
       return { ...decision, ...about };
     } catch (error) {
       try {
@@ -106,17 +106,73 @@ export class RateLimiter {
   }
 }
 
-/** `promise`, or a rejection with a timeout `Error` after `ms` milliseconds. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  // A store that answers after the deadline must not become an unhandled rejection.
-  promise.catch(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Rate-limit store did not answer within ${ms} ms`)), ms);
+/**
+ * The deadlines of pending store calls. They are all `ms` long, so they expire in the order they
+ * were set: one timer, armed for the oldest pending deadline, serves every request in flight —
+ * instead of a timer and a `Promise.race` per request, which cost more than a memory store's
+ * answer. An answer that arrives first settles its entry; the timer skips settled entries.
+ */
+class Deadlines {
+  private queue: Array<{ at: number; settled: boolean; expire: () => void }> = [];
+  private head = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly ms: number) {}
+
+  /** `promise`'s outcome, or a rejection with a timeout `Error` once `ms` milliseconds have passed. */
+  race<T>(promise: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const entry = {
+        at: performance.now() + this.ms,
+        settled: false,
+        expire: () => reject(new Error(`Rate-limit store did not answer within ${this.ms} ms`)),
+      };
+      this.queue.push(entry);
+      if (this.timer === undefined) this.arm();
+      // A store that answers after the deadline settles an already-rejected promise: a no-op.
+      promise.then(
+        (value) => {
+          entry.settled = true;
+          resolve(value);
+        },
+        (error: unknown) => {
+          entry.settled = true;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  private arm(): void {
+    while (this.head < this.queue.length && this.queue[this.head]!.settled) this.head += 1;
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+      this.timer = undefined;
+      return;
+    }
+    if (this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    this.timer = setTimeout(() => this.expire(), Math.max(0, this.queue[this.head]!.at - performance.now()));
     // The deadline alone must not keep a process alive.
-    timer.unref?.();
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+    this.timer.unref?.();
+  }
+
+  private expire(): void {
+    const now = performance.now();
+    while (this.head < this.queue.length) {
+      const entry = this.queue[this.head]!;
+      if (!entry.settled && entry.at > now) break;
+      this.head += 1;
+      if (!entry.settled) {
+        entry.settled = true;
+        entry.expire();
+      }
+    }
+    this.arm();
+  }
 }
 
 function positive(value: number, name: string): number {

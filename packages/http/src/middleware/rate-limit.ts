@@ -72,8 +72,8 @@ export function rateLimit(
 
     await next();
     // After next(): a handler may have returned its own Response, which Hono does not merge
-    // with headers set before it existed.
-    setResponseHeaders(c, headers);
+    // with headers set before it existed. Responses built from the context have them already.
+    if (!c.res.headers.has('RateLimit')) setResponseHeaders(c, headers);
   };
 }
 
