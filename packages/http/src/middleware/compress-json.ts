@@ -9,6 +9,9 @@ export const COMPRESSION_THRESHOLD_BYTES = 1024;
 /** `application/json` and `+json` media types (RFC 6839), e.g. the OpenAPI document. */
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
 
+/** An `Accept-Encoding` under which Hono's `compress` may choose a coding: one named, or `*`. */
+const ACCEPTS_COMPRESSION = /gzip|deflate|\*/i;
+
 /**
  * Compresses JSON responses of {@link COMPRESSION_THRESHOLD_BYTES} or more with gzip or deflate
  * when the request's `Accept-Encoding` allows one (RFC 9110 §12.5.3), adding `Vary:
@@ -21,6 +24,9 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
 export function compressJson(): MiddlewareHandler<ParleyEnv> {
   const gzip = compress({ threshold: COMPRESSION_THRESHOLD_BYTES, contentTypeFilter: JSON_MEDIA_TYPE });
   return async function compressJson(c, next) {
+    // A client that takes neither coding gets the response as built: measuring it would cost a
+    // copy of every body. (An uncompressed response suits every client, so it needs no `Vary`.)
+    if (!ACCEPTS_COMPRESSION.test(c.req.header('Accept-Encoding') ?? '')) return next();
     await gzip(c, async () => {
       await next();
       const response = c.res;
