@@ -10,20 +10,28 @@
  * POST) and the hand-written peer measured in the same run. On Redis it also counts, per request,
  * the commands the server sent and the round trips they took (MONITOR).
  *
- * Environment: `BENCH_ROUNDS` (3), `BENCH_SECONDS` per measurement (3), `BENCH_LARGE` (1 000 000
+ * Also: POST agent with one subscribed webhook endpoint, the delivery to a receiver in this
+ * process included (CPU counted until the last delivery arrived); one message fanned out to 1 000
+ * open live streams; webhook deliveries per second (`delivery.ts`'s burst); and a table of issue
+ * 12's targets, each met or missed.
+ *
+ * Environment: `BENCH_ROUNDS` (3), `BENCH_SECONDS` per measurement (2), `BENCH_LARGE` (1 000 000
  * messages), `REDIS_URL` (redis://127.0.0.1:6379; Redis scenarios are left out when it does not
- * answer). Writes the table to bench/RESULTS.md.
+ * answer). Writes the tables to bench/RESULTS.md and deletes its Redis keys at the end.
  */
 import autocannon from 'autocannon';
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { Agent, createServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3));
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const STREAMS = 1_000;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CONNECTIONS = 50;
 const TICKS_PER_SECOND = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
@@ -47,6 +55,8 @@ interface Scenario {
   /** The bare-Hono scenario this one is a ratio to, and the peer scenario (same route, hand-written). */
   bare?: string;
   peer?: string;
+  /** Each 2xx causes one webhook delivery, counted in (the window ends when the last arrived). */
+  delivers?: boolean;
 }
 
 interface Figures {
@@ -55,6 +65,41 @@ interface Figures {
   p50: number;
   p99: number;
   errors: number;
+  /** Deliveries per second over the window (scenarios that deliver). */
+  deliveriesPerSecond?: number;
+}
+
+/** The webhook receiver: answers 204 at once and counts what arrived. */
+let delivered = 0;
+const receiver = createServer((request, response) => {
+  request.resume();
+  request.on('end', () => {
+    delivered += 1;
+    response.writeHead(204).end();
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
+
+/** Resolves once `done()` holds (polled every 20 ms), or after `ms`. */
+async function until(done: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
+/** Waits until `pid` used at most one tick of CPU in a second (seeding and its background work done). */
+async function settled(pid: number, ms = 180_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (let before = cpuTicks(pid); Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const now = cpuTicks(pid);
+    if (now - before <= 1) return;
+    before = now;
+  }
 }
 
 async function redisAnswers(): Promise<boolean> {
@@ -114,11 +159,17 @@ function load(target: Target, scenario: Scenario, seconds: number) {
 }
 
 async function measure(target: Target, scenario: Scenario): Promise<Figures> {
-  await load(target, scenario, 1); // warm-up: JIT, connections, caches
+  const warm = await load(target, scenario, 1); // warm-up: JIT, connections, caches
   const pid = target.process!.pid!;
+  if (scenario.delivers) await until(() => delivered >= warm['2xx'], 60_000);
+  const deliveredBefore = delivered;
+  const started = performance.now();
   const before = cpuTicks(pid);
   const result = await load(target, scenario, SECONDS);
+  // Delivery work trails the responses: the window ends when the last delivery arrived.
+  if (scenario.delivers) await until(() => delivered - deliveredBefore >= result['2xx'], 60_000);
   const ticks = cpuTicks(pid) - before;
+  const seconds = (performance.now() - started) / 1000;
   const completed = result.requests.total;
   return {
     cpuUs: ((ticks / TICKS_PER_SECOND) * 1e6) / Math.max(completed, 1),
@@ -126,16 +177,78 @@ async function measure(target: Target, scenario: Scenario): Promise<Figures> {
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.non2xx + result.errors + result.timeouts,
+    ...(scenario.delivers && { deliveriesPerSecond: (delivered - deliveredBefore) / seconds }),
   };
+}
+
+/**
+ * Opens {@link STREAMS} live streams of the target's `fanOut` conversation, posts one message and
+ * waits until every stream received it: milliseconds from the POST to the last stream, and the
+ * server's CPU µs for the whole fan-out (the POST included), per stream.
+ */
+async function fanOut(target: Target): Promise<{ ms: number; cpuUsPerStream: number; received: number }> {
+  const info = target.info!;
+  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+  const responses: IncomingMessage[] = [];
+  const wanted = randomUUID();
+  let received = 0;
+  let lastAt = 0;
+  await Promise.all(
+    Array.from({ length: STREAMS }, () =>
+      new Promise<void>((resolve, reject) => {
+        const request = httpRequest(
+          { host: '127.0.0.1', port: info.port, path: `/api/conversations/${info.conversations.fanOut}/stream`, agent, headers: { authorization: `Bearer ${info.key}`, accept: 'text/event-stream' } },
+          (response) => {
+            responses.push(response);
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => {
+              if (!text.includes(wanted) && (text += chunk).includes(wanted)) {
+                received += 1;
+                lastAt = performance.now();
+              }
+            });
+            response.on('error', () => {});
+            resolve();
+          },
+        );
+        request.on('error', reject);
+        request.end();
+      }),
+    ),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500)); // every stream subscribed and idle
+  const pid = target.process!.pid!;
+  const before = cpuTicks(pid);
+  const posted = performance.now();
+  await fetch(`http://127.0.0.1:${info.port}/api/conversations/${info.conversations.fanOut}/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${info.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ role: 'user', content: `fan-out ${wanted}` }),
+  }).then((response) => response.arrayBuffer());
+  await until(() => received === STREAMS, 30_000);
+  const ticks = cpuTicks(pid) - before;
+  for (const response of responses) response.destroy();
+  agent.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 500)); // the server lets the streams go
+  return { ms: lastAt - posted, cpuUsPerStream: ((ticks / TICKS_PER_SECOND) * 1e6) / STREAMS, received };
+}
+
+/** Sum of `calls` over `INFO commandstats` (commands scripts ran included; other clients too). */
+async function commandCalls(client: Redis): Promise<number> {
+  const info = await client.info('commandstats');
+  return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
 }
 
 /** Commands the target sent per request, commands run (scripts included) and round trips (MONITOR). */
 async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
+  const stats = new Redis(REDIS_URL);
   const monitor = await new Redis(REDIS_URL).monitor();
   const seen: Array<{ time: number; source: string }> = [];
   monitor.on('monitor', (time: string, _args: string[], source: string) => seen.push({ time: Number(time), source }));
   await new Promise((resolve) => setTimeout(resolve, 100));
   seen.length = 0;
+  const callsBefore = await commandCalls(stats);
   const info = target.info!;
   for (let i = 0; i < requests; i += 1) {
     const response = await fetch(`http://127.0.0.1:${info.port}${scenario.path(info)}`, {
@@ -147,13 +260,16 @@ async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
     await new Promise((resolve) => setTimeout(resolve, 5)); // a gap between requests
   }
   await new Promise((resolve) => setTimeout(resolve, 100));
+  // Less this probe's own INFO, and MONITOR's commands (none: MONITOR itself is not counted after it starts).
+  const calls = (await commandCalls(stats)) - callsBefore - 1;
+  stats.disconnect();
   monitor.disconnect();
   const sent = seen.filter((entry) => entry.source !== 'lua');
   // Commands of one round trip (a pipeline, or one command) arrive within microseconds of each
   // other; the next round trip waits at least for the reply to travel and the server to act on it.
   let trips = 0;
   for (let i = 0; i < sent.length; i += 1) if (i === 0 || sent[i]!.time - sent[i - 1]!.time > 0.00005) trips += 1;
-  return { sent: sent.length / requests, run: seen.length / requests, trips: trips / requests };
+  return { sent: sent.length / requests, run: seen.length / requests, trips: trips / requests, calls: calls / requests };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
@@ -163,18 +279,27 @@ const withRedis = await redisAnswers();
 if (!withRedis) console.warn(`⚠️  Redis at ${REDIS_URL} does not answer: Redis scenarios are left out.`);
 
 const large = Number(process.env.BENCH_LARGE ?? 1_000_000);
+const redisPrefix = `bench:${randomUUID().slice(0, 8)}:`;
+const webhooks = { BENCH_WEBHOOK_URL: receiverUrl, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
 const targets: Target[] = [
   { name: 'bare Hono', script: here('targets/peers.ts'), env: { PEER: 'bare' } },
   { name: 'Hono + Map peer', script: here('targets/peers.ts'), env: { PEER: 'map' } },
   { name: 'Parley memory', script: here('targets/parley.ts'), env: { LOG_LEVEL: 'warn', BENCH_LARGE: String(large) } },
   { name: 'Parley memory, info log', script: here('targets/parley.ts'), env: { LOG_LEVEL: 'info', BENCH_LARGE: '0' } },
+  { name: 'Parley memory, webhooks', script: here('targets/parley.ts'), env: { LOG_LEVEL: 'warn', BENCH_LARGE: '0', ...webhooks } },
   ...(withRedis
     ? [
         { name: 'Hono + ioredis peer', script: here('targets/peers.ts'), env: { PEER: 'ioredis', REDIS_URL }, redis: true },
         {
           name: 'Parley Redis',
           script: here('targets/parley.ts'),
-          env: { LOG_LEVEL: 'warn', REDIS_URL, REDIS_PREFIX: `bench:${randomUUID().slice(0, 8)}:`, BENCH_LARGE: String(large), DELIVERY_WORKER: 'false' },
+          env: { LOG_LEVEL: 'warn', REDIS_URL, REDIS_PREFIX: `${redisPrefix}a:`, BENCH_LARGE: String(large), DELIVERY_WORKER: 'false' },
+          redis: true,
+        },
+        {
+          name: 'Parley Redis, webhooks',
+          script: here('targets/parley.ts'),
+          env: { LOG_LEVEL: 'warn', REDIS_URL, REDIS_PREFIX: `${redisPrefix}b:`, BENCH_LARGE: '0', ...webhooks },
           redis: true,
         },
       ]
@@ -182,9 +307,11 @@ const targets: Target[] = [
 ];
 
 const message = JSON.stringify({ role: 'user', content: 'Hello! I would like to know the status of my order, please.' });
+const newAgent = JSON.stringify({ name: 'Support agent', description: 'Answers order questions', model: 'modelA-4' });
 const agent = (i: Record<string, any>) => `/api/agents/${i.agentId}`;
 const history = (size: 'small' | 'medium' | 'large') => (i: Record<string, any>) => `/api/conversations/${i.conversations?.[size] ?? i.conversationId}/messages?limit=50`;
 const append = (i: Record<string, any>) => `/api/conversations/${i.conversations?.append ?? i.conversationId}/messages`;
+const LARGE_NAME = `history (50) at ${large.toLocaleString('en')}`;
 
 const scenarios: Scenario[] = [
   { name: 'bare GET (JSON object)', target: 'bare Hono', method: 'GET', path: () => '/json' },
@@ -203,8 +330,11 @@ for (const target of ['Parley memory', ...(withRedis ? ['Parley Redis'] : [])]) 
     { name: 'POST message', target, method: 'POST', path: append, body: message, bare: 'bare POST (valibot into a Map)', peer: peerOf('POST message') },
     { name: 'history (50) at 10²', target, method: 'GET', path: history('small'), bare: 'bare GET (JSON object)', peer: peerOf('history (50) at 10²') },
     { name: 'history (50) at 10⁴', target, method: 'GET', path: history('medium'), bare: 'bare GET (JSON object)' },
-    { name: `history (50) at ${large.toLocaleString('en')}`, target, method: 'GET', path: history('large'), bare: 'bare GET (JSON object)' },
+    { name: LARGE_NAME, target, method: 'GET', path: history('large'), bare: 'bare GET (JSON object)' },
   );
+}
+for (const target of ['Parley memory, webhooks', ...(withRedis ? ['Parley Redis, webhooks'] : [])]) {
+  scenarios.push({ name: 'POST agent (1 webhook, delivered)', target, method: 'POST', path: () => '/api/agents', body: newAgent, bare: 'bare POST (valibot into a Map)', delivers: true });
 }
 if (withRedis) {
   scenarios.push(
@@ -214,30 +344,42 @@ if (withRedis) {
   );
 }
 scenarios.push({ name: 'GET agent', target: 'Parley memory, info log', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Parley memory: GET agent' });
+const fanOutTargets = ['Parley memory', ...(withRedis ? ['Parley Redis'] : [])];
 
 const started = Date.now();
+const byName = (name: string) => targets.find((candidate) => candidate.name === name)!;
 console.log(`Starting ${targets.length} servers (seeding ${large.toLocaleString('en')} messages per Parley store)…`);
-for (const target of targets) {
-  const t0 = Date.now();
-  await start(target);
-  console.log(`  ${target.name}: ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+await Promise.all(
+  targets.map(async (target) => {
+    const t0 = Date.now();
+    await start(target);
+    await settled(target.process!.pid!);
+    console.log(`  ${target.name}: ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }),
+);
+
+/** `npm run bench:delivery`'s burst: deliveries per second by backend (memory, Redis). */
+function deliveryBurst(): Map<string, number> {
+  const output = execSync(`${process.execPath} --import tsx ${here('delivery.ts')} 3000`, { env: { ...process.env, REDIS_URL }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Map([...output.matchAll(/^\| (memory|Redis) \| ([\d\s,]+) \|/gm)].map((match) => [match[1]!, Number(match[2]!.replace(/[\s,]/g, ''))]));
 }
 
 const key = (scenario: Scenario) => `${scenario.target}: ${scenario.name}`;
 const samples = new Map<string, Figures[]>(scenarios.map((scenario) => [key(scenario), []]));
+const fanOuts = new Map<string, Array<Awaited<ReturnType<typeof fanOut>>>>(fanOutTargets.map((name) => [name, []]));
 try {
   for (let round = 1; round <= ROUNDS; round += 1) {
     console.log(`Round ${round} of ${ROUNDS}…`);
-    for (const scenario of scenarios) {
-      const target = targets.find((candidate) => candidate.name === scenario.target)!;
-      samples.get(key(scenario))!.push(await measure(target, scenario));
-    }
+    for (const scenario of scenarios) samples.get(key(scenario))!.push(await measure(byName(scenario.target), scenario));
+    for (const name of fanOutTargets) fanOuts.get(name)!.push(await fanOut(byName(name)));
   }
   const traffic = new Map<string, Awaited<ReturnType<typeof redisTraffic>>>();
   for (const scenario of scenarios) {
-    const target = targets.find((candidate) => candidate.name === scenario.target)!;
-    if (target.redis) traffic.set(key(scenario), await redisTraffic(target, scenario));
+    const target = byName(scenario.target);
+    if (target.redis && !scenario.delivers) traffic.set(key(scenario), await redisTraffic(target, scenario));
   }
+  console.log('Webhook delivery burst (npm run bench:delivery)…');
+  const burst = deliveryBurst();
 
   const figures = new Map([...samples].map(([name, runs]) => [name, {
     cpuUs: median(runs.map((run) => run.cpuUs)),
@@ -245,6 +387,7 @@ try {
     p50: median(runs.map((run) => run.p50)),
     p99: median(runs.map((run) => run.p99)),
     errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    deliveriesPerSecond: runs[0]?.deliveriesPerSecond === undefined ? undefined : median(runs.map((run) => run.deliveriesPerSecond!)),
   }]));
   const ratio = (name: string, other?: string) => {
     const base = other && figures.get(other);
@@ -255,32 +398,96 @@ try {
     const name = key(scenario);
     const f = figures.get(name)!;
     const t = traffic.get(name);
-    return `| ${scenario.target} | ${scenario.name} | **${fixed(f.cpuUs)}** | ${fixed(f.rps)} | ${fixed(f.p50, 1)} | ${fixed(f.p99, 1)} | ${scenario.bare ? ratio(name, `bare Hono: ${scenario.bare}`) : '1.00 ×'} | ${ratio(name, scenario.peer)} | ${t ? `${fixed(t.trips, 1)} (${fixed(t.sent, 1)} sent, ${fixed(t.run, 1)} run)` : ''} |${f.errors ? ` ⚠️ ${f.errors} errors` : ''}`;
+    const trips = t ? `${fixed(t.trips, 1)} (${fixed(t.sent, 1)} sent, ${fixed(t.run, 1)} run; commandstats ${fixed(t.calls, 1)})` : '';
+    const note = [f.deliveriesPerSecond === undefined ? '' : `${fixed(f.deliveriesPerSecond)} deliveries/s`, f.errors ? `⚠️ ${f.errors} errors` : ''].filter(Boolean).join('; ');
+    return `| ${scenario.target} | ${scenario.name} | **${fixed(f.cpuUs)}** | ${fixed(f.rps)} | ${fixed(f.p50, 1)} | ${fixed(f.p99, 1)} | ${scenario.bare ? ratio(name, `bare Hono: ${scenario.bare}`) : '1.00 ×'} | ${ratio(name, scenario.peer)} | ${trips} | ${note} |`;
   });
-  const parley = targets.find((target) => target.name === 'Parley memory')!.info!;
+  const fanOutRows = fanOutTargets.map((name) => {
+    const runs = fanOuts.get(name)!;
+    const complete = runs.every((run) => run.received === STREAMS);
+    return `| ${name} | ${fixed(median(runs.map((run) => run.ms)), 1)} | ${fixed(median(runs.map((run) => run.cpuUsPerStream)), 1)} | ${complete ? 'all' : `⚠️ ${Math.min(...runs.map((run) => run.received))} of ${STREAMS}`} |`;
+  });
+
+  // Issue 12's targets, each with this run's figure.
+  const cpu = (name: string) => figures.get(name)?.cpuUs;
+  const targetRows: string[] = [];
+  const check = (what: string, value: number | undefined, met: (value: number) => boolean, shown: (value: number) => string) => {
+    if (value === undefined || Number.isNaN(value)) return;
+    targetRows.push(`| ${what} | ${shown(value)} | ${met(value) ? '✅' : '❌'} |`);
+  };
+  const us = (value: number) => `${fixed(value)} µs`;
+  check('memory GET agent ≤ 30 µs', cpu('Parley memory: GET agent'), (v) => v <= 30, us);
+  check('memory list agents (20) ≤ 55 µs', cpu('Parley memory: list agents (20)'), (v) => v <= 55, us);
+  check('memory POST message ≤ 70 µs', cpu('Parley memory: POST message'), (v) => v <= 70, us);
+  check('memory history (50) ≤ 70 µs', cpu('Parley memory: history (50) at 10²'), (v) => v <= 70, us);
+  check('info request log adds ≤ 8 µs', (cpu('Parley memory, info log: GET agent') ?? NaN) - (cpu('Parley memory: GET agent') ?? NaN), (v) => v <= 8, (v) => `+${fixed(v)} µs`);
+  check('memory GET agent req/s ≥ Hono + Map peer', (figures.get('Parley memory: GET agent')?.rps ?? NaN) / (figures.get('Hono + Map peer: GET agent')?.rps ?? NaN), (v) => v >= 1, (v) => `${v.toFixed(2)} × the peer's`);
+  check('memory history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley memory: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley memory: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
+  if (withRedis) {
+    const trips = [...traffic].filter(([name]) => name.startsWith('Parley Redis: '));
+    check('Redis ≤ 2 round trips per route', Math.max(...trips.map(([, t]) => t.trips)), (v) => v <= 2.05, (v) => `at most ${fixed(v, 1)} (${trips.map(([name, t]) => `${name.slice('Parley Redis: '.length)} ${fixed(t.trips, 1)}`).join(', ')})`);
+    check('Redis GET agent ≤ 60 µs', cpu('Parley Redis: GET agent'), (v) => v <= 60, us);
+    check('Redis POST message ≤ 140 µs', cpu('Parley Redis: POST message'), (v) => v <= 140, us);
+    check('Redis history (50) ≤ 140 µs', cpu('Parley Redis: history (50) at 10²'), (v) => v <= 140, us);
+    check('Redis history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley Redis: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley Redis: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
+  }
+  check('webhook deliveries ≥ 2 000/s, memory', burst.get('memory'), (v) => v >= 2_000, (v) => `${fixed(v)}/s`);
+  check('webhook deliveries ≥ 1 000/s, Redis', burst.get('Redis'), (v) => v >= 1_000, (v) => `${fixed(v)}/s`);
+
+  const parley = byName('Parley memory').info!;
   const parleyRedis = targets.find((target) => target.name === 'Parley Redis')?.info;
   const commit = execSync('git rev-parse --short HEAD', { cwd: here('.') }).toString().trim();
-  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const machine = cpus()[0]?.model ?? 'unknown CPU';
   const report = [
     `# Benchmark results`,
     '',
-    `${new Date().toISOString().slice(0, 10)}, commit ${commit}, Node ${process.version}, ${cpus().length} × ${cpu}. ` +
+    `${new Date().toISOString().slice(0, 10)}, commit ${commit}, Node ${process.version}, ${cpus().length} × ${machine}. ` +
       `${ROUNDS} interleaved rounds of ${SECONDS} s per scenario, ${CONNECTIONS} connections (autocannon), medians. ` +
-      `Took ${Math.round((Date.now() - started) / 1000)} s.`,
+      `Took ${Math.round((Date.now() - started) / 1000)} s after the build.`,
     '',
-    '| server | scenario | server CPU µs / request | req/s | p50 ms | p99 ms | CPU vs bare Hono | CPU vs peer | Redis round trips / request |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '## Targets (issue 12)',
+    '',
+    '| target | this run | met |',
+    '|---|---|---|',
+    ...targetRows,
+    '',
+    '## Per request',
+    '',
+    '| server | scenario | server CPU µs / request | req/s | p50 ms | p99 ms | CPU vs bare Hono | CPU vs peer | Redis round trips / request | |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
+    '',
+    `## One message to ${fixed(STREAMS)} live streams`,
+    '',
+    '| server | POST → last stream, ms | server CPU µs per stream | streams that got it |',
+    '|---|---|---|---|',
+    ...fanOutRows,
     '',
     `RSS per 10⁶ stored messages: memory ${fixed(parley.rssPerMillionMessages / 2 ** 20)} MiB` +
       (parleyRedis ? ` (the Redis server holds Redis's; the Parley process grew ${fixed(parleyRedis.rssPerMillionMessages / 2 ** 20)} MiB)` : '') + '.',
+    `Webhook delivery burst (\`npm run bench:delivery 3000\`): ${[...burst].map(([backend, perSecond]) => `${backend} ${fixed(perSecond)}/s`).join(', ')}.`,
     '',
     '"CPU vs peer" is against the hand-written peer on the same route (for the info-log row: against the same server at warn).',
-    'Redis round trips count the commands the server sent that arrived more than 50 µs after the previous one (a pipeline arrives at once); "run" includes the commands scripts ran.',
+    'POST agent (1 webhook) counts the server\'s CPU until the last delivery reached the receiver, divided by the agents created.',
+    'Redis round trips count the commands the server sent that arrived more than 50 µs after the previous one (a pipeline arrives at once); "run" includes the commands scripts ran; "commandstats" is the growth of `INFO commandstats` calls per request (scripts\' commands included, other clients of the same Redis too).',
   ].join('\n');
   console.log(`\n${report}\n`);
   writeFileSync(here('../RESULTS.md'), `${report}\n`);
 } finally {
   for (const target of targets) target.process?.kill('SIGTERM');
+  receiver.close();
+  if (withRedis) await deletePrefix(redisPrefix);
 }
 process.exit(0);
+
+/** Deletes every key under `prefix` (the Parley Redis targets' seeded data). */
+async function deletePrefix(prefix: string): Promise<void> {
+  const client = new Redis(REDIS_URL);
+  for (let cursor = '0'; ; ) {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await client.unlink(...keys);
+    cursor = next;
+    if (cursor === '0') break;
+  }
+  client.disconnect();
+}

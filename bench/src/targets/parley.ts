@@ -5,9 +5,12 @@
  * 10⁶-message history takes seconds, not an HTTP load of its own).
  *
  * Seeds workspace `bench`: 30 agents, conversations of 10², 10⁴ and `BENCH_LARGE` (default 10⁶)
- * messages, and one to append to. Prints one JSON line: `{port, key, agentId, conversations:
- * {append, small, medium, large}, rssPerMillionMessages}` (bytes, measured around the large fill).
+ * messages, one to append to and one for live streams; with `BENCH_WEBHOOK_URL`, a webhook
+ * endpoint for `agent.created` there. Prints one JSON line: `{port, key, agentId, conversations:
+ * {append, fanOut, small, medium, large}, rssPerMillionMessages}` (bytes, measured around the
+ * large fill).
  */
+import { createUlidGenerator, type Message } from '@parley/core';
 import { loadConfig, startServer } from '@parley/http/server';
 
 const KEY = 'bench-parley-key-0123456789abcdef';
@@ -31,17 +34,37 @@ for (let i = 0; i < 30; i += 1) {
 }
 const agentId = agents[0]!.id;
 
-/** A conversation with `count` messages, appended `concurrency` at a time. */
-async function conversationWith(count: number, concurrency = 64): Promise<string> {
+const ids = createUlidGenerator();
+
+/**
+ * A conversation with `count` messages. Up to 10⁴ they go through the service, 64 at a time;
+ * beyond, straight to the store's `append` (the same atomic write with its event, minus the
+ * service's validation and live-stream signal), 500 in flight.
+ */
+async function conversationWith(count: number): Promise<string> {
   const { id } = await core.conversations.create(WORKSPACE, { agentId });
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      await core.conversations.sendMessage(WORKSPACE, id, { role: i % 2 ? 'assistant' : 'user', content: `Benchmark message number ${i}, of a typical length for a chat.` });
+  const content = (i: number) => `Benchmark message number ${i}, of a typical length for a chat.`;
+  if (count <= 10_000) {
+    let next = 0;
+    const worker = async () => {
+      while (next < count) {
+        const i = next++;
+        await core.conversations.sendMessage(WORKSPACE, id, { role: i % 2 ? 'assistant' : 'user', content: content(i) });
+      }
+    };
+    await Promise.all(Array.from({ length: 64 }, worker));
+    return id;
+  }
+  for (let done = 0; done < count; done += 500) {
+    const batch: Array<Promise<unknown>> = [];
+    for (let i = done; i < Math.min(count, done + 500); i += 1) {
+      const createdAt = new Date().toISOString();
+      const message: Message = { id: ids.next('msg'), conversationId: id, content: content(i), role: i % 2 ? 'assistant' : 'user', metadata: {}, createdAt };
+      const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
+      batch.push(core.storage.messages.append(WORKSPACE, message, { id: ids.next('evt'), type, workspaceId: WORKSPACE, occurredAt: createdAt, data: message }));
     }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+    await Promise.all(batch);
+  }
   return id;
 }
 
@@ -49,12 +72,16 @@ const rss = () => {
   (globalThis as { gc?: () => void }).gc?.();
   return process.memoryUsage().rss;
 };
+// With BENCH_WEBHOOK_URL: one endpoint subscribed to agent.created, so each POST agent is delivered.
+if (process.env.BENCH_WEBHOOK_URL) await core.webhooks.create(WORKSPACE, { url: process.env.BENCH_WEBHOOK_URL, events: ['agent.created'] });
+
 const append = await conversationWith(0);
+const fanOut = await conversationWith(0);
 const small = await conversationWith(100);
 const medium = await conversationWith(10_000);
 const rssBefore = rss();
 const large = await conversationWith(LARGE);
 const rssPerMillionMessages = Math.round(((rss() - rssBefore) * 1_000_000) / Math.max(LARGE, 1));
 
-process.stdout.write(`${JSON.stringify({ port: running.handle.port, key: KEY, agentId, conversations: { append, small, medium, large }, rssPerMillionMessages })}\n`);
+process.stdout.write(`${JSON.stringify({ port: running.handle.port, key: KEY, agentId, conversations: { append, fanOut, small, medium, large }, rssPerMillionMessages })}\n`);
 process.on('SIGTERM', () => void running.close().finally(() => process.exit(0)));

@@ -4,6 +4,7 @@
  * drain requests and in-flight delivery attempts first, then close Redis. Also starts a
  * delivery worker alone (`parley worker`).
  */
+import { setMaxListeners } from 'node:events';
 import { createCore, createDeliveryWorker, createReplyWorker, type Core, type CoreOptions, type DeliveryWorker, type ReplyOutcome, type ReplyWorker } from '@parley/core';
 import { languageModels } from './language-models.js';
 import { createMetrics, type ParleyMetrics } from './metrics/metrics.js';
@@ -138,6 +139,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const keys = await setUpApiKeys(core, backend.keyStorage, config.apiKeys);
     if (config.apiKeys?.length) backend.onReconnect(restoreConfiguredKeys(core, config.apiKeys, logger));
     const shutdown = new AbortController();
+    // Every open live stream listens for it: thousands of listeners are expected, not a leak.
+    setMaxListeners(0, shutdown.signal);
     const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: backend.adapters.deliveryQueue });
     const app = createApp(core, {
       bodyLimitBytes: config.bodyLimitBytes,

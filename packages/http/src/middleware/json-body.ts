@@ -72,16 +72,26 @@ function parseJson(bytes: Uint8Array): unknown {
  */
 export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler<ParleyEnv, string, JsonBodyInput> {
   const maxBytes = options.maxBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const tooLarge = () => new ParleyError(ErrorCode.payloadTooLarge, `The request body is larger than ${maxBytes} bytes.`, { limitBytes: maxBytes });
   const limit = bodyLimit({
     maxSize: maxBytes,
     onError: () => {
-      throw new ParleyError(ErrorCode.payloadTooLarge, `The request body is larger than ${maxBytes} bytes.`, { limitBytes: maxBytes });
+      throw tooLarge();
     },
   });
+  // A body framed by Content-Length is judged by it before a byte is read, and then read straight
+  // from the socket (@hono/node-server's direct path); only other bodies (chunked) stream through
+  // `hono/body-limit`, which counts bytes but first builds a whole WHATWG Request.
+  const limitByLength: typeof limit = async (c, next) => {
+    const length = c.req.header('Content-Length');
+    if (length === undefined || c.req.header('Transfer-Encoding') !== undefined) return limit(c, next);
+    if (Number(length) > maxBytes) throw tooLarge();
+    await next();
+  };
   return async function jsonBody(c, next) {
     let bodyRead = false;
     try {
-      await limit(c, async () => {
+      await limitByLength(c, async () => {
         const bytes = new Uint8Array(await c.req.arrayBuffer());
         let body: unknown;
         if (bytes.byteLength > 0) {
