@@ -361,7 +361,7 @@ await Promise.all(
 /** `npm run bench:delivery`'s burst: deliveries per second by backend (memory, Redis). */
 function deliveryBurst(): Map<string, number> {
   const output = execSync(`${process.execPath} --import tsx ${here('delivery.ts')} 3000`, { env: { ...process.env, REDIS_URL }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Map([...output.matchAll(/^\| (memory|Redis) \| ([\d\s,]+) \|/gm)].map((match) => [match[1]!, Number(match[2]!.replace(/[\s,]/g, ''))]));
+  return new Map([...output.matchAll(/^\| (memory|redis) \| ([\d\s,]+) \|/gim)].map((match) => [match[1]!.toLowerCase(), Number(match[2]!.replace(/[\s,]/g, ''))]));
 }
 
 const key = (scenario: Scenario) => `${scenario.target}: ${scenario.name}`;
@@ -432,7 +432,7 @@ try {
     check('Redis history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley Redis: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley Redis: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
   }
   check('webhook deliveries ≥ 2 000/s, memory', burst.get('memory'), (v) => v >= 2_000, (v) => `${fixed(v)}/s`);
-  check('webhook deliveries ≥ 1 000/s, Redis', burst.get('Redis'), (v) => v >= 1_000, (v) => `${fixed(v)}/s`);
+  check('webhook deliveries ≥ 1 000/s, Redis', burst.get('redis'), (v) => v >= 1_000, (v) => `${fixed(v)}/s`);
 
   const parley = byName('Parley memory').info!;
   const parleyRedis = targets.find((target) => target.name === 'Parley Redis')?.info;
