@@ -116,7 +116,7 @@ async function redisAnswers(): Promise<boolean> {
 }
 
 function start(target: Target): Promise<void> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', target.script], {
+  const child = spawn(process.execPath, ['--expose-gc', target.script], {
     env: { ...process.env, ...target.env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -282,23 +282,23 @@ const large = Number(process.env.BENCH_LARGE ?? 1_000_000);
 const redisPrefix = `bench:${randomUUID().slice(0, 8)}:`;
 const webhooks = { BENCH_WEBHOOK_URL: receiverUrl, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
 const targets: Target[] = [
-  { name: 'bare Hono', script: here('targets/peers.ts'), env: { PEER: 'bare' } },
-  { name: 'Hono + Map peer', script: here('targets/peers.ts'), env: { PEER: 'map' } },
-  { name: 'Parley memory', script: here('targets/parley.ts'), env: { LOG_LEVEL: 'warn', BENCH_LARGE: String(large) } },
-  { name: 'Parley memory, info log', script: here('targets/parley.ts'), env: { LOG_LEVEL: 'info', BENCH_LARGE: '0' } },
-  { name: 'Parley memory, webhooks', script: here('targets/parley.ts'), env: { LOG_LEVEL: 'warn', BENCH_LARGE: '0', ...webhooks } },
+  { name: 'bare Hono', script: here('targets/peers.js'), env: { PEER: 'bare' } },
+  { name: 'Hono + Map peer', script: here('targets/peers.js'), env: { PEER: 'map' } },
+  { name: 'Parley memory', script: here('targets/parley.js'), env: { LOG_LEVEL: 'warn', BENCH_LARGE: String(large) } },
+  { name: 'Parley memory, info log', script: here('targets/parley.js'), env: { LOG_LEVEL: 'info', BENCH_LARGE: '0' } },
+  { name: 'Parley memory, webhooks', script: here('targets/parley.js'), env: { LOG_LEVEL: 'warn', BENCH_LARGE: '0', ...webhooks } },
   ...(withRedis
     ? [
-        { name: 'Hono + ioredis peer', script: here('targets/peers.ts'), env: { PEER: 'ioredis', REDIS_URL }, redis: true },
+        { name: 'Hono + ioredis peer', script: here('targets/peers.js'), env: { PEER: 'ioredis', REDIS_URL }, redis: true },
         {
           name: 'Parley Redis',
-          script: here('targets/parley.ts'),
+          script: here('targets/parley.js'),
           env: { LOG_LEVEL: 'warn', REDIS_URL, REDIS_PREFIX: `${redisPrefix}a:`, BENCH_LARGE: String(large), DELIVERY_WORKER: 'false' },
           redis: true,
         },
         {
           name: 'Parley Redis, webhooks',
-          script: here('targets/parley.ts'),
+          script: here('targets/parley.js'),
           env: { LOG_LEVEL: 'warn', REDIS_URL, REDIS_PREFIX: `${redisPrefix}b:`, BENCH_LARGE: '0', ...webhooks },
           redis: true,
         },
@@ -360,7 +360,7 @@ await Promise.all(
 
 /** `npm run bench:delivery`'s burst: deliveries per second by backend (memory, Redis). */
 function deliveryBurst(): Map<string, number> {
-  const output = execSync(`${process.execPath} --import tsx ${here('delivery.ts')} 3000`, { env: { ...process.env, REDIS_URL }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const output = execSync(`${process.execPath} ${here('delivery.js')} 3000`, { env: { ...process.env, REDIS_URL }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   return new Map([...output.matchAll(/^\| (memory|redis) \| ([\d\s,]+) \|/gim)].map((match) => [match[1]!.toLowerCase(), Number(match[2]!.replace(/[\s,]/g, ''))]));
 }
 
