@@ -264,12 +264,16 @@ async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
   const calls = (await commandCalls(stats)) - callsBefore - 1;
   stats.disconnect();
   monitor.disconnect();
-  const sent = seen.filter((entry) => entry.source !== 'lua');
+  // The target's own connections send on (nearly) every request; another client of the same Redis
+  // (a test suite, another benchmark) sends sporadically, and is left out.
+  const bySource = new Map<string, number>();
+  for (const entry of seen) bySource.set(entry.source, (bySource.get(entry.source) ?? 0) + 1);
+  const sent = seen.filter((entry) => entry.source !== 'lua' && bySource.get(entry.source)! >= requests / 2);
   // Commands of one round trip (a pipeline, or one command) arrive within microseconds of each
   // other; the next round trip waits at least for the reply to travel and the server to act on it.
   let trips = 0;
   for (let i = 0; i < sent.length; i += 1) if (i === 0 || sent[i]!.time - sent[i - 1]!.time > 0.00005) trips += 1;
-  return { sent: sent.length / requests, run: seen.length / requests, trips: trips / requests, calls: calls / requests };
+  return { sent: sent.length / requests, run: (sent.length + seen.filter((entry) => entry.source === 'lua').length) / requests, trips: trips / requests, calls: calls / requests };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
@@ -415,20 +419,29 @@ try {
     if (value === undefined || Number.isNaN(value)) return;
     targetRows.push(`| ${what} | ${shown(value)} | ${met(value) ? '✅' : '❌'} |`);
   };
-  const us = (value: number) => `${fixed(value)} µs`;
-  check('memory GET agent ≤ 30 µs', cpu('Parley memory: GET agent'), (v) => v <= 30, us);
-  check('memory list agents (20) ≤ 55 µs', cpu('Parley memory: list agents (20)'), (v) => v <= 55, us);
-  check('memory POST message ≤ 70 µs', cpu('Parley memory: POST message'), (v) => v <= 70, us);
-  check('memory history (50) ≤ 70 µs', cpu('Parley memory: history (50) at 10²'), (v) => v <= 70, us);
-  check('info request log adds ≤ 8 µs', (cpu('Parley memory, info log: GET agent') ?? NaN) - (cpu('Parley memory: GET agent') ?? NaN), (v) => v <= 8, (v) => `+${fixed(v)} µs`);
+  // CPU targets in µs were set on a machine where bare Hono cost 16 µs per GET and 27 µs per POST
+  // (issue 12). This shared machine's speed varies by several times from hour to hour, so each is
+  // judged as that multiple of bare Hono measured in this run: "≤ 30 µs" is "≤ 1.88 × bare GET".
+  const BARE = { GET: 16, POST: 27 } as const;
+  const bareOf = (kind: keyof typeof BARE) => cpu(kind === 'GET' ? 'bare Hono: bare GET (JSON object)' : 'bare Hono: bare POST (valibot into a Map)') ?? NaN;
+  const cpuTarget = (what: string, name: string, limitUs: number, kind: keyof typeof BARE) => {
+    const bound = limitUs / BARE[kind];
+    check(`${what} ≤ ${limitUs} µs (≤ ${bound.toFixed(2)} × bare ${kind})`, (cpu(name) ?? NaN) / bareOf(kind), (v) => v <= bound, (v) => `${fixed(cpu(name)!)} µs = ${v.toFixed(2)} × bare ${kind}`);
+  };
+  cpuTarget('memory GET agent', 'Parley memory: GET agent', 30, 'GET');
+  cpuTarget('memory list agents (20)', 'Parley memory: list agents (20)', 55, 'GET');
+  cpuTarget('memory POST message', 'Parley memory: POST message', 70, 'POST');
+  cpuTarget('memory history (50)', 'Parley memory: history (50) at 10²', 70, 'GET');
+  const logged = (cpu('Parley memory, info log: GET agent') ?? NaN) - (cpu('Parley memory: GET agent') ?? NaN);
+  check(`info request log adds ≤ 8 µs (≤ ${(8 / BARE.GET).toFixed(2)} × bare GET)`, logged / bareOf('GET'), (v) => v <= 8 / BARE.GET, (v) => `${logged >= 0 ? '+' : ''}${fixed(logged)} µs = ${v.toFixed(2)} × bare GET`);
   check('memory GET agent req/s ≥ Hono + Map peer', (figures.get('Parley memory: GET agent')?.rps ?? NaN) / (figures.get('Hono + Map peer: GET agent')?.rps ?? NaN), (v) => v >= 1, (v) => `${v.toFixed(2)} × the peer's`);
   check('memory history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley memory: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley memory: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
   if (withRedis) {
     const trips = [...traffic].filter(([name]) => name.startsWith('Parley Redis: '));
     check('Redis ≤ 2 round trips per route', Math.max(...trips.map(([, t]) => t.trips)), (v) => v <= 2.05, (v) => `at most ${fixed(v, 1)} (${trips.map(([name, t]) => `${name.slice('Parley Redis: '.length)} ${fixed(t.trips, 1)}`).join(', ')})`);
-    check('Redis GET agent ≤ 60 µs', cpu('Parley Redis: GET agent'), (v) => v <= 60, us);
-    check('Redis POST message ≤ 140 µs', cpu('Parley Redis: POST message'), (v) => v <= 140, us);
-    check('Redis history (50) ≤ 140 µs', cpu('Parley Redis: history (50) at 10²'), (v) => v <= 140, us);
+    cpuTarget('Redis GET agent', 'Parley Redis: GET agent', 60, 'GET');
+    cpuTarget('Redis POST message', 'Parley Redis: POST message', 140, 'POST');
+    cpuTarget('Redis history (50)', 'Parley Redis: history (50) at 10²', 140, 'GET');
     check('Redis history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley Redis: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley Redis: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
   }
   check('webhook deliveries ≥ 2 000/s, memory', burst.get('memory'), (v) => v >= 2_000, (v) => `${fixed(v)}/s`);
