@@ -1,5 +1,5 @@
 /** @module The memory adapter's deliveries log: each endpoint's attempts, sorted by id. */
-import type { Clock, DeliveryAttempt, DeliveryPage } from '@parley/core';
+import { frozenCopy, type Clock, type DeliveryAttempt, type DeliveryPage } from '@parley/core';
 import { lowerBound } from './sorted.js';
 
 interface Logged {
@@ -9,9 +9,10 @@ interface Logged {
 }
 
 /**
- * Delivery attempts per workspace and endpoint, kept for the event retention (older ones are
- * neither read nor listed, and trimmed in bounded steps on write). Synchronous; `MemoryStorage`
- * checks the endpoint exists in the same section as `record`.
+ * Delivery attempts per workspace and endpoint, stored deep-frozen and handed out as stored (no
+ * copy per read), kept for the event retention (older ones are neither read nor listed, and
+ * trimmed in bounded steps on write). Synchronous; `MemoryStorage` checks the endpoint exists in
+ * the same section as `record`.
  */
 export class MemoryDeliveryLog {
   /** Key `workspaceId\u0000endpointId` → attempts sorted by id ascending. */
@@ -44,13 +45,13 @@ export class MemoryDeliveryLog {
     let expired = 0;
     while (expired < 64 && expired < log.length && log[expired]!.recordedAt < oldest) expired += 1;
     if (expired > 0) log.splice(0, expired);
-    log.splice(lowerBound(log, attempt.id), 0, { id: attempt.id, recordedAt: this.options.clock.now(), attempt: structuredClone(attempt) });
+    log.splice(lowerBound(log, attempt.id), 0, { id: attempt.id, recordedAt: this.options.clock.now(), attempt: frozenCopy(attempt) });
   }
 
   get(workspaceId: string, endpointId: string, id: string): DeliveryAttempt | null {
     const log = this.logs.get(this.key(workspaceId, endpointId)) ?? [];
     const logged = log[lowerBound(log, id)];
-    return logged?.id === id && logged.recordedAt >= this.oldestRetained() ? structuredClone(logged.attempt) : null;
+    return logged?.id === id && logged.recordedAt >= this.oldestRetained() ? logged.attempt : null;
   }
 
   list(workspaceId: string, endpointId: string, { before, limit, eventId }: { before?: string; limit: number; eventId?: string }): DeliveryPage | null {
@@ -64,7 +65,7 @@ export class MemoryDeliveryLog {
     // Without a filter the page is the `limit` entries below `end`: O(limit).
     const older = eventId === undefined ? log.slice(Math.max(first, end - limit - 1), end) : log.slice(first, end).filter((logged) => logged.attempt.eventId === eventId);
     const start = Math.max(0, older.length - limit);
-    return { deliveries: older.slice(start).reverse().map((logged) => structuredClone(logged.attempt)), hasMore: start > 0 };
+    return { deliveries: older.slice(start).reverse().map((logged) => logged.attempt), hasMore: start > 0 };
   }
 
   delivered(workspaceId: string, endpointId: string, eventIds: readonly string[]): Set<string> {

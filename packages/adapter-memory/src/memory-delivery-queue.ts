@@ -1,5 +1,5 @@
 /** @module The delivery queue in this process's memory: two lanes, leases, scheduled retries; lost on exit. */
-import type { DeliveryJob, DeliveryLane, DeliveryQueue, DeliveryQueueStats, LeasedJob } from '@parley/core';
+import { frozenCopy, type DeliveryJob, type DeliveryLane, type DeliveryQueue, type DeliveryQueueStats, type LeasedJob } from '@parley/core';
 import { Fifo, MinHeap } from './queue-structures.js';
 
 /** Options of {@link MemoryDeliveryQueue}. */
@@ -66,7 +66,8 @@ function checkLeaseArguments(max: number, waitMs: number): void {
  * the next caller; `ack`/`retry` through a receipt act once per job (a later one, or one from a
  * lost lease after another worker acked, does nothing); a retry waits in a heap ordered by
  * `dueAt` and joins the `retry` lane when due. Every operation is one synchronous section, so
- * concurrent callers never see half of one. Jobs are copied in and out (`structuredClone`).
+ * concurrent callers never see half of one. Jobs are kept as deep-frozen copies (`frozenCopy`)
+ * and handed out as kept: neither the caller's input nor a leased job aliases the queue's state.
  * Waiting `lease` calls are woken by enqueues, due retries and expired leases, on timers that
  * exist only while someone waits.
  */
@@ -89,7 +90,7 @@ export class MemoryDeliveryQueue implements DeliveryQueue {
   }
 
   async enqueue(jobs: readonly DeliveryJob[]): Promise<void> {
-    const copies = structuredClone(jobs);
+    const copies = jobs.map((job) => frozenCopy(job));
     for (const job of copies) this.push('first', job);
     this.pump();
   }
@@ -119,7 +120,7 @@ export class MemoryDeliveryQueue implements DeliveryQueue {
 
   async retry(leased: LeasedJob, next: DeliveryJob, dueAt: number): Promise<void> {
     if (!Number.isFinite(dueAt)) throw new RangeError(`dueAt must be ms since the epoch, got ${dueAt}`);
-    const job = structuredClone(next);
+    const job = frozenCopy(next);
     if (!this.release(leased.receipt)) return;
     this.scheduled.push({ dueAt, sequence: this.sequence++, job });
     this.pump();
@@ -186,7 +187,7 @@ export class MemoryDeliveryQueue implements DeliveryQueue {
       entry.generation += 1;
       this.held.set(entry.receipt, entry);
       this.leases[lane].push({ entry, generation: entry.generation });
-      return { job: structuredClone(entry.job), receipt: entry.receipt };
+      return { job: entry.job, receipt: entry.receipt };
     });
   }
 

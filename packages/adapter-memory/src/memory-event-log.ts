@@ -5,9 +5,9 @@
  * Every method is synchronous apart from `take`'s wait, so `MemoryStorage` appends an event in the
  * same synchronous section as the change it describes (README, "Events and webhooks").
  */
-import type { Clock, DomainEvent, EventPage, EventType, OutboxBatch } from '@parley/core';
+import { frozenCopy, type Clock, type DomainEvent, type EventPage, type EventType, type OutboxBatch } from '@parley/core';
 
-/** One recorded event: `seq` is its place in the workspace's commit order. */
+/** One recorded event, deep-frozen (`frozenCopy`): `seq` is its place in the workspace's commit order. */
 interface Entry {
   seq: number;
   recordedAt: number;
@@ -143,17 +143,23 @@ export class MemoryEventLog {
     return this.options.clock.now() - this.options.retentionMs;
   }
 
-  /** Records `event` in its workspace's log and outbox. Synchronous: call it inside the write. */
-  record(workspaceId: string, event: DomainEvent): void {
+  /**
+   * Records a frozen copy of `event` in its workspace's log and outbox; events are handed out
+   * as recorded, never copied per read. Synchronous: call it inside the write. When the event's
+   * `data` is `record` (the record the write stored), `stored`, the deep-frozen copy the store
+   * keeps of it, is shared instead of copying it again.
+   */
+  record(workspaceId: string, event: DomainEvent, record?: DomainEvent['data'], stored?: DomainEvent['data']): void {
     const log = this.log(workspaceId);
-    log.append(structuredClone({ ...event, workspaceId }), this.options.clock.now());
+    const data = stored !== undefined && event.data === record ? stored : frozenCopy(event.data);
+    log.append(Object.freeze({ ...frozenCopy({ ...event, workspaceId, data: null }), data }), this.options.clock.now());
     log.trim(this.oldestRetained(), TRIM_STEP);
     for (const wake of this.waiters) wake();
   }
 
   get(workspaceId: string, id: string): DomainEvent | null {
     const entry = this.logs.get(workspaceId)?.byId.get(id);
-    return entry && entry.recordedAt >= this.oldestRetained() ? structuredClone(entry.event) : null;
+    return entry && entry.recordedAt >= this.oldestRetained() ? entry.event : null;
   }
 
   list(workspaceId: string, { after, limit, type }: { after?: string; limit: number; type?: EventType }): EventPage | null {
@@ -171,7 +177,7 @@ export class MemoryEventLog {
     // Expired entries not trimmed yet form a prefix (recording times only grow along the log).
     while (start < entries.length && entries[start]!.recordedAt < oldest) start += 1;
     const page = entries.slice(start, start + limit);
-    return { events: page.map((entry) => structuredClone(entry.event)), hasMore: start + limit < entries.length };
+    return { events: page.map((entry) => entry.event), hasMore: start + limit < entries.length };
   }
 
   /** One workspace's oldest unacknowledged events that no live lease holds, or `null`. */
@@ -185,7 +191,7 @@ export class MemoryEventLog {
       // Served workspaces go to the back, so one busy workspace cannot starve the others.
       this.logs.delete(workspaceId);
       this.logs.set(workspaceId, log);
-      return { workspaceId, events: events.map((event) => structuredClone(event)), receipt };
+      return { workspaceId, events, receipt };
     }
     return null;
   }

@@ -1,4 +1,5 @@
 /** @module The id generator port and its default: prefixed, time-sortable ULIDs. */
+import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /** Type prefixes of every id Parley issues (docs/api.md#ids-timestamps-and-bodies). */
@@ -16,6 +17,22 @@ export interface IdGenerator {
  * `now` supplies the time part (ms since the epoch).
  */
 export function createUlidGenerator(now: () => number = Date.now): IdGenerator {
-  const ulid = monotonicFactory();
+  const ulid = monotonicFactory(pooledRandom());
   return { next: (prefix) => `${prefix}_${ulid(now())}` };
+}
+
+/**
+ * The PRNG `ulid` takes (a fraction in [0, 1) per character, from one random byte, as its own
+ * default): bytes of the OS CSPRNG read 256 at a time, where the default asks for one per character.
+ */
+function pooledRandom(): () => number {
+  const pool = new Uint8Array(256);
+  let next = pool.length;
+  return () => {
+    if (next === pool.length) {
+      randomFillSync(pool);
+      next = 0;
+    }
+    return pool[next++]! / 256;
+  };
 }

@@ -19,6 +19,7 @@ import { parse } from '../validation.js';
 import { domainEvent } from './domain-events.js';
 import { checkIfMatch, type WriteConditions } from './entity-tag.js';
 import { givenFields } from './patch.js';
+import { isoTimestamp } from './timestamp.js';
 
 /** A page of agents: `page` and `limit` echo the (defaulted) query, `total` counts all matches. */
 export interface AgentList {
@@ -46,7 +47,7 @@ export class AgentService {
   /** Creates an `active` agent, recording `agent.created` with it. */
   async create(workspaceId: string, input: AgentCreateInput): Promise<Agent> {
     const fields = parse(this.schemas.create, input);
-    const now = new Date(this.clock.now()).toISOString();
+    const now = isoTimestamp(this.clock.now());
     const agent: Agent = {
       id: this.ids.next('agt'),
       name: fields.name,
@@ -96,7 +97,7 @@ export class AgentService {
     // because the patch is applied to the record as stored at the write.
     const agent = await this.storage.agents.update(workspaceId, id, (current) => {
       checkIfMatch(conditions.ifMatch, current);
-      const next: Agent = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
+      const next: Agent = { ...current, ...changes, updatedAt: isoTimestamp(this.clock.now()) };
       return { record: next, event: this.event(workspaceId, 'agent.updated', next) };
     });
     if (!agent) throw ParleyError.notFound('agent', id);

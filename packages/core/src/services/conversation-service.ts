@@ -23,6 +23,7 @@ import { parse } from '../validation.js';
 import { decodeCursor, encodeCursor, invalidCursor } from './cursor.js';
 import { domainEvent } from './domain-events.js';
 import { checkIfMatch, type WriteConditions } from './entity-tag.js';
+import { isoTimestamp } from './timestamp.js';
 
 /** A page of conversations: `page` and `limit` echo the (defaulted) query. */
 export interface ConversationList {
@@ -63,7 +64,7 @@ export class ConversationService {
    */
   async create(workspaceId: string, input: ConversationCreateInput): Promise<Conversation> {
     const fields = parse(ConversationCreateSchema, input);
-    const createdAt = new Date(this.clock.now()).toISOString();
+    const createdAt = isoTimestamp(this.clock.now());
     const conversation: Conversation = {
       id: this.ids.next('conv'),
       agentId: fields.agentId,
@@ -119,7 +120,7 @@ export class ConversationService {
       const completing = changes.status === 'completed' && current.status === 'active';
       completed = completing;
       if (!completing && changes.metadata === undefined) return null;
-      const now = new Date(this.clock.now()).toISOString();
+      const now = isoTimestamp(this.clock.now());
       const next: Conversation = {
         ...current,
         metadata: changes.metadata ?? current.metadata,
@@ -170,7 +171,7 @@ export class ConversationService {
       content: fields.content,
       role: fields.role,
       metadata: fields.metadata ?? {},
-      createdAt: new Date(this.clock.now()).toISOString(),
+      createdAt: isoTimestamp(this.clock.now()),
     };
     const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
     const outcome = await this.storage.messages.append(workspaceId, message, this.event(workspaceId, type, message));

@@ -2,6 +2,7 @@
 import type { Clock } from '../ports/clock.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { DomainEvent, EventType } from '../types.js';
+import { isoTimestamp } from './timestamp.js';
 
 /** A new event with a fresh `evt_` id, stamped with the clock's current time. */
 export function domainEvent(
@@ -11,5 +12,5 @@ export function domainEvent(
   type: EventType,
   data: DomainEvent['data'],
 ): DomainEvent {
-  return { id: ids.next('evt'), type, workspaceId, occurredAt: new Date(clock.now()).toISOString(), data };
+  return { id: ids.next('evt'), type, workspaceId, occurredAt: isoTimestamp(clock.now()), data };
 }

@@ -1,6 +1,7 @@
 /** @module Tests of `entityTag` and `checkIfMatch` (RFC 9110 §8.8.3, §13.1.1). */
 import { describe, expect, it } from 'vitest';
 import { isParleyError } from '../errors.js';
+import { frozenCopy } from '../frozen-records.js';
 import { checkIfMatch, entityTag } from './entity-tag.js';
 
 const resource = { id: 'agt_1', name: 'Ada', configuration: { b: 1, a: [1, { y: 2, x: 1 }] } };
@@ -22,6 +23,22 @@ describe('entityTag', () => {
     expect(entityTag({ ...resource, name: 'Ada ' })).not.toBe(tag);
     expect(entityTag({ ...resource, configuration: { b: 1, a: [{ y: 2, x: 1 }, 1] } })).not.toBe(tag);
     expect(entityTag({ ...resource, extra: null })).not.toBe(tag);
+  });
+
+  it('serves a deep-frozen resource the tag of its contents, and never caches a resource that can change', () => {
+    const frozen = frozenCopy(resource);
+    expect(entityTag(frozen)).toBe(entityTag(resource));
+    expect(entityTag(frozen)).toBe(entityTag(resource));
+    // Frozen on top, changeable inside: tagged afresh each time.
+    const inner = { b: 1, a: [1, { y: 2, x: 1 }] };
+    const shallow = Object.freeze({ ...resource, configuration: inner });
+    const before = entityTag(shallow);
+    inner.b = 2;
+    expect(entityTag(shallow)).not.toBe(before);
+    const open = { ...resource };
+    const first = entityTag(open);
+    open.name = 'Grace';
+    expect(entityTag(open)).not.toBe(first);
   });
 });
 

@@ -1,28 +1,54 @@
 /** @module Entity tags (RFC 9110 §8.8.3) of API resources and the `If-Match` check (§13.1.1). */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ErrorCode, ParleyError } from '../errors.js';
 
 /** JSON with object keys sorted at every depth, so a tag does not depend on storage key order. */
 function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(',')}}`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let json = '[';
+    for (let i = 0; i < value.length; i += 1) json += (i > 0 ? ',' : '') + canonicalJson(value[i]);
+    return `${json}]`;
   }
-  return JSON.stringify(value) ?? 'null';
+  let json = '{';
+  for (const key of Object.keys(value).sort()) {
+    const field = (value as Record<string, unknown>)[key];
+    if (field === undefined) continue;
+    json += `${json.length > 1 ? ',' : ''}${JSON.stringify(key)}:${canonicalJson(field)}`;
+  }
+  return `${json}}`;
 }
+
+/** Whether `value` and every object and array inside it are frozen, so its tag can never change. */
+function deeplyFrozen(value: object): boolean {
+  if (!Object.isFrozen(value)) return false;
+  for (const field of Array.isArray(value) ? value : Object.values(value)) {
+    if (field !== null && typeof field === 'object' && !deeplyFrozen(field)) return false;
+  }
+  return true;
+}
+
+/**
+ * Tags of deep-frozen resources (records an in-process store hands out as stored, see
+ * `frozenCopy`): the same record is tagged once however often it is read. Weak keys, so a
+ * replaced record takes its tag with it.
+ */
+const frozenTags = new WeakMap<object, string>();
 
 /**
  * The strong entity tag of a resource as the API returns it (README "Optimistic concurrency"):
  * `"` + the first 128 bits of the SHA-256 of its canonical JSON (keys sorted), base64url + `"`,
  * e.g. `"q1w2…"` (24 characters with the quotes). Any change to a returned field changes it;
- * fields the API does not return (a webhook secret) must be left out by the caller.
+ * fields the API does not return (a webhook secret) must be left out by the caller. A resource
+ * whose objects and arrays are all frozen (plain data fields, no getters) is tagged once: its tag
+ * is kept with it and served again.
  */
 export function entityTag(resource: object): string {
-  return `"${createHash('sha256').update(canonicalJson(resource)).digest('base64url').slice(0, 22)}"`;
+  const cached = frozenTags.get(resource);
+  if (cached !== undefined) return cached;
+  const tag = `"${hash('sha256', canonicalJson(resource), 'base64url').slice(0, 22)}"`;
+  if (deeplyFrozen(resource)) frozenTags.set(resource, tag);
+  return tag;
 }
 
 /**

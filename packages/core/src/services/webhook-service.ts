@@ -19,6 +19,7 @@ import { parse, validationFailed } from '../validation.js';
 import { checkIfMatch, type WriteConditions } from './entity-tag.js';
 import { givenFields } from './patch.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
+import { isoTimestamp } from './timestamp.js';
 
 /** The registration response: the endpoint, plus `secret` only when Parley generated it. */
 export type WebhookRegistration = WebhookEndpoint & { secret?: string };
@@ -62,7 +63,7 @@ export class WebhookService {
   async create(workspaceId: string, input: WebhookCreateInput): Promise<WebhookRegistration> {
     const fields = parse(WebhookCreateSchema, input);
     await this.checkTarget(fields.url);
-    const now = new Date(this.clock.now()).toISOString();
+    const now = isoTimestamp(this.clock.now());
     const secret = fields.secret ?? generateWebhookSecret();
     const record: WebhookEndpointRecord = {
       id: this.ids.next('wh'),
@@ -115,7 +116,7 @@ export class WebhookService {
     }
     const record = await this.storage.webhookEndpoints.update(workspaceId, id, (current) => {
       checkIfMatch(conditions.ifMatch, toEndpoint(current));
-      const next: WebhookEndpointRecord = { ...current, ...changes, updatedAt: new Date(this.clock.now()).toISOString() };
+      const next: WebhookEndpointRecord = { ...current, ...changes, updatedAt: isoTimestamp(this.clock.now()) };
       if (changes.enabled !== undefined) next.disabledReason = null;
       if (changes.enabled === true) next.failingSince = null;
       if (changes.secret !== undefined) next.previousSecret = null;

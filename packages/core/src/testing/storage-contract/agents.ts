@@ -2,7 +2,7 @@
 import type { Storage } from '../../ports/storage.js';
 import type { Agent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
-import { ids, Records, WS } from './fixtures.js';
+import { ids, mutateResult, Records, WS } from './fixtures.js';
 
 /** @internal Registers the tests of `storage.agents`. */
 export function agentTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
@@ -120,7 +120,7 @@ export function agentTests(t: ContractTestApi, open: () => Promise<OpenedFixture
       expect(await storage.agents.delete(WS, records.id('agt'), deleted)).toBeNull();
     });
 
-    test('returned records are copies: mutating an input or a result changes nothing stored', async (storage) => {
+    test('records handed out do not alias stored state: mutating an input or a result changes nothing stored', async (storage) => {
       const records = new Records();
       const agent = records.agent();
       const expected = structuredClone(agent);
@@ -129,14 +129,28 @@ export function agentTests(t: ContractTestApi, open: () => Promise<OpenedFixture
       (agent.configuration['tools'] as string[]).push('mutated');
 
       const got = (await storage.agents.get(WS, expected.id))!;
-      got.name = 'mutated result';
-      (got.configuration['nested'] as Record<string, unknown>)['level'] = null;
+      mutateResult(() => (got.name = 'mutated result'));
+      mutateResult(() => ((got.configuration['nested'] as Record<string, unknown>)['level'] = null));
       const listed = (await storage.agents.list(WS, { offset: 0, limit: 1 })).items[0]!;
-      listed.status = 'inactive';
-      (listed.configuration['tools'] as string[]).length = 0;
+      mutateResult(() => (listed.status = 'inactive'));
+      mutateResult(() => ((listed.configuration['tools'] as string[]).length = 0));
 
       expect(await storage.agents.get(WS, expected.id)).toEqual(expected);
       expect((await storage.agents.list(WS, { offset: 0, limit: 1 })).items).toEqual([expected]);
+    });
+
+    test('records handed out do not alias stored state: a later write changes no record read before it', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const got = (await storage.agents.get(WS, agent.id))!;
+      const page = await storage.agents.list(WS, { offset: 0, limit: 10 });
+      const updated = { ...agent, name: 'Renamed', configuration: { tools: ['changed'] } };
+      await storage.agents.update(WS, agent.id, () => ({ record: updated, event: records.event(WS, 'agent.updated', updated) }));
+      await records.insertAgent(storage, WS);
+
+      expect(got).toEqual(agent);
+      expect(page).toEqual({ items: [agent], total: 1 });
+      expect(await storage.agents.get(WS, agent.id)).toEqual(updated);
     });
   });
 }

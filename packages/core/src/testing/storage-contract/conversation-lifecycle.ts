@@ -4,7 +4,7 @@
  */
 import type { Storage } from '../../ports/storage.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
-import { OTHER_WS, Records, WS } from './fixtures.js';
+import { mutateResult, OTHER_WS, Records, WS } from './fixtures.js';
 
 /** @internal Registers the `conversation activity` and `conversation delete` groups. */
 export function conversationLifecycleTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
@@ -133,7 +133,7 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       expect(await storage.messages.get(OTHER_WS, conversation.id, first!.id)).toBeNull();
       expect(await storage.messages.get(WS, conversation.id, records.id('msg'))).toBeNull();
       const copy = await storage.messages.get(WS, conversation.id, first!.id);
-      copy!.content = 'changed';
+      mutateResult(() => (copy!.content = 'changed'));
       expect(await storage.messages.get(WS, conversation.id, first!.id)).toEqual(first);
     });
   });

@@ -2,7 +2,7 @@
 import type { ConversationFilter, Storage } from '../../ports/storage.js';
 import type { Conversation } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
-import { ids, Records, WS } from './fixtures.js';
+import { ids, mutateResult, Records, WS } from './fixtures.js';
 
 /** @internal Registers the tests of `storage.conversations`. */
 export function conversationTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
@@ -141,7 +141,7 @@ export function conversationTests(t: ContractTestApi, open: () => Promise<Opened
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(0);
     });
 
-    test('returned records are copies: mutating an input or a result changes nothing stored', async (storage) => {
+    test('records handed out do not alias stored state: mutating an input or a result changes nothing stored', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = records.conversation(agent.id, { metadata: { tags: ['a'] } });
@@ -151,13 +151,30 @@ export function conversationTests(t: ContractTestApi, open: () => Promise<Opened
       conversation.status = 'completed';
 
       const got = (await storage.conversations.get(WS, expected.id))!;
-      (got.metadata['tags'] as string[]).push('mutated result');
-      got.userId = 'mutated';
+      mutateResult(() => (got.metadata['tags'] as string[]).push('mutated result'));
+      mutateResult(() => (got.userId = 'mutated'));
       const listed = (await storage.conversations.list(WS, { offset: 0, limit: 1 })).items[0]!;
-      listed.metadata['extra'] = true;
+      mutateResult(() => (listed.metadata['extra'] = true));
 
       expect(await storage.conversations.get(WS, expected.id)).toEqual(expected);
       expect((await storage.conversations.list(WS, { offset: 0, limit: 1 })).items).toEqual([expected]);
+    });
+
+    test('records handed out do not alias stored state: a later write changes no record read before it', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const got = (await storage.conversations.get(WS, conversation.id))!;
+      const page = await storage.conversations.list(WS, { offset: 0, limit: 10 });
+      // An append moves the stored conversation's lastMessageAt and updatedAt.
+      const message = records.message(conversation.id);
+      await storage.messages.append(WS, message, records.sent(WS, message));
+      await storage.conversations.update(WS, conversation.id, (current) => ({ record: { ...current, metadata: { changed: true } } }));
+
+      expect(got).toEqual(conversation);
+      expect(page).toEqual({ items: [conversation], total: 1 });
+      const stored = (await storage.conversations.get(WS, conversation.id))!;
+      expect([stored.lastMessageAt, stored.metadata]).toEqual([message.createdAt, { changed: true }]);
     });
   });
 }

@@ -2,7 +2,7 @@
 import type { Storage } from '../../ports/storage.js';
 import type { DeliveryAttempt, DomainEvent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
-import { ids, OTHER_WS, Records, WS } from './fixtures.js';
+import { ids, mutateResult, OTHER_WS, Records, WS } from './fixtures.js';
 import type { StorageFactoryOptions } from './index.js';
 
 const SHORT_RETENTION_MS = 400;
@@ -120,15 +120,18 @@ export function deliveryTests(
       expect(await storage.deliveries.list(WS, endpoint.id, { limit: 10 })).toEqual({ deliveries: [mine], hasMore: false });
     });
 
-    test('returned attempts are copies', async (storage) => {
-      const { endpoint, created, attempt } = await world(storage);
+    test('attempts handed out do not alias the log: mutating an input or a result changes nothing stored, and a later record changes no page read before it', async (storage) => {
+      const { endpoint, created, updated, attempt } = await world(storage);
       const delivery = attempt(created);
       const expected = structuredClone(delivery);
       await storage.deliveries.record(WS, delivery);
       delivery.status = 500;
       const got = (await storage.deliveries.get(WS, endpoint.id, expected.id))!;
-      got.error = 'mutated';
-      expect(await storage.deliveries.list(WS, endpoint.id, { limit: 10 })).toEqual({ deliveries: [expected], hasMore: false });
+      mutateResult(() => (got.error = 'mutated'));
+      const page = (await storage.deliveries.list(WS, endpoint.id, { limit: 10 }))!;
+      expect(page).toEqual({ deliveries: [expected], hasMore: false });
+      await storage.deliveries.record(WS, attempt(updated));
+      expect(page).toEqual({ deliveries: [expected], hasMore: false });
     });
   });
 

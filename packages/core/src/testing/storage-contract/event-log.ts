@@ -3,7 +3,7 @@ import type { Storage } from '../../ports/storage.js';
 import type { DomainEvent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import type { StorageFactoryOptions } from './index.js';
-import { ids, OTHER_WS, Records, WS } from './fixtures.js';
+import { ids, mutateResult, OTHER_WS, Records, WS } from './fixtures.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -114,7 +114,7 @@ export function eventLogTests(
       expect(await storage.events.list('ws_contract_empty', { limit: 10 })).toEqual({ events: [], hasMore: false });
     });
 
-    test('returned events are copies: mutating an input or a result changes nothing recorded', async (storage) => {
+    test('events handed out do not alias the log: mutating an input or a result changes nothing recorded, and a later write changes no page read before it', async (storage) => {
       const records = new Records();
       const agent = records.agent();
       const event = records.event(WS, 'agent.created', agent);
@@ -122,11 +122,18 @@ export function eventLogTests(
       await storage.agents.insert(WS, agent, event);
       (event.data as typeof agent).name = 'mutated input';
       const got = (await storage.events.get(WS, expected.id))!;
-      (got.data as typeof agent).configuration['tools'] = 'mutated result';
+      mutateResult(() => ((got.data as typeof agent).configuration['tools'] = 'mutated result'));
       const listed = (await storage.events.list(WS, { limit: 1 }))!.events[0]!;
-      listed.type = 'agent.deleted';
+      mutateResult(() => (listed.type = 'agent.deleted'));
       expect(await storage.events.get(WS, expected.id)).toEqual(expected);
-      expect(await storage.events.list(WS, { limit: 10 })).toEqual({ events: [expected], hasMore: false });
+      const page = (await storage.events.list(WS, { limit: 10 }))!;
+      expect(page).toEqual({ events: [expected], hasMore: false });
+
+      const read = await storage.events.get(WS, expected.id);
+      const renamed = { ...expected.data, name: 'Renamed' } as typeof agent;
+      await storage.agents.update(WS, agent.id, () => ({ record: renamed, event: records.event(WS, 'agent.updated', renamed) }));
+      expect(page).toEqual({ events: [expected], hasMore: false });
+      expect(read).toEqual(expected);
     });
   });
 

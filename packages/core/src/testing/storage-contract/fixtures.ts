@@ -161,4 +161,18 @@ export class Records {
 }
 
 /** The ids of records, for comparing orders. */
+/**
+ * Runs `mutate`, a caller changing what a store handed out. A store may hand out deep-frozen
+ * records instead of copies (ports/storage.ts): then the change throws a TypeError (ESM is strict
+ * mode), which serves the contract as well as a copy does — what is checked afterwards is that
+ * nothing stored changed. Any other error propagates.
+ */
+export function mutateResult(mutate: () => void): void {
+  try {
+    mutate();
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+  }
+}
+
 export const ids = (records: ReadonlyArray<{ id: string }>): string[] => records.map((record) => record.id);

@@ -1,7 +1,7 @@
 /** @module Storage contract: appending messages and the basic shape of history pages. */
 import type { Storage } from '../../ports/storage.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
-import { ids, Records, WS } from './fixtures.js';
+import { ids, mutateResult, Records, WS } from './fixtures.js';
 
 /** @internal Registers the tests of `storage.messages.append` and simple `page` reads. */
 export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
@@ -92,7 +92,7 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       });
     });
 
-    test('returned messages are copies: mutating an input or a result changes nothing stored', async (storage) => {
+    test('messages handed out do not alias stored state: mutating an input or a result changes nothing stored, and a later append changes no page read before it', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
@@ -103,11 +103,17 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       (message.metadata['tags'] as string[]).push('mutated input');
 
       const page = (await storage.messages.page(WS, conversation.id, { limit: 10 }))!;
-      page.messages[0]!.content = 'mutated result';
-      (page.messages[0]!.metadata['tags'] as string[]).push('mutated result');
+      mutateResult(() => (page.messages[0]!.content = 'mutated result'));
+      mutateResult(() => (page.messages[0]!.metadata['tags'] as string[]).push('mutated result'));
+      const got = (await storage.messages.get(WS, conversation.id, expected.id))!;
+      mutateResult(() => (got.role = 'system'));
       page.messages.length = 0;
 
       expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [expected], hasMore: false });
+      const read = (await storage.messages.page(WS, conversation.id, { limit: 10 }))!;
+      const next = records.message(conversation.id);
+      await storage.messages.append(WS, next, records.sent(WS, next));
+      expect(read).toEqual({ messages: [expected], hasMore: false });
     });
   });
 }

@@ -2,7 +2,7 @@
 import type { Storage } from '../../ports/storage.js';
 import type { Plant } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
-import { WS } from './fixtures.js';
+import { mutateResult, WS } from './fixtures.js';
 
 const CATALOGUE: readonly Plant[] = [
   { id: 30, name: 'Fern', tag: 'houseplant' },
@@ -89,19 +89,22 @@ export function plantTests(t: ContractTestApi, open: () => Promise<OpenedFixture
       expect(await storage.plants.insert(WS, { id: 17, name: 'Lavender again' })).toBe(true);
     });
 
-    test('returned plants are copies: mutating an input or a result changes nothing stored', async (storage) => {
+    test('plants handed out do not alias stored state: mutating an input or a result changes nothing stored', async (storage) => {
       const plant: Plant = { id: 5, name: 'Monstera', tag: 'houseplant' };
       await storage.plants.insert(WS, plant);
       plant.name = 'mutated input';
       const [listed] = await storage.plants.list(WS);
-      listed!.tag = 'mutated result';
+      mutateResult(() => (listed!.tag = 'mutated result'));
       const seedInput = [{ id: 6, name: 'Ivy' }];
       await storage.plants.seed(WS, seedInput);
       seedInput[0]!.name = 'mutated seed';
-      expect(await storage.plants.list(WS)).toEqual([
+      const all = await storage.plants.list(WS);
+      expect(all).toEqual([
         { id: 5, name: 'Monstera', tag: 'houseplant' },
         { id: 6, name: 'Ivy' },
       ]);
+      await storage.plants.delete(WS, 5);
+      expect(all).toHaveLength(2);
     });
   });
 }

@@ -2,7 +2,7 @@
 import type { Storage } from '../../ports/storage.js';
 import type { WebhookEndpointRecord } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
-import { Records, WS } from './fixtures.js';
+import { mutateResult, Records, WS } from './fixtures.js';
 
 /** @internal Registers the tests of `storage.webhookEndpoints`. */
 export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
@@ -133,7 +133,7 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
       expect(await storage.webhookEndpoints.delete(WS, endpoint.id, () => void seen.push(true))).toBe(false);
     });
 
-    test('returned records are copies: mutating an input or a result changes nothing stored', async (storage) => {
+    test('records handed out do not alias stored state: mutating an input or a result changes nothing stored, and a later write changes no record read before it', async (storage) => {
       const records = new Records();
       const endpoint = records.endpoint();
       const expected = structuredClone(endpoint);
@@ -142,14 +142,21 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
       endpoint.secret = 'mutated input';
 
       const got = (await storage.webhookEndpoints.get(WS, expected.id))!;
-      got.events.length = 0;
-      got.enabled = false;
+      mutateResult(() => (got.events.length = 0));
+      mutateResult(() => (got.enabled = false));
       const listed = (await storage.webhookEndpoints.list(WS, { offset: 0, limit: 1 })).items[0]!;
-      listed.events.push('message.received');
-      listed.url = 'https://mutated.example.com';
+      mutateResult(() => listed.events.push('message.received'));
+      mutateResult(() => (listed.url = 'https://mutated.example.com'));
+      const [subscribed] = await storage.webhookEndpoints.subscribed(WS, expected.events[0]!);
+      mutateResult(() => (subscribed!.secret = 'mutated subscribed'));
 
       expect(await storage.webhookEndpoints.get(WS, expected.id)).toEqual(expected);
       expect((await storage.webhookEndpoints.list(WS, { offset: 0, limit: 1 })).items).toEqual([expected]);
+
+      const read = (await storage.webhookEndpoints.get(WS, expected.id))!;
+      await storage.webhookEndpoints.update(WS, expected.id, (current) => ({ record: { ...current, enabled: false, events: ['agent.deleted'] } }));
+      expect(read).toEqual(expected);
+      expect(await storage.webhookEndpoints.get(WS, expected.id)).toEqual({ ...expected, enabled: false, events: ['agent.deleted'] });
     });
   });
 }
