@@ -148,8 +148,8 @@ return {firstReady, retryReady + due, total - due, firstLeased + retryLeased}
 });
 
 /**
- * Removes consumers that hold no lease from both groups: `consumer` (this instance, closing), and
- * any other idle longer than `idleMs` (instances that died without closing). A consumer with
+ * Removes consumers that hold no lease from both groups: `consumer` (this instance, closing; ''
+ * for none), and any other idle longer than `idleMs` (instances that died without closing). A consumer with
  * pending entries is kept: deleting it would drop them from the group unacked. Returns how many.
  */
 export const QUEUE_FORGET_CONSUMERS = namedScript({

@@ -103,7 +103,8 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
     if (lane === 'retry') this.startPromoting();
     if (!this.swept) {
       this.swept = true;
-      void this.forgetConsumers(DEAD_CONSUMER_IDLE_MS).catch(() => {});
+      // Never this instance's own consumer: the sweep may run after this lease and its ack.
+      void this.forgetConsumers(DEAD_CONSUMER_IDLE_MS, { self: false }).catch(() => {});
     }
     const deadline = Date.now() + waitMs;
     try {
@@ -168,7 +169,7 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
     clearInterval(this.promoteTimer);
     for (const blocker of this.blockers) blocker.disconnect();
     this.blockers.clear();
-    await this.forgetConsumers(0).catch(() => {});
+    await this.forgetConsumers(0, { self: true }).catch(() => {});
     await super.close();
   }
 
@@ -241,10 +242,14 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
     this.promoteTimer.unref();
   }
 
-  private forgetConsumers(idleMs: number): Promise<unknown> {
+  /**
+   * Deletes the group consumers without pending entries that were idle over `idleMs`, and — with
+   * `self` — this instance's own (consumer names are never empty, so '' matches none).
+   */
+  private forgetConsumers(idleMs: number, { self }: { self: boolean }): Promise<unknown> {
     return this.runner.script(QUEUE_FORGET_CONSUMERS, {
       keys: { first: this.keys.first, retry: this.keys.retry },
-      args: { group: GROUP, consumer: this.consumer, idleMs },
+      args: { group: GROUP, consumer: self ? this.consumer : '', idleMs },
     });
   }
 }
