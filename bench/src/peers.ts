@@ -21,11 +21,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuTicks, cpuUsPerRequest, fixed, medianFigures, type Figures } from './measure.js';
 
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const MASTRA_PACKAGES = ['@mastra/core@1.71.0', '@mastra/libsql@1.23.1', '@mastra/memory@1.31.0', '@mastra/hono@1.7.9', 'hono@4', '@hono/node-server@2'];
-const TICKS_PER_SECOND = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 const MASTRA_SERVER = `
@@ -45,12 +45,6 @@ await new MastraServer({ app, mastra }).init();
 serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => process.stdout.write(JSON.stringify({ port: info.port }) + '\\n'));
 process.on('SIGTERM', () => process.exit(0));
 `;
-
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
 
 /** Spawns `script` and resolves with the first JSON line it prints that has a `port`. */
 function start(script: string, env: Record<string, string>, cwd?: string): Promise<{ child: ChildProcess; info: Record<string, any> }> {
@@ -76,13 +70,13 @@ interface Scenario {
   options: autocannon.Options;
 }
 
-async function measure(pid: number, scenario: Scenario) {
+async function measure(pid: number, scenario: Scenario): Promise<Figures> {
   await autocannon({ ...scenario.options, duration: 1 });
   const before = cpuTicks(pid);
   const result = await autocannon({ ...scenario.options, duration: SECONDS });
   const ticks = cpuTicks(pid) - before;
   return {
-    cpuUs: ((ticks / TICKS_PER_SECOND) * 1e6) / Math.max(result.requests.total, 1),
+    cpuUs: cpuUsPerRequest(ticks, result.requests.total),
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -132,21 +126,13 @@ try {
     { server: 'Parley memory', name: 'history (50 of 100)', options: { url: `${parleyUrl}/${parley.info.conversations.small}/messages?limit=50`, connections, headers: auth } },
   ];
   const pids = { Mastra: mastra.child.pid!, 'Parley memory': parley.child.pid! };
-  const samples = new Map(scenarios.map((scenario) => [scenario, [] as Array<Awaited<ReturnType<typeof measure>>>]));
+  const samples = new Map(scenarios.map((scenario) => [scenario, [] as Figures[]]));
   for (let round = 1; round <= ROUNDS; round += 1) {
     console.log(`Round ${round} of ${ROUNDS}…`);
     for (const scenario of scenarios) samples.get(scenario)!.push(await measure(pids[scenario.server], scenario));
   }
 
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
-  const fixed = (value: number, digits = 0) => value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-  const figures = new Map([...samples].map(([scenario, runs]) => [scenario, {
-    cpuUs: median(runs.map((run) => run.cpuUs)),
-    rps: median(runs.map((run) => run.rps)),
-    p50: median(runs.map((run) => run.p50)),
-    p99: median(runs.map((run) => run.p99)),
-    errors: runs.reduce((sum, run) => sum + run.errors, 0),
-  }]));
+  const figures = new Map([...samples].map(([scenario, runs]) => [scenario, medianFigures(runs)]));
   const parleyOf = (scenario: Scenario) => scenarios.find((other) => other.server === 'Parley memory' && other.name === scenario.name)!;
   const rows = scenarios.map((scenario) => {
     const f = figures.get(scenario)!;

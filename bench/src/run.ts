@@ -22,19 +22,19 @@
 import autocannon from 'autocannon';
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { cpuTicks, cpuUsPerRequest, fixed, median, medianFigures, type Figures } from './measure.js';
 
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const STREAMS = 1_000;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CONNECTIONS = 50;
-const TICKS_PER_SECOND = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 interface Target {
@@ -59,12 +59,7 @@ interface Scenario {
   delivers?: boolean;
 }
 
-interface Figures {
-  cpuUs: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
+interface DeliveryFigures extends Figures {
   /** Deliveries per second over the window (scenarios that deliver). */
   deliveriesPerSecond?: number;
 }
@@ -139,13 +134,6 @@ function start(target: Target): Promise<void> {
   });
 }
 
-function cpuTicks(pid: number): number {
-  // Fields after the command name (which may contain spaces): utime and stime are 14th and 15th.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
 function load(target: Target, scenario: Scenario, seconds: number) {
   const info = target.info!;
   return autocannon({
@@ -158,7 +146,7 @@ function load(target: Target, scenario: Scenario, seconds: number) {
   });
 }
 
-async function measure(target: Target, scenario: Scenario): Promise<Figures> {
+async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigures> {
   const warm = await load(target, scenario, 1); // warm-up: JIT, connections, caches
   const pid = target.process!.pid!;
   if (scenario.delivers) await until(() => delivered >= warm['2xx'], 60_000);
@@ -172,7 +160,7 @@ async function measure(target: Target, scenario: Scenario): Promise<Figures> {
   const seconds = (performance.now() - started) / 1000;
   const completed = result.requests.total;
   return {
-    cpuUs: ((ticks / TICKS_PER_SECOND) * 1e6) / Math.max(completed, 1),
+    cpuUs: cpuUsPerRequest(ticks, completed),
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -231,7 +219,7 @@ async function fanOut(target: Target): Promise<{ ms: number; cpuUsPerStream: num
   for (const response of responses) response.destroy();
   agent.destroy();
   await new Promise((resolve) => setTimeout(resolve, 500)); // the server lets the streams go
-  return { ms: lastAt - posted, cpuUsPerStream: ((ticks / TICKS_PER_SECOND) * 1e6) / STREAMS, received };
+  return { ms: lastAt - posted, cpuUsPerStream: cpuUsPerRequest(ticks, STREAMS), received };
 }
 
 /** Sum of `calls` over `INFO commandstats` (commands scripts ran included; other clients too). */
@@ -276,8 +264,6 @@ async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
   return { sent: sent.length / requests, run: (sent.length + seen.filter((entry) => entry.source === 'lua').length) / requests, trips: trips / requests, calls: calls / requests };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
-const fixed = (value: number, digits = 0) => value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 const withRedis = await redisAnswers();
 if (!withRedis) console.warn(`⚠️  Redis at ${REDIS_URL} does not answer: Redis scenarios are left out.`);
@@ -369,7 +355,7 @@ function deliveryBurst(): Map<string, number> {
 }
 
 const key = (scenario: Scenario) => `${scenario.target}: ${scenario.name}`;
-const samples = new Map<string, Figures[]>(scenarios.map((scenario) => [key(scenario), []]));
+const samples = new Map<string, DeliveryFigures[]>(scenarios.map((scenario) => [key(scenario), []]));
 const fanOuts = new Map<string, Array<Awaited<ReturnType<typeof fanOut>>>>(fanOutTargets.map((name) => [name, []]));
 try {
   for (let round = 1; round <= ROUNDS; round += 1) {
@@ -386,11 +372,7 @@ try {
   const burst = deliveryBurst();
 
   const figures = new Map([...samples].map(([name, runs]) => [name, {
-    cpuUs: median(runs.map((run) => run.cpuUs)),
-    rps: median(runs.map((run) => run.rps)),
-    p50: median(runs.map((run) => run.p50)),
-    p99: median(runs.map((run) => run.p99)),
-    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    ...medianFigures(runs),
     deliveriesPerSecond: runs[0]?.deliveriesPerSecond === undefined ? undefined : median(runs.map((run) => run.deliveriesPerSecond!)),
   }]));
   const ratio = (name: string, other?: string) => {
