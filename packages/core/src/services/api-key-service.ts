@@ -81,7 +81,6 @@ function principalOf(record: ApiKeyRecord): Principal {
   return Object.freeze({ ...rest, scopes: Object.freeze([...scopes]) });
 }
 
-
 /** What to issue a key for. `scopes` defaults to `['*']`. */
 export interface ApiKeyGrant {
   workspaceId: string;
