@@ -1,4 +1,5 @@
 /** @module The ports adapters implement. */
+export type * from './adapters.js';
 export type * from './storage.js';
 export type * from './api-keys.js';
 export type * from './delivery-queue.js';
