@@ -1,7 +1,28 @@
 /** @module Agent request schemas (docs/api.md#routes, docs/api.md#resources, docs/pagination.md): the single source of validation. */
 import * as v from 'valibot';
-import { AGENT_MODELS, AGENT_STATUSES } from '../types.js';
-import { JsonObjectSchema, PageQueryEntries, text } from './common.js';
+import { AGENT_MODELS, AGENT_STATUSES, type JsonObject } from '../types.js';
+import { MAX_JSON_OBJECT_BYTES, MAX_JSON_OBJECT_DEPTH, PageQueryEntries, isPlainObject, jsonObjectProblem, text } from './common.js';
+import { MaxStepsSchema, ToolsSchema } from './tools.js';
+import { WebhookSecretSchema } from './webhook.js';
+
+/**
+ * An agent's `configuration`: a JSON object whose own fields (all but `tools`) follow the
+ * metadata rules (at most 16 KiB, 8 levels); `tools` and `maxSteps` are checked as tool
+ * definitions (docs/replies-and-streams.md#tools), each tool's `parameters` up to 16 KiB.
+ */
+export const AgentConfigurationSchema = v.pipe(
+  v.custom<JsonObject>(isPlainObject, 'Invalid type: expected a JSON object.'),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const { tools: _tools, ...rest } = dataset.value;
+    const problem = jsonObjectProblem(rest, MAX_JSON_OBJECT_DEPTH, MAX_JSON_OBJECT_BYTES);
+    if (problem !== null) addIssue({ message: problem });
+  }),
+  v.looseObject({ tools: v.optional(ToolsSchema), maxSteps: v.optional(MaxStepsSchema) }),
+  v.metadata({
+    description: `A JSON object; its fields other than \`tools\` take at most ${MAX_JSON_OBJECT_BYTES} bytes serialized, nested at most ${MAX_JSON_OBJECT_DEPTH} levels, without \`__proto__\`, \`constructor\` or \`prototype\` keys. \`tools\` (at most 32) and \`maxSteps\` (1–32, default 8) define the agent's tools (docs/replies-and-streams.md#tools).`,
+  }),
+);
 
 function agentFields(models: readonly string[]) {
   return {
@@ -17,7 +38,8 @@ function agentFields(models: readonly string[]) {
       v.minValue(1, 'Expected an integer from 1 to 1000000.'),
       v.maxValue(1_000_000, 'Expected an integer from 1 to 1000000.'),
     ),
-    configuration: JsonObjectSchema,
+    configuration: AgentConfigurationSchema,
+    toolsSecret: v.pipe(WebhookSecretSchema, v.description('Secret signing the calls of the agent\'s webhook tools (Standard Webhooks); returned only in this response. Generated when an agent first gets a webhook tool and has none.')),
     status: v.picklist(AGENT_STATUSES),
   };
 }
@@ -40,6 +62,7 @@ export function agentSchemas(models: readonly string[]) {
       temperature: v.optional(fields.temperature),
       maxTokens: v.optional(fields.maxTokens),
       configuration: v.optional(fields.configuration),
+      toolsSecret: v.optional(fields.toolsSecret),
     }),
     /**
      * Body of `PATCH /api/agents/:id`: every field optional; `null` clears `systemPrompt`,
@@ -53,6 +76,7 @@ export function agentSchemas(models: readonly string[]) {
       temperature: v.optional(v.nullable(fields.temperature)),
       maxTokens: v.optional(v.nullable(fields.maxTokens)),
       configuration: v.optional(fields.configuration),
+      toolsSecret: v.optional(fields.toolsSecret),
       status: v.optional(fields.status),
     }),
   };
