@@ -27,7 +27,7 @@
  *   completed conversation), and `update` is a compare-and-set: see {@link Update}.
  */
 import type {
-  Agent,
+  AgentRecord,
   AgentStatus,
   Conversation,
   ConversationStatus,
@@ -67,16 +67,16 @@ export interface OffsetPage {
 /** `storage.agents`: the agents of each workspace. */
 export interface AgentStore {
   /** Stores a new agent (its id is new) and records `event` (`agent.created`) with it. */
-  insert(workspaceId: string, agent: Agent, event: DomainEvent): Promise<void>;
-  /** The agent with this id, or `null`. */
-  get(workspaceId: string, id: string): Promise<Agent | null>;
+  insert(workspaceId: string, agent: AgentRecord, event: DomainEvent): Promise<void>;
+  /** The agent with this id (with its tools secret), or `null`. */
+  get(workspaceId: string, id: string): Promise<AgentRecord | null>;
   /** Newest first; `total` counts every agent matching `status` (all when absent). */
-  list(workspaceId: string, query: OffsetPage & { status?: AgentStatus }): Promise<PageResult<Agent>>;
+  list(workspaceId: string, query: OffsetPage & { status?: AgentStatus }): Promise<PageResult<AgentRecord>>;
   /**
    * Applies `update` to the stored agent (compare-and-set, see {@link Update}) and records its
    * event with the write. Resolves with the agent as stored afterwards, or `null` when there is none.
    */
-  update(workspaceId: string, id: string, update: Update<Agent>): Promise<Agent | null>;
+  update(workspaceId: string, id: string, update: Update<AgentRecord>): Promise<AgentRecord | null>;
   /**
    * Deletes the agent together with its conversations and their messages, recording
    * `event(deleted)` (`agent.deleted`) in the same atomic step as the agent's removal; returns the
@@ -84,7 +84,7 @@ export interface AgentStore {
    * (e.g. `precondition_failed`): then nothing is deleted. Once it resolves, none of them can be
    * read, and `conversations.insert` for this agent answers `agent_not_found`.
    */
-  delete(workspaceId: string, id: string, event: (deleted: Agent) => DomainEvent): Promise<Agent | null>;
+  delete(workspaceId: string, id: string, event: (deleted: AgentRecord) => DomainEvent): Promise<AgentRecord | null>;
 }
 
 /** Filters of the conversation list; absent filters match everything. */

@@ -108,3 +108,33 @@ export function agentTools(configuration: JsonObject): readonly Tool[] {
 export function agentMaxSteps(configuration: JsonObject): number {
   return typeof configuration.maxSteps === 'number' ? configuration.maxSteps : MAX_STEPS.default;
 }
+
+/** One answer of `POST /api/conversations/:id/tool-results`: a client tool's `output`, or an approval. */
+const ToolResultSchema = v.union(
+  [
+    v.strictObject({
+      toolCallId: text(256),
+      output: v.pipe(
+        v.unknown(),
+        v.check((value) => value !== undefined, 'Required.'),
+        v.metadata({ description: 'The client tool\'s result: any JSON value (handed to the model as JSON text).' }),
+      ),
+    }),
+    v.strictObject({ toolCallId: text(256), approved: v.boolean(), reason: v.optional(text(1024)) }),
+  ],
+  'Expected {toolCallId, output} or {toolCallId, approved, reason?}.',
+);
+
+/**
+ * Body of `POST /api/conversations/:id/tool-results`: answers to the calls a paused reply waits
+ * for, 1–32, one per call.
+ */
+export const ToolResultsSchema = v.strictObject({
+  results: v.pipe(
+    v.array(ToolResultSchema),
+    v.minLength(1, 'Expected at least one result.'),
+    v.maxLength(MAX_TOOLS, `Expected at most ${MAX_TOOLS} results.`),
+    v.check((results) => new Set(results.map((result) => result.toolCallId)).size === results.length, 'Expected one result per toolCallId.'),
+  ),
+});
+export type ToolResultsInput = v.InferInput<typeof ToolResultsSchema>;

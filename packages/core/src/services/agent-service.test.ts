@@ -44,9 +44,9 @@ describe('AgentService', () => {
 
   it('stores every optional field given on creation', async () => {
     const { core } = setup();
-    const input: AgentCreateInput = { ...base, model: 'modelB-3', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 1_000_000, configuration: { tools: ['search'] } };
+    const input: AgentCreateInput = { ...base, model: 'modelB-3', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 1_000_000, configuration: { skills: ['search'] } };
     const agent = await core.agents.create('ws1', input);
-    expect(agent).toMatchObject({ model: 'modelB-3', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 1_000_000, configuration: { tools: ['search'] } });
+    expect(agent).toMatchObject({ model: 'modelB-3', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 1_000_000, configuration: { skills: ['search'] } });
     expect(await core.agents.get('ws1', agent.id)).toEqual(agent);
   });
 

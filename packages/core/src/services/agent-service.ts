@@ -14,12 +14,30 @@ import {
   type AgentUpdateInput,
 } from '../schemas/agent.js';
 import { TOKENS } from '../tokens.js';
-import type { Agent } from '../types.js';
-import { parse } from '../validation.js';
+import { agentTools } from '../schemas/tools.js';
+import type { Agent, AgentRecord, JsonObject } from '../types.js';
+import { parse, validationFailed } from '../validation.js';
+import type { WebhookTargetPolicy } from './webhook-targets.js';
+import { generateWebhookSecret } from './webhook-service.js';
 import { domainEvent } from './domain-events.js';
 import { checkIfMatch, type WriteConditions } from './entity-tag.js';
 import { givenFields } from './patch.js';
 import { isoTimestamp } from './timestamp.js';
+
+/**
+ * An agent as the create or update that set its tools secret answers: with `toolsSecret`, the only
+ * time the API shows it (docs/replies-and-streams.md#tools).
+ */
+export type AgentWithToolsSecret = Agent & { toolsSecret?: string };
+
+/** The agent without its tools secret: what reads, lists and events show. */
+export function agentView(record: AgentRecord): Agent {
+  if (record.toolsSecret === undefined) return record;
+  const { toolsSecret: _secret, ...agent } = record;
+  return agent;
+}
+
+const hasWebhookTool = (configuration: JsonObject) => agentTools(configuration).some((tool) => tool.kind === 'webhook');
 
 /** A page of agents: `page` and `limit` echo the (defaulted) query, `total` counts all matches. */
 export interface AgentList {
@@ -42,11 +60,18 @@ export class AgentService {
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
     // The core's schemas: their `model` picklist holds the configured model names (createCore `models`).
     @inject(TOKENS.agentSchemas) private readonly schemas: AgentSchemas = { create: AgentCreateSchema, update: AgentUpdateSchema },
+    // Webhook tools' URLs are checked like webhook endpoints' (docs/events-and-webhooks.md#targets).
+    @inject(TOKENS.webhookTargets) private readonly targets?: WebhookTargetPolicy,
   ) {}
 
-  /** Creates an `active` agent, recording `agent.created` with it. */
-  async create(workspaceId: string, input: AgentCreateInput): Promise<Agent> {
+  /**
+   * Creates an `active` agent, recording `agent.created` with it. With a webhook tool, the agent
+   * gets the given `toolsSecret` or a generated one, returned in this response only.
+   * @throws ParleyError `validation_failed` (also a webhook tool's URL refused as a target)
+   */
+  async create(workspaceId: string, input: AgentCreateInput): Promise<AgentWithToolsSecret> {
     const fields = parse(this.schemas.create, input);
+    await this.checkToolTargets(fields.configuration);
     const now = isoTimestamp(this.clock.now());
     const agent: Agent = {
       id: this.ids.next('agt'),
@@ -61,22 +86,24 @@ export class AgentService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.storage.agents.insert(workspaceId, agent, this.event(workspaceId, 'agent.created', agent));
-    return agent;
+    const toolsSecret = fields.toolsSecret ?? (hasWebhookTool(agent.configuration) ? generateWebhookSecret() : undefined);
+    const record: AgentRecord = toolsSecret === undefined ? agent : { ...agent, toolsSecret };
+    await this.storage.agents.insert(workspaceId, record, this.event(workspaceId, 'agent.created', agent));
+    return record;
   }
 
   /** @throws ParleyError `not_found` */
   async get(workspaceId: string, id: string): Promise<Agent> {
     const agent = await this.storage.agents.get(workspaceId, id);
     if (!agent) throw ParleyError.notFound('agent', id);
-    return agent;
+    return agentView(agent);
   }
 
   /** Newest first; `page` ≥ 1 (default 1), `limit` 1–100 (default 20), optional `status`. */
   async list(workspaceId: string, query: AgentListQuery = {}): Promise<AgentList> {
     const { page, limit, status } = parse(AgentListQuerySchema, query);
     const { items, total } = await this.storage.agents.list(workspaceId, { offset: (page - 1) * limit, limit, status });
-    return { agents: items, total, page, limit };
+    return { agents: items.map(agentView), total, page, limit };
   }
 
   /**
@@ -86,8 +113,10 @@ export class AgentService {
    * checked in the same compare-and-set as the write.
    * @throws ParleyError `validation_failed`, `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
    */
-  async update(workspaceId: string, id: string, input: AgentUpdateInput, conditions: WriteConditions = {}): Promise<Agent> {
-    const changes = givenFields(parse(this.schemas.update, input));
+  async update(workspaceId: string, id: string, input: AgentUpdateInput, conditions: WriteConditions = {}): Promise<AgentWithToolsSecret> {
+    const { toolsSecret: given, ...changes } = givenFields(parse(this.schemas.update, input));
+    await this.checkToolTargets(changes.configuration);
+    if (given !== undefined) (changes as Partial<AgentRecord>).toolsSecret = given;
     if (Object.keys(changes).length === 0) {
       const agent = await this.get(workspaceId, id);
       checkIfMatch(conditions.ifMatch, agent);
@@ -95,13 +124,27 @@ export class AgentService {
     }
     // Compare-and-set (ports/storage.ts `Update`): a concurrent PATCH of other fields survives,
     // because the patch is applied to the record as stored at the write.
+    // A secret is generated when the agent first gets a webhook tool and has none.
+    const generated = generateWebhookSecret();
+    let secretSet: string | undefined;
     const agent = await this.storage.agents.update(workspaceId, id, (current) => {
-      checkIfMatch(conditions.ifMatch, current);
-      const next: Agent = { ...current, ...changes, updatedAt: isoTimestamp(this.clock.now()) };
-      return { record: next, event: this.event(workspaceId, 'agent.updated', next) };
+      checkIfMatch(conditions.ifMatch, agentView(current));
+      const next: AgentRecord = { ...current, ...changes, updatedAt: isoTimestamp(this.clock.now()) };
+      if (next.toolsSecret === undefined && hasWebhookTool(next.configuration)) next.toolsSecret = generated;
+      secretSet = next.toolsSecret !== current.toolsSecret ? next.toolsSecret : undefined;
+      return { record: next, event: this.event(workspaceId, 'agent.updated', agentView(next)) };
     });
     if (!agent) throw ParleyError.notFound('agent', id);
-    return agent;
+    return secretSet === undefined ? agentView(agent) : { ...agentView(agent), toolsSecret: secretSet };
+  }
+
+  /** @throws ParleyError `validation_failed` at `configuration.tools.N.url` when a webhook tool's URL is refused as a target. */
+  private async checkToolTargets(configuration: JsonObject | undefined): Promise<void> {
+    if (!configuration || !this.targets) return;
+    const tools = agentTools(configuration);
+    const refusals = await Promise.all(tools.map((tool) => (tool.url ? this.targets!.refusal(tool.url) : null)));
+    const issues = refusals.flatMap((refusal, index) => (refusal === null ? [] : [{ path: `configuration.tools.${index}.url`, message: refusal }]));
+    if (issues.length > 0) throw validationFailed(issues);
   }
 
   /**
@@ -112,11 +155,11 @@ export class AgentService {
    */
   async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<Agent> {
     const agent = await this.storage.agents.delete(workspaceId, id, (deleted) => {
-      checkIfMatch(conditions.ifMatch, deleted);
-      return this.event(workspaceId, 'agent.deleted', deleted);
+      checkIfMatch(conditions.ifMatch, agentView(deleted));
+      return this.event(workspaceId, 'agent.deleted', agentView(deleted));
     });
     if (!agent) throw ParleyError.notFound('agent', id);
-    return agent;
+    return agentView(agent);
   }
 
   private event(workspaceId: string, type: 'agent.created' | 'agent.updated' | 'agent.deleted', agent: Agent) {

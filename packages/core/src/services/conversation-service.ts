@@ -21,6 +21,7 @@ import { TOKENS } from '../tokens.js';
 import type { Conversation, Message } from '../types.js';
 import { parse } from '../validation.js';
 import { decodeCursor, encodeCursor, invalidCursor } from './cursor.js';
+import { conversationView } from './conversation-view.js';
 import { domainEvent } from './domain-events.js';
 import { checkIfMatch, type WriteConditions } from './entity-tag.js';
 import { isoTimestamp } from './timestamp.js';
@@ -74,6 +75,7 @@ export class ConversationService {
       createdAt,
       updatedAt: createdAt,
       lastMessageAt: null,
+      pendingToolCalls: [],
     };
     const outcome = await this.storage.conversations.insert(workspaceId, conversation, this.event(workspaceId, 'conversation.started', conversation));
     if (outcome === 'agent_not_found') throw ParleyError.notFound('agent', fields.agentId);
@@ -87,14 +89,14 @@ export class ConversationService {
   async get(workspaceId: string, id: string): Promise<Conversation> {
     const conversation = await this.storage.conversations.get(workspaceId, id);
     if (!conversation) throw ParleyError.notFound('conversation', id);
-    return conversation;
+    return conversationView(conversation);
   }
 
   /** Newest first, filtered by `agentId`, `userId` and `status` when given. */
   async list(workspaceId: string, query: ConversationListQuery = {}): Promise<ConversationList> {
     const { page, limit, ...filter } = parse(ConversationListQuerySchema, query);
     const { items, total } = await this.storage.conversations.list(workspaceId, { offset: (page - 1) * limit, limit, ...filter });
-    return { conversations: items, total, page, limit };
+    return { conversations: items.map(conversationView), total, page, limit };
   }
 
   /**
@@ -113,7 +115,7 @@ export class ConversationService {
     // stored at the write, so of concurrent completes exactly one sees `active` and records the event.
     let completed = false;
     const conversation = await this.storage.conversations.update(workspaceId, id, (current) => {
-      checkIfMatch(conditions.ifMatch, current);
+      checkIfMatch(conditions.ifMatch, conversationView(current));
       if (changes.status === 'active' && current.status === 'completed') {
         throw new ParleyError(ErrorCode.conflict, `Conversation '${id}' is completed and cannot be reactivated.`);
       }
@@ -128,11 +130,11 @@ export class ConversationService {
         // Never backwards: a message stored a moment ago may carry a later clock reading.
         updatedAt: now > current.updatedAt ? now : current.updatedAt,
       };
-      return completing ? { record: next, event: this.event(workspaceId, 'conversation.completed', next) } : { record: next };
+      return completing ? { record: next, event: this.event(workspaceId, 'conversation.completed', conversationView(next)) } : { record: next };
     });
     if (!conversation) throw ParleyError.notFound('conversation', id);
     if (completed) await this.signal(workspaceId, id, { type: 'conversation.completed' });
-    return conversation;
+    return conversationView(conversation);
   }
 
   /**
@@ -143,7 +145,7 @@ export class ConversationService {
    */
   async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<void> {
     const { ifMatch } = conditions;
-    const check = ifMatch === undefined ? undefined : (current: Conversation) => checkIfMatch(ifMatch, current);
+    const check = ifMatch === undefined ? undefined : (current: Conversation) => checkIfMatch(ifMatch, conversationView(current));
     if (!(await this.storage.conversations.delete(workspaceId, id, check))) throw ParleyError.notFound('conversation', id);
   }
 
@@ -171,6 +173,8 @@ export class ConversationService {
       content: fields.content,
       role: fields.role,
       metadata: fields.metadata ?? {},
+      toolCalls: null,
+      toolCallId: null,
       createdAt: isoTimestamp(this.clock.now()),
     };
     const type = message.role === 'assistant' ? 'message.received' : 'message.sent';

@@ -177,8 +177,8 @@ export function eventRecordingTests(t: ContractTestApi, open: () => Promise<Open
       const records = new Records();
       const mine = await records.insertAgent(storage, WS);
       const theirs = await records.insertAgent(storage, OTHER_WS);
-      expect((await logOf(storage, WS)).map((event) => event.data.id)).toEqual([mine.id]);
-      expect((await logOf(storage, OTHER_WS)).map((event) => event.data.id)).toEqual([theirs.id]);
+      expect((await logOf(storage, WS)).map((event) => (event.data as { id: string }).id)).toEqual([mine.id]);
+      expect((await logOf(storage, OTHER_WS)).map((event) => (event.data as { id: string }).id)).toEqual([theirs.id]);
     });
   });
 }
