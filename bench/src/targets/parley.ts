@@ -59,7 +59,7 @@ async function conversationWith(count: number): Promise<string> {
     const batch: Array<Promise<unknown>> = [];
     for (let i = done; i < Math.min(count, done + 500); i += 1) {
       const createdAt = new Date().toISOString();
-      const message: Message = { id: ids.next('msg'), conversationId: id, content: content(i), role: i % 2 ? 'assistant' : 'user', metadata: {}, createdAt };
+      const message: Message = { id: ids.next('msg'), conversationId: id, content: content(i), role: i % 2 ? 'assistant' : 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt };
       const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
       batch.push(core.storage.messages.append(WORKSPACE, message, { id: ids.next('evt'), type, workspaceId: WORKSPACE, occurredAt: createdAt, data: message }));
     }

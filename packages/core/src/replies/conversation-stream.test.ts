@@ -31,7 +31,7 @@ describe('openConversationStream', () => {
     const { core, adapters, conversation } = await setup();
     // The core's own generator: ids stay monotonic across the test's writes and the core's.
     const ids = core.container.resolve<IdGenerator>(TOKENS.ids);
-    const message = (id: string, content: string): Message => ({ id, conversationId: conversation.id, content, role: 'user', metadata: {}, createdAt: new Date().toISOString() });
+    const message = (id: string, content: string): Message => ({ id, conversationId: conversation.id, content, role: 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt: new Date().toISOString() });
     const store = async (id: string, content: string) => {
       const stored = message(id, content);
       expect(await adapters.storage.messages.append('ws1', stored, domainEvent(ids, systemClock, 'ws1', 'message.sent', stored))).toBe('appended');

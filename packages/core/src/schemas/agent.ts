@@ -2,7 +2,9 @@
 import * as v from 'valibot';
 import { AGENT_MODELS, AGENT_STATUSES, type JsonObject } from '../types.js';
 import { MAX_JSON_OBJECT_BYTES, MAX_JSON_OBJECT_DEPTH, PageQueryEntries, isPlainObject, jsonObjectProblem, text } from './common.js';
-import { MaxStepsSchema, ToolsSchema } from './tools.js';
+import { MAX_STEPS, MAX_TOOLS, MaxStepsSchema, ToolsSchema } from './tools.js';
+
+const ToolFieldsSchema = v.looseObject({ tools: v.optional(ToolsSchema), maxSteps: v.optional(MaxStepsSchema) });
 import { WebhookSecretSchema } from './webhook.js';
 
 /**
@@ -16,11 +18,18 @@ export const AgentConfigurationSchema = v.pipe(
     if (!dataset.typed) return;
     const { tools: _tools, ...rest } = dataset.value;
     const problem = jsonObjectProblem(rest, MAX_JSON_OBJECT_DEPTH, MAX_JSON_OBJECT_BYTES);
-    if (problem !== null) addIssue({ message: problem });
+    if (problem !== null) return addIssue({ message: problem });
+    // The tool fields, checked once the shape passed; their issues keep their paths inside `configuration`.
+    const result = v.safeParse(ToolFieldsSchema, dataset.value);
+    for (const issue of result.issues ?? []) addIssue({ message: issue.message, ...(issue.path && { path: issue.path }) });
   }),
-  v.looseObject({ tools: v.optional(ToolsSchema), maxSteps: v.optional(MaxStepsSchema) }),
   v.metadata({
-    description: `A JSON object; its fields other than \`tools\` take at most ${MAX_JSON_OBJECT_BYTES} bytes serialized, nested at most ${MAX_JSON_OBJECT_DEPTH} levels, without \`__proto__\`, \`constructor\` or \`prototype\` keys. \`tools\` (at most 32) and \`maxSteps\` (1–32, default 8) define the agent's tools (docs/replies-and-streams.md#tools).`,
+    type: 'object',
+    properties: {
+      tools: { type: 'array', maxItems: MAX_TOOLS, items: { $ref: '#/components/schemas/Tool' }, description: 'The tools the agent may call, with distinct names (docs/replies-and-streams.md#tools).' },
+      maxSteps: { type: 'integer', minimum: 1, maximum: MAX_STEPS.max, description: `The most model calls a reply makes (default ${MAX_STEPS.default}).` },
+    },
+    description: `A JSON object; its fields other than \`tools\` take at most ${MAX_JSON_OBJECT_BYTES} bytes serialized, nested at most ${MAX_JSON_OBJECT_DEPTH} levels, without \`__proto__\`, \`constructor\` or \`prototype\` keys. \`tools\` and \`maxSteps\` define the agent's tools (docs/replies-and-streams.md#tools).`,
   }),
 );
 

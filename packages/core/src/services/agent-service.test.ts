@@ -13,7 +13,7 @@ function setup() {
   const adapters = memoryAdapters();
   const clock = new ManualClock(Date.parse(START));
   const core = createCore({ ...adapters, clock });
-  return { core, clock, events: async () => (await recordedEvents(adapters.storage)).map((event) => ({ type: event.type, id: event.data.id })) };
+  return { core, clock, events: async () => (await recordedEvents(adapters.storage)).map((event) => ({ type: event.type, id: (event.data as { id: string }).id })) };
 }
 
 describe('AgentService', () => {

@@ -57,6 +57,8 @@ describe('responses conform to /openapi.json', () => {
     // No models configured: the agent's model has no language model.
     await call('POST', '/api/conversations/{id}/reply', `/api/conversations/${conversation.id}/reply`, {}, 409);
     await call('GET', '/api/conversations/{id}/messages/{messageId}', `/api/conversations/${conversation.id}/messages/${page.messages[0].id}`, {}, 200);
+    // Nothing is pending: an answer names a call no reply waits for.
+    await call('POST', '/api/conversations/{id}/tool-results', `/api/conversations/${conversation.id}/tool-results`, { json: { results: [{ toolCallId: 'call_1', output: 1 }] } }, 409);
     await call('GET', '/api/conversations/{id}/messages/{messageId}', `/api/conversations/${conversation.id}/messages/msg_nope`, {}, 404);
     await call('PATCH', '/api/conversations/{id}', `/api/conversations/${conversation.id}`, { json: { status: 'completed' } }, 200);
     // A completed conversation's stream sends its messages and the end, then closes.

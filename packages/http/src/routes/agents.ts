@@ -4,12 +4,14 @@ import {
   AgentListQuerySchema,
   AgentListSchema,
   AgentSchema,
+  AgentWithToolsSecretSchema,
   AgentUpdateSchema,
   DeleteResultSchema,
   type AgentCreateInput,
   type AgentListQuery,
   type AgentUpdateInput,
   type Core,
+  entityTag,
 } from '@parley/core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
@@ -36,7 +38,7 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
         tag: 'Agents',
         scope: 'agents:write',
         body: AgentCreateSchema,
-        success: { status: 201, description: 'The created agent, every field present.', schema: AgentSchema },
+        success: { status: 201, description: 'The created agent, every field present; with `toolsSecret` when the agent got one (given, or generated for its first webhook tool) — the only time it is shown.', schema: AgentWithToolsSecretSchema },
       }),
       body,
       async (c) => {
@@ -84,7 +86,7 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
         scope: 'agents:write',
         path: byId,
         body: AgentUpdateSchema,
-        success: { status: 200, description: 'The whole updated agent.', schema: AgentSchema, etag: true },
+        success: { status: 200, description: 'The whole updated agent; with `toolsSecret` when this update set or generated it — the only time it is shown.', schema: AgentWithToolsSecretSchema, etag: true },
         errors: { 404: notFound },
         ifMatch: true,
       }),
@@ -92,7 +94,10 @@ export function agentRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, strin
       async (c) => {
         const input = c.req.valid('json') as AgentUpdateInput;
         const agent = await core.agents.update(c.var.principal.workspaceId, c.req.param('id'), input, writeConditions(c));
-        return jsonWithEntityTag(c, agent);
+        // The tag is the agent's as GET shows it: without the secret.
+        const { toolsSecret, ...shown } = agent;
+        c.header('ETag', entityTag(shown));
+        return c.json(toolsSecret === undefined ? shown : { ...shown, toolsSecret });
       },
     )
     .delete(
