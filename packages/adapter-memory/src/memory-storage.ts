@@ -33,7 +33,12 @@ import {
   type Update,
   type WebhookEndpointRecord,
   type WebhookEndpointStore,
+  type UsageStore,
+  daysBetween,
   frozenCopy,
+  usageDay,
+  usageIncrements,
+  usageTotals,
 } from '@parley/core';
 import { MemoryDeliveryLog } from './memory-deliveries.js';
 import { MemoryEventLog } from './memory-event-log.js';
@@ -64,6 +69,8 @@ interface Workspace {
   webhookEndpoints: RecordIndex<WebhookEndpointRecord>;
   plants: Map<number, Plant>;
   plantsSeeded: boolean;
+  /** Usage counters per UTC day (`usageIncrements` of `@parley/core`). */
+  usage: Map<string, Record<string, number>>;
 }
 
 /** A single read's answer: the stored (frozen) record itself, or `null`. */
@@ -124,6 +131,7 @@ export class MemoryStorage implements Storage {
         webhookEndpoints: new RecordIndex(),
         plants: new Map(),
         plantsSeeded: false,
+        usage: new Map(),
       };
       this.workspaces.set(id, workspace);
     }
@@ -202,7 +210,7 @@ export class MemoryStorage implements Storage {
   };
 
   readonly messages: MessageStore = {
-    append: async (workspaceId, message, event) => {
+    append: async (workspaceId, message, event, usage) => {
       const workspace = this.workspace(workspaceId);
       const conversation = workspace.conversations.get(message.conversationId);
       if (!conversation) return 'conversation_not_found';
@@ -226,6 +234,12 @@ export class MemoryStorage implements Storage {
         }),
       );
       this.log.record(workspaceId, event, message, stored);
+      if (usage) {
+        const day = usageDay(message.createdAt);
+        let counters = workspace.usage.get(day);
+        if (!counters) workspace.usage.set(day, (counters = {}));
+        for (const [field, increment] of usageIncrements(usage)) counters[field] = (counters[field] ?? 0) + increment;
+      }
       return 'appended';
     },
     get: async (workspaceId, conversationId, id) => {
@@ -249,6 +263,14 @@ export class MemoryStorage implements Storage {
       }
       const start = Math.max(0, end - limit);
       return { messages: history.slice(start, end), hasMore: start > 0 };
+    },
+  };
+
+  readonly usage: UsageStore = {
+    totals: async (workspaceId, { from, to, groupBy }) => {
+      const { usage } = this.workspace(workspaceId);
+      const days = new Map(daysBetween(from, to).flatMap((day) => (usage.has(day) ? [[day, usage.get(day)!] as const] : [])));
+      return usageTotals(days, groupBy);
     },
   };
 

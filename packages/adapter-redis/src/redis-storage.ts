@@ -15,6 +15,7 @@ import {
   type Clock,
   type ConversationStore,
   type DeliveryStore,
+  type UsageStore,
   type EventStore,
   type MessageStore,
   type PlantStore,
@@ -29,6 +30,7 @@ import { EventLog, RedisEventStore, type EventLogOptions } from './stores/event-
 import { RedisMessageStore } from './stores/message-store.js';
 import { RedisEventOutbox } from './stores/outbox.js';
 import { RedisPlantStore } from './stores/plant-store.js';
+import { RedisUsageStore } from './stores/usage-store.js';
 import { RedisWebhookEndpointStore } from './stores/webhook-endpoint-store.js';
 
 /** Default `eventRetentionMs`: 14 days. */
@@ -80,6 +82,7 @@ export class RedisStorage extends RedisAdapter implements Storage {
   readonly events: EventStore;
   readonly outbox: RedisEventOutbox;
   readonly deliveries: DeliveryStore;
+  readonly usage: UsageStore;
 
   constructor(options: RedisStorageOptions) {
     // Checked before super() opens a connection.
@@ -91,6 +94,7 @@ export class RedisStorage extends RedisAdapter implements Storage {
     this.messages = new RedisMessageStore(log);
     this.webhookEndpoints = new RedisWebhookEndpointStore(log);
     this.plants = new RedisPlantStore(this.runner);
+    this.usage = new RedisUsageStore(this.runner);
     this.events = new RedisEventStore(log);
     this.outbox = new RedisEventOutbox(log);
     this.deliveries = new RedisDeliveryStore(log);

@@ -19,6 +19,8 @@ export * from './services/api-key-service.js';
 export * from './services/api-key-grant.js';
 export * from './services/api-key-format.js';
 export * from './services/entity-tag.js';
+export * from './services/usage-service.js';
+export * from './services/usage-counters.js';
 export { encodeCursor } from './services/cursor.js';
 export * from './rate-limit/gcra.js';
 export * from './rate-limit/plans.js';

@@ -146,6 +146,14 @@ describe('agents that act', () => {
     const toolResult = stream.received.find((event) => event.event === 'tool.result')!;
     expect(JSON.parse(toolResult.data)).toMatchObject({ role: 'tool', toolCallId: 'call_w1' });
     expect(toolResult.id).toBeTruthy();
+
+    // Usage totals are the sum of the stored steps' usage.
+    const steps = history.filter((message) => message.role === 'assistant');
+    const sum = (kind: 'inputTokens' | 'outputTokens') => steps.reduce((all, message) => all + message.metadata.reply.usage[kind], 0);
+    expect(sum('inputTokens')).toBeGreaterThan(40);
+    const usage = (await t.call('GET', '/api/usage?groupBy=agent')).body;
+    expect(usage).toMatchObject({ groupBy: 'agent', inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), replies: 2 });
+    expect(usage.totals).toEqual([{ key: agent.id, inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), replies: 2 }]);
   });
 
   it('pauses for a client tool, resumes once it is answered, and answering twice is 409', async () => {

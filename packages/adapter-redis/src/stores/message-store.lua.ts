@@ -15,12 +15,14 @@ import { EVENT_ARGS, EVENT_KEYS, LUA_RECORD_EVENT } from './event-log.lua.js';
  * `activeConvs`), in the same atomic step — so no message lands after `completed`.
  * In the same step the conversation's `lastMessageAt` in `convActivity` becomes the later of itself
  * and `at` (ISO 8601 strings of one width compare as their instants), without touching its JSON.
+ * With a reply step's usage, `increments[]` (counter fields and increments, alternating) is added to
+ * the day's counters in `usage` in the same step, which then live `usageTtl` seconds.
  * Returns 'appended', or (nothing written) 'conversation_completed' / 'conversation_not_found'.
  */
 export const MESSAGE_APPEND = namedScript({
   name: 'message_append',
-  keys: ['conv', 'activeConvs', 'convActivity', 'msg', 'msgs', ...EVENT_KEYS],
-  args: ['conversationId', 'id', 'json', 'at', ...EVENT_ARGS],
+  keys: ['conv', 'activeConvs', 'convActivity', 'msg', 'msgs', 'usage', ...EVENT_KEYS],
+  args: ['conversationId', 'id', 'json', 'at', 'usageTtl', 'increments[]', ...EVENT_ARGS],
   lua: `${LUA_RECORD_EVENT}
 if not redis.call('ZSCORE', activeConvs, conversationId) then
   if redis.call('HEXISTS', conv, conversationId) == 1 then return 'conversation_completed' end
@@ -31,6 +33,10 @@ redis.call('HSET', msg, id, json)
 redis.call('ZADD', msgs, 0, id)
 local last = redis.call('HGET', convActivity, conversationId)
 if not last or at > last then redis.call('HSET', convActivity, conversationId, at) end
+if #increments > 0 then
+  for i = 1, #increments, 2 do redis.call('HINCRBY', usage, increments[i], increments[i + 1]) end
+  redis.call('EXPIRE', usage, usageTtl)
+end
 recordEvent(seq)
 return 'appended'
 `,

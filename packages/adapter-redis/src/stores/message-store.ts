@@ -1,9 +1,12 @@
 /** @module Messages on Redis: per conversation, a HASH of records and a ZSET of ids (score 0). */
-import type { DomainEvent, Message, MessagePage, MessageStore } from '@parley/core';
+import { usageDay, usageIncrements, type DomainEvent, type Message, type MessagePage, type MessageStore, type UsageRecord } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
 import type { EventLog } from './event-log.js';
 import { MESSAGE_APPEND, MESSAGE_PAGE } from './message-store.lua.js';
+
+/** How long a day's usage counters are kept after its last reply: 400 days. */
+export const USAGE_TTL_SECONDS = 400 * 86_400;
 
 /**
  * {@link MessageStore} on Redis. `append` and `page` are one Lua script each, so one round trip
@@ -17,7 +20,7 @@ export class RedisMessageStore implements MessageStore {
     return this.log.runner;
   }
 
-  async append(workspaceId: string, message: Message, event: DomainEvent): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
+  async append(workspaceId: string, message: Message, event: DomainEvent, usage?: UsageRecord): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const { conversationId } = message;
     const json = JSON.stringify(message);
@@ -33,9 +36,18 @@ export class RedisMessageStore implements MessageStore {
             convActivity: keys.convActivity,
             msg: keys.msg(conversationId),
             msgs: keys.msgs(conversationId),
+            usage: keys.usage(usageDay(message.createdAt)),
             ...recording.keys,
           },
-          args: { conversationId, id: message.id, json, at: message.createdAt, ...recording.args },
+          args: {
+            conversationId,
+            id: message.id,
+            json,
+            at: message.createdAt,
+            usageTtl: USAGE_TTL_SECONDS,
+            increments: usage ? usageIncrements(usage).flatMap(([field, increment]) => [field, String(increment)]) : [],
+            ...recording.args,
+          },
         })) as 'appended' | 'conversation_not_found' | 'conversation_completed',
       (outcome) => outcome === 'appended',
     );

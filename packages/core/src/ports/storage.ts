@@ -145,8 +145,11 @@ export interface MessageStore {
    * `lastMessageAt` becomes the later of itself and the message's `createdAt`, and its
    * `updatedAt` the later of itself and that (so a late-arriving older message never moves
    * either backwards); conversation reads, lists and later `conversation.*` events show them.
+   * With `usage` (a reply step's tokens), the workspace's usage totals ({@link UsageStore}) count
+   * it in the same atomic step, on the UTC day of the message's `createdAt`: counted exactly when
+   * the message is stored.
    */
-  append(workspaceId: string, message: Message, event: DomainEvent): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'>;
+  append(workspaceId: string, message: Message, event: DomainEvent, usage?: UsageRecord): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'>;
   /** The message with this id in this conversation, or `null`. */
   get(workspaceId: string, conversationId: string, id: string): Promise<Message | null>;
   /**
@@ -169,6 +172,43 @@ export interface MessageStore {
     conversationId: string,
     query: { before?: string; after?: string; limit: number; requireConversation?: boolean },
   ): Promise<MessagePage | null>;
+}
+
+/** The tokens of one stored reply step and whom they are counted for (docs/replies-and-streams.md#usage). */
+export interface UsageRecord {
+  agentId: string;
+  model: string;
+  /** The conversation's `userId`; `null` when it has none. */
+  userId: string | null;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What usage totals are grouped by. */
+export const USAGE_GROUPS = ['agent', 'model', 'user', 'day'] as const;
+/** One of {@link USAGE_GROUPS}. */
+export type UsageGroup = (typeof USAGE_GROUPS)[number];
+
+/** The totals of one group: `key` is the agent id, model name, user id (`null`: no user) or day (`YYYY-MM-DD`). */
+export interface UsageTotal {
+  key: string | null;
+  inputTokens: number;
+  outputTokens: number;
+  /** How many reply steps (stored assistant messages) were counted. */
+  replies: number;
+}
+
+/**
+ * `storage.usage`: token totals of each workspace's stored replies, kept per UTC day as counters
+ * that `messages.append` updates in the same atomic step as the message, so a read never scans
+ * messages: its cost grows with the days and groups asked for, not with the history.
+ */
+export interface UsageStore {
+  /**
+   * Totals from day `from` to day `to` (`YYYY-MM-DD`, both included), one entry per group with any
+   * usage, in ascending `key` order (`null` first).
+   */
+  totals(workspaceId: string, query: { from: string; to: string; groupBy: UsageGroup }): Promise<UsageTotal[]>;
 }
 
 /** `storage.webhookEndpoints`: each workspace's webhook endpoints, secrets included. */
@@ -293,6 +333,7 @@ export interface Storage {
   events: EventStore;
   outbox: EventOutbox;
   deliveries: DeliveryStore;
+  usage: UsageStore;
   /** Resolves when the backend answers; rejects otherwise (readiness probes). */
   ping(): Promise<void>;
 }

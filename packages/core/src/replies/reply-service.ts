@@ -7,7 +7,7 @@ import type { ConversationFeed } from '../ports/conversation-feed.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { LanguageModel, ModelRequest, FinishReason, TokenUsage } from '../ports/language-model.js';
 import type { ReplyJob, ReplyQueue } from '../ports/reply-queue.js';
-import type { OutboxBatch, Storage } from '../ports/storage.js';
+import type { OutboxBatch, Storage, UsageRecord } from '../ports/storage.js';
 import { domainEvent } from '../services/domain-events.js';
 import { TOKENS } from '../tokens.js';
 import type { WebhookTransport } from '../ports/webhook-transport.js';
@@ -224,21 +224,30 @@ export class ReplyService {
       await this.storage.conversations.update(workspaceId, conversationId, (current) =>
         current.pendingToolCalls?.length ? { record: { ...current, pendingToolCalls: [] } } : null,
       );
-      outcome = await this.steps(job, agent, model, reply.inReplyTo, reply.step + 1, signal, logger);
+      outcome = await this.steps(job, agent, model, conversation.userId, reply.inReplyTo, reply.step + 1, signal, logger);
       if (outcome !== 'stored') return outcome;
       // Messages stored while the reply was paused are answered now, by one reply to the latest.
       context = await this.context(workspaceId, conversationId);
       const latest = context.at(-1);
       const asked = context.findLast((message) => message.role === 'user');
       if (!asked || !latest || latest.role !== 'user' || (reply.inReplyTo !== null && asked.id <= reply.inReplyTo)) return outcome;
-      return this.steps(job, agent, model, asked.id, 1, signal, logger);
+      return this.steps(job, agent, model, conversation.userId, asked.id, 1, signal, logger);
     }
     if (job.inReplyTo !== null && context.some((message) => (message.metadata.reply as StepMetadata | undefined)?.inReplyTo === job.inReplyTo)) return 'skipped';
-    return this.steps(job, agent, model, job.inReplyTo, 1, signal, logger);
+    return this.steps(job, agent, model, conversation.userId, job.inReplyTo, 1, signal, logger);
   }
 
   /** Runs steps from `step` on until the model answers without tools, the reply pauses, or `maxSteps`. */
-  private async steps(job: ReplyJob, agent: AgentRecord, model: LanguageModel, inReplyTo: string | null, step: number, signal: AbortSignal, logger?: ReplyLogger): Promise<ReplyOutcome> {
+  private async steps(
+    job: ReplyJob,
+    agent: AgentRecord,
+    model: LanguageModel,
+    userId: string | null,
+    inReplyTo: string | null,
+    step: number,
+    signal: AbortSignal,
+    logger?: ReplyLogger,
+  ): Promise<ReplyOutcome> {
     const { workspaceId, conversationId } = job;
     const tools = agentTools(agent.configuration);
     const maxSteps = agentMaxSteps(agent.configuration);
@@ -254,7 +263,7 @@ export class ReplyService {
       };
       const result = await this.tryModel(model, request, { ...job, inReplyTo }, agent, logger, signal);
       if (typeof result === 'string') return result;
-      const message = await this.storeStep({ ...job, inReplyTo }, agent, result, step, step === maxSteps, logger);
+      const message = await this.storeStep({ ...job, inReplyTo }, agent, userId, result, step, step === maxSteps, logger);
       if (!message) return 'skipped';
       if (!message.toolCalls) return 'stored';
       const pending = await this.runCalls(job, agent, message, step === maxSteps, signal);
@@ -305,7 +314,7 @@ export class ReplyService {
   }
 
   /** Stores a step as an `assistant` message; `null` when the conversation no longer takes one. */
-  private async storeStep(job: ReplyJob, agent: AgentRecord, result: StepResult, step: number, last: boolean, logger?: ReplyLogger): Promise<Message | null> {
+  private async storeStep(job: ReplyJob, agent: AgentRecord, userId: string | null, result: StepResult, step: number, last: boolean, logger?: ReplyLogger): Promise<Message | null> {
     const cut = result.text.length > MAX_CONTENT;
     const toolCalls = result.toolCalls.length > 0 ? result.toolCalls : null;
     const reply: StepMetadata = {
@@ -326,7 +335,8 @@ export class ReplyService {
       toolCallId: null,
       createdAt: new Date(this.clock.now()).toISOString(),
     };
-    if (!(await this.append(job.workspaceId, message))) return null;
+    const usage = { agentId: agent.id, model: agent.model, userId, inputTokens: result.usage.inputTokens ?? 0, outputTokens: result.usage.outputTokens ?? 0 };
+    if (!(await this.append(job.workspaceId, message, usage))) return null;
     logger?.info({ workspaceId: job.workspaceId, conversationId: job.conversationId, messageId: message.id, inReplyTo: job.inReplyTo, model: agent.model, finishReason: reply.finishReason, usage: result.usage, step, toolCalls: toolCalls?.length ?? 0 }, 'reply stored');
     return message;
   }
@@ -408,9 +418,9 @@ export class ReplyService {
     await this.publish(job.workspaceId, job.conversationId, { type: 'reply.failed', inReplyTo: job.inReplyTo, error });
   }
 
-  private async append(workspaceId: string, message: Message): Promise<boolean> {
+  private async append(workspaceId: string, message: Message, usage?: UsageRecord): Promise<boolean> {
     const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
-    const outcome = await this.storage.messages.append(workspaceId, message, domainEvent(this.ids, this.clock, workspaceId, type, message));
+    const outcome = await this.storage.messages.append(workspaceId, message, domainEvent(this.ids, this.clock, workspaceId, type, message), usage);
     if (outcome !== 'appended') return false;
     await this.publish(workspaceId, message.conversationId, { type: 'message', messageId: message.id });
     return true;

@@ -76,6 +76,8 @@ describe('responses conform to /openapi.json', () => {
     await call('POST', '/api/webhooks/{id}/deliveries/{deliveryId}/retry', `/api/webhooks/${delivering.id}/deliveries/${tested.id}/retry`, {}, 404);
     await call('POST', '/api/webhooks/{id}/rotate-secret', `/api/webhooks/${delivering.id}/rotate-secret`, {}, 200);
     await receiver.close();
+    await call('GET', '/api/usage', '/api/usage?groupBy=agent', {}, 200);
+    await call('GET', '/api/usage', '/api/usage?from=2026-02-30', {}, 400);
     const events = await json(await call('GET', '/api/events', '/api/events?limit=1', {}, 200));
     await call('GET', '/api/events/{id}', `/api/events/${events.events[0].id}`, {}, 200);
     await call('GET', '/api/events/{id}', '/api/events/evt_nope', {}, 404);

@@ -45,6 +45,7 @@ import {
   ToolResultsAcceptedSchema,
   ReplyFailedSchema,
   ReplyRequiresActionSchema,
+  UsageReportSchema,
 } from '@parley/core';
 import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
 import type { OpenAPIV3_1 } from 'openapi-types';
@@ -67,6 +68,7 @@ const NAMED_SCHEMAS = {
   ToolResultsAccepted: ToolResultsAcceptedSchema,
   ReplyFailed: ReplyFailedSchema,
   ReplyRequiresAction: ReplyRequiresActionSchema,
+  UsageReport: UsageReportSchema,
   Conversation: ConversationSchema,
   ConversationList: ConversationListSchema,
   ConversationCreate: ConversationCreateSchema,

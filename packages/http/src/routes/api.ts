@@ -7,6 +7,7 @@ import { agentRoutes } from './agents.js';
 import { conversationRoutes } from './conversations.js';
 import { replyRoutes, type ReplyRoutesOptions } from './replies.js';
 import { toolResultRoutes } from './tool-results.js';
+import { usageRoutes } from './usage.js';
 import { deliveryRoutes } from './deliveries.js';
 import { eventRoutes } from './events.js';
 import { answerUnmatched } from './fallback.js';
@@ -36,5 +37,6 @@ export function apiRoutes(core: Core, options: ApiRoutesOptions): Hono<ParleyEnv
   api.route('/webhooks', webhookRoutes(core, options.body));
   api.route('/webhooks', deliveryRoutes(core, options.body));
   api.route('/events', eventRoutes(core));
+  api.route('/usage', usageRoutes(core));
   return answerUnmatched(api);
 }

@@ -14,6 +14,7 @@ import { messagePageTests } from './message-pages.js';
 import { messageTests } from './messages.js';
 import { outboxTests } from './outbox.js';
 import { plantTests } from './plants.js';
+import { usageTests } from './usage.js';
 import { webhookEndpointTests } from './webhook-endpoints.js';
 
 /** A storage under test together with what removes its data afterwards. */
@@ -46,7 +47,7 @@ export type StorageFactory = (options: StorageFactoryOptions) => Storage | Stora
 export interface StorageContractOptions {
   /**
    * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
-   * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`,
+   * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`, `usage`,
    * `conversation activity`, `conversation delete`, `message get`, `workspace isolation`, `agent delete cascade`, `event recording`, `compare-and-set`,
    * `event log`, `event retention`, `outbox`, `outbox leases`, `deliveries`,
    * `deliveries retention`, `ping`.
@@ -90,6 +91,7 @@ export function runStorageContract(t: ContractTestApi, factory: StorageFactory, 
     messagePageTests(t, open, skip);
     webhookEndpointTests(t, open, skip);
     plantTests(t, open, skip);
+    usageTests(t, open, skip);
     isolationTests(t, open, skip);
     cascadeTests(t, open, skip);
     eventRecordingTests(t, open, skip);
