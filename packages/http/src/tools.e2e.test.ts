@@ -4,7 +4,7 @@
  * verified with `standardwebhooks`; client tools and approvals answered over HTTP; SSE streams.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
-import { createCore, createDeliveryWorker, createReplyWorker, undiciTransport, type Core } from '@parley/core';
+import { createCore, undiciTransport, type Core } from '@parley/core';
 import { startReceiver, StaticHostResolver, type Receiver } from '@parley/core/testing';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -41,21 +41,18 @@ async function start(options: { privateTargets?: boolean } = {}) {
   const { models } = readModelsConfig({ MODELS: JSON.stringify({ 'local-llm': { provider: 'openai-compatible', baseURL: fake.baseURL, model: 'tiny-1', apiKey: 'sk-fake' } }) }, problems);
   expect(problems).toEqual([]);
   const allowPrivate = options.privateTargets ?? true;
-  const core: Core = createCore({
-    ...memoryAdapters(),
+  const core: Core = createCore(memoryAdapters(), {
     // Registration sees a public address; the connection is made to what the transport resolves.
     hostResolver: new StaticHostResolver({ 'tools.example.com': ['93.184.216.34'] }),
     allowPrivateWebhookUrls: allowPrivate,
     webhookTransport: undiciTransport({ allowPrivate, resolver: new StaticHostResolver({ 'tools.example.com': ['127.0.0.1'] }) }),
     models: languageModels(models),
     replyRetryDelaysMs: [10, 10],
+    workers: { relay: { pollMs: 50 }, delivery: { pollMs: 50 }, replies: { pollMs: 50 } },
   });
   const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, 'test-key-tools');
   const handle = await serve(createApp(core, { logLevel: 'silent' }), { port: 0, drainTimeoutMs: 300 });
-  const delivery = createDeliveryWorker(core, { pollMs: 50 });
-  const replies = createReplyWorker(core, { pollMs: 50 })!;
-  delivery.start();
-  replies.start();
+  core.workers.start();
   const readers: EventStreamReader[] = [];
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${handle.url}${path}`, {
@@ -84,7 +81,7 @@ async function start(options: { privateTargets?: boolean } = {}) {
     },
     async stop() {
       readers.forEach((reader) => reader.close());
-      await Promise.all([delivery.stop(), replies.stop()]);
+      await core.workers.stop();
       await handle.close();
     },
   };

@@ -3,12 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { inject, injectable } from '../di.js';
 import { ErrorCode, ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { ConversationFeed } from '../ports/conversation-feed.js';
+import type { FeedSignal } from '../ports/conversation-feed.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { LanguageModel, ModelRequest, FinishReason, TokenUsage } from '../ports/language-model.js';
 import type { ReplyJob, ReplyQueue } from '../ports/reply-queue.js';
 import type { OutboxBatch, Storage, UsageRecord } from '../ports/storage.js';
 import { domainEvent } from '../services/domain-events.js';
+import { MessageWriter } from '../services/message-writer.js';
 import { TOKENS } from '../tokens.js';
 import type { WebhookTransport } from '../ports/webhook-transport.js';
 import { agentMaxSteps, agentTools, ToolResultsSchema, type ToolResultsInput } from '../schemas/tools.js';
@@ -23,11 +24,9 @@ export interface ReplyOptions {
   contextMessages: number;
   /** Waits between the 3 tries of a failing provider, in ms (default `[1000, 4000]`). */
   retryDelaysMs: readonly number[];
-  /** Where requests wait (`createCore`'s `replyQueue`); `null` without one: nothing can be asked for. */
-  queue: ReplyQueue | null;
 }
 
-/** Where replies report; pino's logger fits. Entries carry ids, model names and error kinds, never content. */
+/** Where replies report (a {@link WorkerLogger} fits). Entries carry ids, model names and error kinds, never content. */
 export interface ReplyLogger {
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
@@ -81,17 +80,14 @@ export function describeModelError(error: unknown): string {
 export class ReplyService {
   constructor(
     @inject(TOKENS.storage) private readonly storage: Storage,
-    @inject(TOKENS.conversationFeed) private readonly feed: ConversationFeed,
+    @inject(TOKENS.replyQueue) private readonly queue: ReplyQueue,
+    @inject(MessageWriter) private readonly writer: MessageWriter,
     @inject(TOKENS.models) private readonly models: ReadonlyMap<string, LanguageModel>,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
     @inject(TOKENS.replyOptions) private readonly options: ReplyOptions,
     @inject(TOKENS.webhookTransport) private readonly transport: WebhookTransport,
   ) {}
-
-  private get queue(): ReplyQueue | null {
-    return this.options.queue;
-  }
 
   /** True when `agent` would reply on its own to a user message (not counting the conversation's status). */
   repliesAutomatically(agent: Agent): boolean {
@@ -110,7 +106,7 @@ export class ReplyService {
     if (conversation.status === 'completed') throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and gets no replies.`);
     const agent = await this.storage.agents.get(workspaceId, conversation.agentId);
     if (!agent || agent.status !== 'active') throw new ParleyError(ErrorCode.conflict, `The agent of conversation '${conversationId}' is inactive.`);
-    if (!this.models.has(agent.model) || !this.queue) {
+    if (!this.models.has(agent.model)) {
       throw new ParleyError(ErrorCode.conflict, `No language model is configured for the agent's model '${agent.model}'.`, { model: agent.model });
     }
     const latest = await this.storage.messages.page(workspaceId, conversationId, { limit: 1 });
@@ -150,7 +146,7 @@ export class ReplyService {
     });
     if (!updated) throw ParleyError.notFound('conversation', conversationId);
     const waiting = conversationView(updated).pendingToolCalls;
-    if (waiting.length === 0 && this.queue) {
+    if (waiting.length === 0) {
       const latest = await this.storage.messages.page(workspaceId, conversationId, { limit: 1 });
       await this.queue.enqueue(this.job(workspaceId, conversationId, latest?.messages.at(-1)?.id ?? null));
     }
@@ -165,7 +161,7 @@ export class ReplyService {
    * Resolves with the number of requests queued.
    */
   async queueAutomaticReplies(batch: OutboxBatch): Promise<number> {
-    if (this.models.size === 0 || !this.queue) return 0;
+    if (this.models.size === 0) return 0;
     const conversations = new Map<string, Promise<Conversation | null>>();
     const agents = new Map<string, Promise<Agent | null>>();
     const jobs: ReplyJob[] = [];
@@ -419,11 +415,7 @@ export class ReplyService {
   }
 
   private async append(workspaceId: string, message: Message, usage?: UsageRecord): Promise<boolean> {
-    const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
-    const outcome = await this.storage.messages.append(workspaceId, message, domainEvent(this.ids, this.clock, workspaceId, type, message), usage);
-    if (outcome !== 'appended') return false;
-    await this.publish(workspaceId, message.conversationId, { type: 'message', messageId: message.id });
-    return true;
+    return (await this.writer.append(workspaceId, message, usage)) === 'appended';
   }
 
   private async context(workspaceId: string, conversationId: string): Promise<Message[]> {
@@ -432,12 +424,8 @@ export class ReplyService {
   }
 
   /** Live signals are best effort: a feed outage never fails a reply (streams re-read storage). */
-  private async publish(workspaceId: string, conversationId: string, signal: Parameters<ConversationFeed['publish']>[2]) {
-    try {
-      await this.feed.publish(workspaceId, conversationId, signal);
-    } catch {
-      // Nothing to do: the message, if stored, is read from storage by every stream.
-    }
+  private publish(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
+    return this.writer.signal(workspaceId, conversationId, signal);
   }
 
   private job(workspaceId: string, conversationId: string, inReplyTo: string | null): ReplyJob {
