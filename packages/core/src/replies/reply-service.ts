@@ -220,13 +220,13 @@ export class ReplyService {
       await this.storage.conversations.update(workspaceId, conversationId, (current) =>
         current.pendingToolCalls?.length ? { record: { ...current, pendingToolCalls: [] } } : null,
       );
-      outcome = await this.steps(job, agent, model, conversation.userId, reply.inReplyTo, reply.step + 1, signal, logger);
+      // The reply goes on from what it had when it paused; messages stored meanwhile wait for it.
+      outcome = await this.steps(job, agent, model, conversation.userId, reply.inReplyTo, reply.step + 1, signal, logger, open.id);
       if (outcome !== 'stored') return outcome;
-      // Messages stored while the reply was paused are answered now, by one reply to the latest.
+      // Then they are answered, by one reply to the latest user message stored while it waited.
       context = await this.context(workspaceId, conversationId);
-      const latest = context.at(-1);
-      const asked = context.findLast((message) => message.role === 'user');
-      if (!asked || !latest || latest.role !== 'user' || (reply.inReplyTo !== null && asked.id <= reply.inReplyTo)) return outcome;
+      const asked = context.findLast((message) => message.role === 'user' && message.id > open.id);
+      if (!asked) return outcome;
       return this.steps(job, agent, model, conversation.userId, asked.id, 1, signal, logger);
     }
     if (job.inReplyTo !== null && context.some((message) => (message.metadata.reply as StepMetadata | undefined)?.inReplyTo === job.inReplyTo)) return 'skipped';
@@ -243,12 +243,16 @@ export class ReplyService {
     step: number,
     signal: AbortSignal,
     logger?: ReplyLogger,
+    /** A resumed reply's paused step: messages stored after it, but this reply's own, are left for later. */
+    pausedAt?: string,
   ): Promise<ReplyOutcome> {
     const { workspaceId, conversationId } = job;
+    const ownOrEarlier = (message: Message) =>
+      pausedAt === undefined || message.id <= pausedAt || message.role === 'tool' || (message.metadata.reply as StepMetadata | undefined)?.inReplyTo === inReplyTo;
     const tools = agentTools(agent.configuration);
     const maxSteps = agentMaxSteps(agent.configuration);
     for (; step <= maxSteps; step += 1) {
-      const context = await this.context(workspaceId, conversationId);
+      const context = (await this.context(workspaceId, conversationId)).filter(ownOrEarlier);
       const request: ModelRequest = {
         ...(agent.systemPrompt !== null && { system: agent.systemPrompt }),
         messages: promptMessages(context),

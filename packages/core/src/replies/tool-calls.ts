@@ -96,9 +96,17 @@ export function answeredResult(pending: StoredPendingToolCall): string | null {
  */
 export function promptMessages(messages: readonly Message[]): PromptMessage[] {
   const results = new Map<string, Message>();
-  for (const message of messages) if (message.role === 'tool' && message.toolCallId) results.set(message.toolCallId, message);
-  const prompt: PromptMessage[] = [];
+  // Each reply's last step: messages stored while the reply was under way (paused) follow it.
+  const lastStep = new Map<unknown, string>();
   for (const message of messages) {
+    if (message.role === 'tool' && message.toolCallId) results.set(message.toolCallId, message);
+    const reply = message.metadata.reply as { inReplyTo?: unknown } | undefined;
+    if (message.role === 'assistant' && reply) lastStep.set(reply.inReplyTo, message.id);
+  }
+  const prompt: PromptMessage[] = [];
+  let replyEnd: string | undefined;
+  const waiting: Message[] = [];
+  for (const message of ordered()) {
     if (message.role === 'tool') continue;
     if (message.role !== 'assistant') {
       prompt.push({ role: message.role, content: message.content });
@@ -113,4 +121,25 @@ export function promptMessages(messages: readonly Message[]): PromptMessage[] {
     for (const call of calls) prompt.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: results.get(call.id)!.content });
   }
   return prompt;
+
+  /** `messages` with those stored while a reply was under way moved after its last step. */
+  function* ordered(): Generator<Message> {
+    for (const message of messages) {
+      const reply = message.metadata.reply as { inReplyTo?: unknown } | undefined;
+      const isStep = message.role === 'assistant' && reply !== undefined;
+      if (replyEnd !== undefined && !isStep && message.role !== 'tool' && message.id < replyEnd) {
+        waiting.push(message);
+        continue;
+      }
+      yield message;
+      if (isStep) {
+        replyEnd = lastStep.get(reply.inReplyTo);
+        if (message.id === replyEnd) {
+          replyEnd = undefined;
+          yield* waiting.splice(0);
+        }
+      }
+    }
+    yield* waiting.splice(0);
+  }
 }
