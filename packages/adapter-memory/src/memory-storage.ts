@@ -194,13 +194,15 @@ export class MemoryStorage implements Storage {
       if (changed?.event) this.log.record(workspaceId, changed.event);
       return changed?.record ?? null;
     },
-    delete: async (workspaceId, id, check) => {
+    delete: async (workspaceId, id, check, event) => {
       const workspace = this.workspace(workspaceId);
       const stored = workspace.conversations.get(id);
       // Checked in the same synchronous section as the removal: if it throws, nothing is deleted.
       if (stored && check) check(stored);
+      const recorded = stored && event ? event(stored) : undefined;
       if (!workspace.conversations.delete(id)) return false;
       workspace.messages.delete(id);
+      if (recorded) this.log.record(workspaceId, recorded);
       return true;
     },
   };

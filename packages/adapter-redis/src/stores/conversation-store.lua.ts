@@ -114,22 +114,25 @@ return 'ok'
  * the owner read before, plus the all-conversations one) and its messages (`msg`, `msgs`, by
  * UNLINK, freed off the main thread) — if its stored owner is still `owner` (else the index keys
  * would be wrong: 'changed', nothing written) and, when `checked` is '1', its record and activity
- * are still `expectedJson` and `expectedActivity` (what the caller's check saw). Records no event.
+ * are still `expectedJson` and `expectedActivity` (what the caller's check saw), recording the
+ * event (`conversation.deleted`, if any) in the same step.
  * Returns 'ok', 'gone' or 'changed'.
  */
 export const CONVERSATION_DELETE = namedScript({
   name: 'conversation_delete',
-  keys: ['conv', 'convOwner', 'convActivity', 'indexes[]', 'msg', 'msgs'],
-  args: ['id', 'owner', 'expectedJson', 'expectedActivity', 'checked'],
-  lua: `
+  keys: ['conv', 'convOwner', 'convActivity', 'indexes[]', 'msg', 'msgs', ...EVENT_KEYS],
+  args: ['id', 'owner', 'expectedJson', 'expectedActivity', 'checked', ...EVENT_ARGS],
+  lua: `${LUA_RECORD_EVENT}
 if redis.call('HEXISTS', conv, id) == 0 then return 'gone' end
 if redis.call('HGET', convOwner, id) ~= owner then return 'changed' end
 if checked == '1' and (redis.call('HGET', conv, id) ~= expectedJson or (redis.call('HGET', convActivity, id) or '') ~= expectedActivity) then return 'changed' end
+local seq = beginEvent()
 redis.call('HDEL', conv, id)
 redis.call('HDEL', convOwner, id)
 redis.call('HDEL', convActivity, id)
 for _, index in ipairs(indexes) do redis.call('ZREM', index, id) end
 redis.call('UNLINK', msg, msgs)
+recordEvent(seq)
 return 'ok'
 `,
 });

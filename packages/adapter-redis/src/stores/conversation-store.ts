@@ -160,12 +160,16 @@ export class RedisConversationStore implements ConversationStore {
    * Compare-and-set like `update`: the script deletes only while the owner — and, with `check`,
    * the record and its activity — are still the ones read.
    */
-  async delete(workspaceId: string, id: string, check?: (current: Conversation) => void): Promise<boolean> {
+  async delete(workspaceId: string, id: string, check?: (current: Conversation) => void, event?: (deleted: Conversation) => DomainEvent): Promise<boolean> {
     const keys = this.keys(workspaceId);
+    if (event) await this.log.register(workspaceId);
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
-      const [owner, stored] = await Promise.all([this.runner.run((client) => client.hget(keys.convOwner, id)), check ? this.read(workspaceId, id) : null]);
+      const [owner, stored] = await Promise.all([this.runner.run((client) => client.hget(keys.convOwner, id)), check || event ? this.read(workspaceId, id) : null]);
       if (owner === null) return false;
-      if (check && stored) check(mergeActivity(stored));
+      const current = stored && mergeActivity(stored);
+      if (check && current) check(current);
+      const recorded = event && current ? event(current) : undefined;
+      const recording = this.log.params(workspaceId, keys, recorded);
       const outcome = (await this.runner.script(CONVERSATION_DELETE, {
         keys: {
           conv: keys.conv,
@@ -174,9 +178,11 @@ export class RedisConversationStore implements ConversationStore {
           indexes: [keys.convs, ...leavableIndexes(keys, parseOwner(owner))],
           msg: keys.msg(id),
           msgs: keys.msgs(id),
+          ...recording.keys,
         },
-        args: { id, owner, expectedJson: stored?.json ?? '', expectedActivity: stored?.activity ?? '', checked: stored ? '1' : '0' },
+        args: { id, owner, expectedJson: stored?.json ?? '', expectedActivity: stored?.activity ?? '', checked: stored ? '1' : '0', ...recording.args },
       })) as CasOutcome;
+      if (outcome === 'ok' && recorded) void this.log.hint(workspaceId);
       if (outcome !== 'changed') return outcome === 'ok';
     }
     throw new ParleyError(ErrorCode.serviceUnavailable, 'The conversation kept changing during the delete; try again.');

@@ -114,14 +114,14 @@ export interface ConversationStore {
    */
   update(workspaceId: string, id: string, update: Update<Conversation>): Promise<Conversation | null>;
   /**
-   * Deletes the conversation and its messages in one atomic step; records no event (the API
-   * defines none for it, docs/events-and-webhooks.md). `false` (nothing written) when there was
-   * none. Once it resolves the conversation cannot be read, listed or appended to, and none of
+   * Deletes the conversation and its messages in one atomic step, recording `event(deleted)`
+   * (`conversation.deleted`, built from the stored conversation) with the removal when given.
+   * `false` (nothing written, no event) when there was none. Once it resolves the conversation cannot be read, listed or appended to, and none of
    * its messages can be read. `check`, when given, sees the stored conversation in the same
    * atomic step as the removal (compare-and-set, like {@link Update}; it may run more than once)
    * and may throw (e.g. `precondition_failed`): then nothing is deleted and the error propagates.
    */
-  delete(workspaceId: string, id: string, check?: (current: Conversation) => void): Promise<boolean>;
+  delete(workspaceId: string, id: string, check?: (current: Conversation) => void, event?: (deleted: Conversation) => DomainEvent): Promise<boolean>;
 }
 
 /** One page of a conversation's history. */

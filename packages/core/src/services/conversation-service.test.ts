@@ -42,7 +42,7 @@ describe('ConversationService: conversations', () => {
     expect(completed).toEqual({ ...conversation, status: 'completed', updatedAt: new Date(clock.now()).toISOString(), lastMessageAt: message.createdAt });
   });
 
-  it('delete removes the conversation and its messages (not_found after, and for another workspace); getMessage reads one', async () => {
+  it('delete removes the conversation and its messages, emitting conversation.deleted (not_found after, and for another workspace); getMessage reads one', async () => {
     const { core, agent, types } = await setup();
     const conversation = await core.conversations.create('ws1', { agentId: agent.id });
     const message = await core.conversations.sendMessage('ws1', conversation.id, { role: 'assistant', content: 'Hello' });
@@ -52,7 +52,7 @@ describe('ConversationService: conversations', () => {
     expect((await rejection(core.conversations.delete('ws2', conversation.id))).code).toBe('not_found');
     const before = await types();
     await core.conversations.delete('ws1', conversation.id);
-    expect(await types()).toEqual(before);
+    expect(await types()).toEqual([...before, 'conversation.deleted']);
     expect((await rejection(core.conversations.get('ws1', conversation.id))).code).toBe('not_found');
     expect((await rejection(core.conversations.getMessage('ws1', conversation.id, message.id))).code).toBe('not_found');
     expect((await rejection(core.conversations.delete('ws1', conversation.id))).code).toBe('not_found');

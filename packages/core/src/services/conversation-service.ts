@@ -138,15 +138,16 @@ export class ConversationService {
   }
 
   /**
-   * Deletes the conversation and all its messages. Emits no event: the API defines none for it
-   * (docs/events-and-webhooks.md). With `conditions.ifMatch`, deletes only while the
+   * Deletes the conversation and all its messages, emitting `conversation.deleted` (data: the
+   * conversation as it was) in the same atomic step. With `conditions.ifMatch`, deletes only while the
    * conversation's ETag matches, checked in the same atomic step as the removal.
    * @throws ParleyError `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
    */
   async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<void> {
     const { ifMatch } = conditions;
     const check = ifMatch === undefined ? undefined : (current: Conversation) => checkIfMatch(ifMatch, conversationView(current));
-    if (!(await this.storage.conversations.delete(workspaceId, id, check))) throw ParleyError.notFound('conversation', id);
+    const event = (deleted: Conversation) => this.event(workspaceId, 'conversation.deleted', conversationView(deleted));
+    if (!(await this.storage.conversations.delete(workspaceId, id, check, event))) throw ParleyError.notFound('conversation', id);
   }
 
   /**
@@ -216,7 +217,7 @@ export class ConversationService {
     return { messages: page.messages, hasMore: true, nextCursor: encodeCursor(conversationId, edge.id) };
   }
 
-  private event(workspaceId: string, type: 'conversation.started' | 'conversation.completed', data: Conversation) {
+  private event(workspaceId: string, type: 'conversation.started' | 'conversation.completed' | 'conversation.deleted', data: Conversation) {
     return domainEvent(this.ids, this.clock, workspaceId, type, data);
   }
 }

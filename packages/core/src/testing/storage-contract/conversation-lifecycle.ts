@@ -3,6 +3,7 @@
  * message appends), deleting a conversation, and reading one message.
  */
 import type { Storage } from '../../ports/storage.js';
+import type { Conversation } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { mutateResult, OTHER_WS, Records, WS } from './fixtures.js';
 
@@ -97,6 +98,31 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       expect(await storage.messages.append(WS, late, records.sent(WS, late))).toBe('conversation_not_found');
       expect((await storage.events.list(WS, { limit: 100 }))?.events.length).toBe(eventsBefore);
       expect(await storage.conversations.delete(WS, doomed.id)).toBe(false);
+    });
+
+    test('delete with an event records it, built from the stored conversation, in the same step; none when the check refuses or nothing is there', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
+      const [message] = await records.appendMessages(storage, WS, conversation.id, 1);
+      const before = (await storage.events.list(WS, { limit: 100 }))!.events.length;
+      const event = (deleted: Conversation) => records.event(WS, 'conversation.deleted', deleted);
+      const refuse = () => {
+        throw new Error('refused');
+      };
+      const refused = await storage.conversations.delete(WS, conversation.id, refuse, event).then(
+        () => 'deleted',
+        (error: Error) => error.message,
+      );
+      expect(refused).toBe('refused');
+      expect((await storage.events.list(WS, { limit: 100 }))!.events).toHaveLength(before);
+      expect(await storage.conversations.delete(WS, conversation.id, undefined, event)).toBe(true);
+      const recorded = (await storage.events.list(WS, { limit: 100 }))!.events;
+      expect(recorded).toHaveLength(before + 1);
+      expect(recorded.at(-1)!.type).toBe('conversation.deleted');
+      expect(recorded.at(-1)!.data).toEqual({ ...conversation, lastMessageAt: message!.createdAt, updatedAt: message!.createdAt });
+      expect(await storage.conversations.delete(WS, conversation.id, undefined, event)).toBe(false);
+      expect((await storage.events.list(WS, { limit: 100 }))!.events).toHaveLength(before + 1);
     });
 
     test('delete answers false for an unknown id and for another workspace\'s conversation, which stays', async (storage) => {
