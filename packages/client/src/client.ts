@@ -129,7 +129,7 @@ export function createParleyClient(options: ParleyClientOptions) {
       /** `{status: "completed"}` completes it; `metadata` replaces the stored object. */
       update: (id: string, body: T.ConversationUpdate, options: WriteOptions = {}): Promise<T.Conversation> =>
         unwrap(raw.PATCH('/api/conversations/{id}', { ...byId(id), body, ...conditional(options) })),
-      /** Also deletes its messages; emits no event. */
+      /** Also deletes its messages; emits `conversation.deleted`. */
       delete: (id: string, options: WriteOptions = {}): Promise<T.DeleteResult> =>
         unwrap(raw.DELETE('/api/conversations/{id}', { ...byId(id), ...conditional(options) })),
     },
@@ -161,6 +161,13 @@ export function createParleyClient(options: ParleyClientOptions) {
        */
       request: (conversationId: string): Promise<T.ReplyRequested> =>
         unwrap(raw.POST('/api/conversations/{id}/reply', byId(conversationId))),
+      /**
+       * `POST /api/conversations/:id/tool-results`: answers the calls a paused reply waits for —
+       * `{toolCallId, output}` for a client tool, `{toolCallId, approved, reason?}` for an approval
+       * (202, with the calls still waiting). The reply resumes once none is waiting.
+       */
+      submitToolResults: (conversationId: string, body: T.ToolResults, options: CreateOptions = {}): Promise<T.ToolResultsAccepted> =>
+        unwrap(raw.POST('/api/conversations/{id}/tool-results', { ...byId(conversationId), body, ...idempotent(options) })),
       /**
        * `GET /api/conversations/:id/stream`: the raw `text/event-stream` body (read it with any SSE
        * parser). `after` is a cursor (a `message` event's `id`) to resume after.
@@ -199,6 +206,8 @@ export function createParleyClient(options: ParleyClientOptions) {
       rotateSecret: (id: string, body: T.RotateSecretRequest = {}): Promise<T.RotateSecretResult> =>
         unwrap(raw.POST('/api/webhooks/{id}/rotate-secret', { ...byId(id), body })),
     },
+    /** Token usage totals of the workspace's replies, per agent, model, user or day (`agents:read`). */
+    usage: (query: T.UsageQuery = {}): Promise<T.UsageReport> => unwrap(raw.GET('/api/usage', { params: { query } })),
     /** The workspace's event log, oldest first (`events:read`). */
     events: {
       list: (query: T.EventListQuery = {}): Promise<T.EventList> => unwrap(raw.GET('/api/events', { params: { query } })),
