@@ -2,7 +2,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { ParleyApiError, ParleyNetworkError } from './errors.js';
 import type { components, paths } from './generated/openapi.js';
-import type * as T from './index.js';
+import type * as T from './types.js';
 
 type Schemas = components['schemas'];
 
@@ -110,11 +110,12 @@ export function createParleyClient(options: ParleyClientOptions) {
     raw,
     agents: {
       // The server validates `model` against its own list; the document's enum is one server's.
-      create: (body: T.AgentCreate, options: CreateOptions = {}): Promise<T.Agent> =>
+      /** With `toolsSecret` when the agent got one (given, or generated for its first webhook tool): store it, it is never shown again. */
+      create: (body: T.AgentCreate, options: CreateOptions = {}): Promise<T.AgentWithToolsSecret> =>
         unwrap(raw.POST('/api/agents', { body: body as Schemas['AgentCreate'], ...idempotent(options) })),
       list: (query: T.AgentListQuery = {}): Promise<T.AgentList> => unwrap(raw.GET('/api/agents', { params: { query } })),
       get: (id: string): Promise<T.Agent> => unwrap(raw.GET('/api/agents/{id}', byId(id))),
-      update: (id: string, body: T.AgentUpdate, options: WriteOptions = {}): Promise<T.Agent> =>
+      update: (id: string, body: T.AgentUpdate, options: WriteOptions = {}): Promise<T.AgentWithToolsSecret> =>
         unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body: body as Schemas['AgentUpdate'], ...conditional(options) })),
       /** Also deletes the agent's conversations and their messages. */
       delete: (id: string, options: WriteOptions = {}): Promise<T.DeleteResult> =>

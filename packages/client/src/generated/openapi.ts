@@ -735,19 +735,15 @@ export interface components {
             /** @description The call's id, given by the model's provider. */
             id: string;
             name: string;
-            /** @description The arguments, parsed from the model's JSON. */
-            arguments: {
-                [key: string]: unknown;
-            };
+            /** @description The arguments, parsed from the model's JSON (`{}` when it sent none that parse). */
+            arguments: Record<string, unknown>;
         };
         PendingToolCall: {
             /** @description The call's id, given by the model's provider. */
             id: string;
             name: string;
-            /** @description The arguments, parsed from the model's JSON. */
-            arguments: {
-                [key: string]: unknown;
-            };
+            /** @description The arguments, parsed from the model's JSON (`{}` when it sent none that parse). */
+            arguments: Record<string, unknown>;
             /** @enum {string} */
             kind: "webhook" | "client";
             requiresApproval: boolean;

@@ -39,7 +39,10 @@ export const AgentSchema = v.object({
 export const ToolCallSchema = v.object({
   id: v.pipe(v.string(), v.description('The call\'s id, given by the model\'s provider.')),
   name: v.string(),
-  arguments: v.pipe(v.record(v.string(), v.unknown()), v.description('The arguments, parsed from the model\'s JSON.')),
+  arguments: v.pipe(
+    v.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value)),
+    v.metadata({ type: 'object', description: 'The arguments, parsed from the model\'s JSON (`{}` when it sent none that parse).' }),
+  ),
 });
 
 /** A call a paused reply waits for: a client tool's output or an approval. */

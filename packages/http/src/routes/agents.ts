@@ -25,7 +25,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
   return new Hono<ParleyEnv>()
     .post(
       '/',
-      endpoint(
+      ...endpoint(
         {
           operationId: 'createAgent',
           summary: 'Create an agent',
@@ -43,7 +43,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
     )
     .get(
       '/',
-      endpoint(
+      ...endpoint(
         {
           operationId: 'listAgents',
           summary: 'List agents',
@@ -60,7 +60,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
     )
     .get(
       '/:id',
-      endpoint(
+      ...endpoint(
         {
           operationId: 'getAgent',
           summary: 'Get an agent',
@@ -77,7 +77,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
     )
     .patch(
       '/:id',
-      endpoint(
+      ...endpoint(
         {
           operationId: 'updateAgent',
           summary: 'Update an agent',
@@ -101,7 +101,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
     )
     .delete(
       '/:id',
-      endpoint(
+      ...endpoint(
         {
           operationId: 'deleteAgent',
           summary: 'Delete an agent',

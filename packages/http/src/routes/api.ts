@@ -37,6 +37,6 @@ export function apiRoutes(core: Core, options: ApiRoutesOptions): Hono<ParleyEnv
   api.route('/webhooks', webhookRoutes(core, options.body));
   api.route('/webhooks', deliveryRoutes(core, options.body));
   api.route('/events', eventRoutes(core));
-  api.route('/usage', usageRoutes(core, options.body));
+  api.route('/usage', usageRoutes(core));
   return answerUnmatched(api);
 }

@@ -10,7 +10,7 @@ export function toolResultRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> 
   const endpoint = endpoints(body);
   return new Hono<ParleyEnv>().post(
     '/:id/tool-results',
-    endpoint(
+    ...endpoint(
       {
         operationId: 'submitToolResults',
         summary: 'Answer the tool calls a paused reply waits for',

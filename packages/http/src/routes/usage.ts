@@ -2,14 +2,14 @@
 import { UsageQuerySchema, UsageReportSchema, type Core } from '@parley/core';
 import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';
-import { endpoints, type BodyReader } from './endpoint.js';
+import { endpoints } from './endpoint.js';
 
 /** The usage route, to be mounted at `/api/usage` behind authentication (scope `agents:read`). */
-export function usageRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
-  const endpoint = endpoints(body);
+export function usageRoutes(core: Core): Hono<ParleyEnv> {
+  const endpoint = endpoints();
   return new Hono<ParleyEnv>().get(
     '/',
-    endpoint(
+    ...endpoint(
       {
         operationId: 'getUsage',
         summary: 'Token usage totals',
