@@ -665,6 +665,8 @@ export interface components {
                 tools?: components["schemas"]["Tool"][];
                 /** @description The most model calls a reply makes (default 8). */
                 maxSteps?: number;
+            } & {
+                [key: string]: unknown;
             };
             /** @description Secret signing the calls of the agent's webhook tools (Standard Webhooks); returned only in this response. Generated when an agent first gets a webhook tool and has none. */
             toolsSecret?: string;
@@ -683,6 +685,8 @@ export interface components {
                 tools?: components["schemas"]["Tool"][];
                 /** @description The most model calls a reply makes (default 8). */
                 maxSteps?: number;
+            } & {
+                [key: string]: unknown;
             };
             /** @description Secret signing the calls of the agent's webhook tools (Standard Webhooks); returned only in this response. Generated when an agent first gets a webhook tool and has none. */
             toolsSecret?: string;

@@ -25,6 +25,7 @@ export const AgentConfigurationSchema = v.pipe(
   }),
   v.metadata({
     type: 'object',
+    additionalProperties: true,
     properties: {
       tools: { type: 'array', maxItems: MAX_TOOLS, items: { $ref: '#/components/schemas/Tool' }, description: 'The tools the agent may call, with distinct names (docs/replies-and-streams.md#tools).' },
       maxSteps: { type: 'integer', minimum: 1, maximum: MAX_STEPS.max, description: `The most model calls a reply makes (default ${MAX_STEPS.default}).` },
