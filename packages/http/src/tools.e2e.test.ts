@@ -166,8 +166,11 @@ describe('agents that act', () => {
     const events = (await t.call('GET', '/api/events?type=reply.requires_action')).body.events as Json[];
     expect(events.map((event) => event.data.toolCalls[0].id)).toEqual(['call_c1']);
 
-    const answered = await t.call('POST', `/api/conversations/${conversationId}/tool-results`, { results: [{ toolCallId: 'call_c1', output: { date: '2026-11-27' } }] });
+    const answer = { results: [{ toolCallId: 'call_c1', output: { date: '2026-11-27' } }] };
+    const answered = await t.call('POST', `/api/conversations/${conversationId}/tool-results`, answer, { 'idempotency-key': 'answer-c1' });
     expect(answered).toEqual({ status: 202, body: { conversationId, pendingToolCalls: [] } });
+    // A retry with the same Idempotency-Key gets the first answer again, not a 409.
+    expect(await t.call('POST', `/api/conversations/${conversationId}/tool-results`, answer, { 'idempotency-key': 'answer-c1' })).toEqual(answered);
     const again = await t.call('POST', `/api/conversations/${conversationId}/tool-results`, { results: [{ toolCallId: 'call_c1', output: {} }] });
     expect(again.status).toBe(409);
     await stream.until((event) => event.event === 'message' && JSON.parse(event.data).content === 'Booked for Friday.');
