@@ -6,6 +6,7 @@
 import { TOKENS, hashApiKey, planEntryIssues, type ApiKeyRecord, type ApiKeyStore, type Core, type IdGenerator, type PlanEntry } from '@parley/core';
 import type { ApiKeyEntry } from './config.js';
 import type { Logger } from './logger.js';
+import { parleyCommand } from './cli-name.js';
 
 /** What start-up did about API keys, for the banner. */
 export interface ApiKeySetup {
@@ -72,7 +73,7 @@ export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: Api
   if (problems.length > 0) {
     throw new Error(
       `API keys disagree on their workspace's plan:\n${problems.map((problem) => `  - ${problem}`).join('\n')}\n` +
-        'All keys of a workspace must agree on plan and limitPerHour: change API_KEYS, or revoke the key with `parley keys revoke <keyId>`.',
+        `All keys of a workspace must agree on plan and limitPerHour: change API_KEYS, or revoke the key with \`${parleyCommand()} keys revoke <keyId>\`.`,
     );
   }
   const outcomes = await upsertConfiguredKeys(core, configured);
@@ -83,7 +84,7 @@ export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: Api
         'No API keys yet: every /api and /sandbox request answers 401 until you create one. With the same',
         'REDIS_URL (or REDIS_CLUSTER_NODES) and REDIS_PREFIX as this server, run:',
         '',
-        '  parley keys create --workspace default --plan pro',
+        `  ${parleyCommand()} keys create --workspace default --plan pro`,
         '',
         'It prints the key once; the server sees it at once, no restart needed.',
       ],
@@ -91,7 +92,7 @@ export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: Api
   }
   if (total === 0) return { lines: ['No API keys: API_KEYS is empty, so every /api and /sandbox request answers 401.'] };
   const fromConfig = configured.length === 0 ? [] : [`${configured.length} from API_KEYS (${outcomes.created} new, ${outcomes.updated} updated, ${outcomes.unchanged} unchanged)`];
-  const listing = storage.persistent ? ' List them with `parley keys list`.' : '';
+  const listing = storage.persistent ? ` List them with \`${parleyCommand()} keys list\`.` : '';
   return { lines: [`API keys: ${[...fromConfig, `${total} in ${storage.name} in total`].join('; ')}.${listing}`] };
 }
 

@@ -128,7 +128,7 @@ function replyWorkerOptions(logger: Logger, metrics: ParleyMetrics | undefined) 
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const print = options.print ?? ((text: string) => process.stdout.write(text));
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, { format: config.logFormat });
   const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
   let worker: DeliveryWorker | undefined;
   let replyWorker: ReplyWorker | undefined;
@@ -187,7 +187,7 @@ export async function startWorker(config: Config, options: Pick<StartOptions, 'p
     throw new Error('parley worker needs REDIS_URL or REDIS_CLUSTER_NODES: with memory storage, deliveries are made by the worker inside parley serve.');
   }
   const print = options.print ?? ((text: string) => process.stdout.write(text));
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, { format: config.logFormat });
   const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
   let metricsServer: MetricsServerHandle | undefined;
   try {
