@@ -2,7 +2,7 @@
  * @module Example (e): a host app built on whatever adapters it is given, so production passes
  * Redis ones (`server.ts`) and tests pass memory ones (`app.test.ts`).
  */
-import { createCore, type CoreOptions } from '@parley/core';
+import { createCore, type Adapters } from '@parley/core';
 import { createApp, createLogger, toErrorResponse, type Logger } from '@parley/http';
 import { Hono } from 'hono';
 
@@ -14,10 +14,9 @@ export const WORKSPACE = 'support';
  * question as its first message; Parley's API is mounted under `/parley` for the agents' side.
  * The desk's own routes render errors as Parley does (`toErrorResponse`), so an unknown agent is
  * `404 {"error": {"code": "not_found", …}}`, a bad question `400 validation_failed` and a
- * malformed body `400 invalid_request`, not a
- * bare 500 with a stack trace on stderr.
+ * malformed body `400 invalid_request`, not a bare 500 with a stack trace on stderr.
  */
-export function createSupportDesk(adapters: CoreOptions, options: { logger?: Logger } = {}) {
+export function createSupportDesk(adapters: Adapters, options: { logger?: Logger } = {}) {
   const core = createCore(adapters);
   const logger = options.logger ?? createLogger('warn');
   const app = new Hono();

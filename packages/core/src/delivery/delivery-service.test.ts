@@ -10,7 +10,6 @@ import { ManualClock } from '../testing/clock.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';
 import { rejection } from '../test-support/errors.js';
 import { eventually, startReceiver, verifyHeaders, type Receiver } from '../testing/receiver.js';
-import { createDeliveryWorker } from './delivery-worker.js';
 import { undiciTransport } from './undici-transport.js';
 
 const WS = 'ws1';
@@ -22,12 +21,17 @@ afterEach(async () => {
 
 function setup(options: { worker?: boolean } = {}): Core {
   const transport = undiciTransport({ allowPrivate: true });
-  const core = createCore({ ...memoryAdapters(), allowPrivateWebhookUrls: true, hostResolver: new StaticHostResolver(), webhookTransport: transport, webhookRetryDelays: [0.05, 0.05] });
+  const core = createCore(memoryAdapters(), {
+    allowPrivateWebhookUrls: true,
+    hostResolver: new StaticHostResolver(),
+    webhookTransport: transport,
+    webhookRetryDelays: [0.05, 0.05],
+    workers: { relay: { pollMs: 50 }, delivery: { pollMs: 50 } },
+  });
   cleanup.push(() => transport.close());
   if (options.worker !== false) {
-    const worker = createDeliveryWorker(core, { pollMs: 50 });
-    worker.start();
-    cleanup.push(() => worker.stop());
+    core.workers.start();
+    cleanup.push(() => core.workers.stop());
   }
   return core;
 }
@@ -124,7 +128,7 @@ describe('DeliveryService', () => {
 
   it('a second rotation inside the overlap keeps the first replaced secret until its own expiry; three sign at most', async () => {
     const clock = new ManualClock();
-    const core = createCore({ ...memoryAdapters(), clock, allowPrivateWebhookUrls: true, hostResolver: new StaticHostResolver() });
+    const core = createCore(memoryAdapters(), { clock, allowPrivateWebhookUrls: true, hostResolver: new StaticHostResolver() });
     const hook = await core.webhooks.create(WS, { url: 'https://hooks.example.com/a', events: ['agent.created'], secret: SECRET });
     const t0 = clock.now();
     const day = 24 * 3600 * 1000;
