@@ -1,7 +1,7 @@
 /** @module Server configuration from environment variables (docs/operations.md), validated at start-up. */
 import { DEFAULT_WEBHOOK_RETRY_DELAYS, PLANS, SCOPES, apiKeyChecksumFails, type Plan, type RateLimitFailurePolicy, type Scope } from '@parley/core';
 import * as v from 'valibot';
-import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
 import { readModelsConfig, type ModelConfig } from './models-config.js';
 import { readRedisConfig, type RedisConfig } from './redis-config.js';
@@ -50,6 +50,8 @@ export interface Config {
   deliveryWorker: boolean;
   /** `LOG_LEVEL`, default `info`. */
   logLevel: LogLevel;
+  /** `LOG_FORMAT`: `json`, `pretty` or `auto` (default: pretty on a terminal, JSON otherwise). */
+  logFormat: LogFormat;
   /** `CORS_ORIGINS`: `'*'` or exact origins allowed to call from a browser; unset: no CORS headers. */
   corsOrigins?: '*' | string[];
   /** `MODELS`: agent model names → Chat Completions models; `{}` (unset) means agents never reply. */
@@ -112,6 +114,7 @@ const EnvSchemas = {
   REPLY_GIVE_UP_SECONDS: integer(1, 7 * 24 * 3600),
   DELIVERY_WORKER: v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((value) => value === 'true')),
   LOG_LEVEL: v.picklist(LOG_LEVELS, `Expected one of ${LOG_LEVELS.join(', ')}.`),
+  LOG_FORMAT: v.picklist(LOG_FORMATS, `Expected one of ${LOG_FORMATS.join(', ')}.`),
   RATE_LIMIT_FAILURE: v.picklist(['open', 'closed'], 'Expected open or closed.'),
   CORS_ORIGINS: v.pipe(
     v.string(),
@@ -229,6 +232,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     replyGiveUpSeconds: read('REPLY_GIVE_UP_SECONDS', '600'),
     deliveryWorker: read('DELIVERY_WORKER', 'true'),
     logLevel: read('LOG_LEVEL', 'info'),
+    logFormat: read('LOG_FORMAT', 'auto'),
     corsOrigins: read('CORS_ORIGINS'),
     ...readModelsConfig(env, problems),
     metricsPort: read('METRICS_PORT'),

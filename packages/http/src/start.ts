@@ -138,7 +138,7 @@ interface Booted {
  * it closes what it opened and rethrows.
  */
 async function boot(config: Config, runWorkers: boolean, waitMs: number): Promise<Booted> {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, { format: config.logFormat });
   const adapters = openAdapters(config, { logger });
   let metricsServer: MetricsServerHandle | undefined;
   try {
