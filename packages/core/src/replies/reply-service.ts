@@ -111,11 +111,12 @@ export class ReplyService {
 
   /**
    * Gives a request up that no worker could make (`deferred` for longer than the give-up time):
-   * `reply.failed` goes to the conversation's streams, and the reason to the log.
+   * `reply.failed` is recorded (event, webhooks) and goes to the conversation's streams, and the
+   * reason to the log.
    */
   async giveUp(job: ReplyJob, error: string, logger?: ReplyLogger): Promise<void> {
     logger?.warn({ workspaceId: job.workspaceId, conversationId: job.conversationId, inReplyTo: job.inReplyTo, error }, 'reply given up');
-    await this.publish(job.workspaceId, job.conversationId, { type: 'reply.failed', inReplyTo: job.inReplyTo, error });
+    await this.recordFailure(job, error);
   }
 
   /**
