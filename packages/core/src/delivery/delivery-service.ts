@@ -166,22 +166,23 @@ export class DeliveryService {
   /**
    * Replaces the signing secret with `secret` (or a generated `whsec_` one). For the next 24 h
    * deliveries carry a signature with each (`v1,<new> v1,<old>`); a rotation during an overlap
-   * drops the older previous secret. Resolves with the new secret.
-   * @throws ParleyError `validation_failed`, `not_found`
+   * drops the older previous secret. Resolves with the new secret. The write applies only while
+   * the stored secret is still the one read (one atomic step, ports/storage.ts `Change`), so a
+   * concurrent rotation or secret change is never lost: the later of two answers 409.
+   * @throws ParleyError `validation_failed`, `not_found`, `conflict` (the secret changed meanwhile)
    */
   async rotateSecret(workspaceId: string, endpointId: string, input: RotateSecretInput = {}): Promise<{ secret: string }> {
     const fields = parse(RotateSecretSchema, input);
     const secret = fields.secret ?? generateWebhookSecret();
+    const current = await this.endpoint(workspaceId, endpointId);
     const now = this.clock.now();
-    const stored = await this.storage.webhookEndpoints.update(workspaceId, endpointId, (current) => ({
-      record: {
-        ...current,
-        secret,
-        previousSecret: { secret: current.secret, expiresAt: new Date(now + SECRET_OVERLAP_MS).toISOString() },
-        updatedAt: new Date(now).toISOString(),
-      },
-    }));
-    if (!stored) throw ParleyError.notFound('webhook endpoint', endpointId);
+    const result = await this.storage.webhookEndpoints.update(workspaceId, endpointId, {
+      set: { secret, previousSecret: { secret: current.secret, expiresAt: new Date(now + SECRET_OVERLAP_MS).toISOString() } },
+      touch: new Date(now).toISOString(),
+      where: [{ field: 'secret', equals: current.secret }],
+    });
+    if (!result) throw ParleyError.notFound('webhook endpoint', endpointId);
+    if (result.outcome === 'unmet') throw new ParleyError(ErrorCode.conflict, 'The signing secret was changed by a concurrent request; rotate it again.');
     return { secret };
   }
 
