@@ -5,7 +5,8 @@
  * stored it, so no field is lost. Versions are read back from the ETags (`ifMatchVersions`).
  */
 import { memoryAdapters } from '@parley/adapter-memory';
-import { createRedisAdapters, type RedisAdapters } from '@parley/adapter-redis';
+import { redisAdapters } from '@parley/adapter-redis';
+import type { Adapters } from '@parley/core';
 import { startCluster, type RedisClusterProcesses } from '@parley/adapter-redis/testing';
 import { ifMatchVersions, type EventType } from '@parley/core';
 import { Redis } from 'ioredis';
@@ -81,7 +82,7 @@ function concurrentPatchTests(open: () => Promise<Harness>): void {
 }
 
 /** A harness whose records live in `redis` (keys, rate limits and queues in memory: not the point here). */
-const onRedis = (redis: RedisAdapters) => harness({}, { ...memoryAdapters(), storage: redis.storage });
+const onRedis = (redis: Adapters) => harness({}, { ...memoryAdapters(), storage: redis.storage });
 
 describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis())('concurrent PATCHes on Redis', () => {
   let client: Redis | undefined;
@@ -96,16 +97,16 @@ describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis())('concurrent PAT
   concurrentPatchTests(() => {
     const prefix = uniquePrefix('patches');
     prefixes.push(prefix);
-    return onRedis(createRedisAdapters({ client: client!, prefix }));
+    return onRedis(redisAdapters({ client: client!, prefix }));
   });
 });
 
 describeIfAvailable('A private Redis Cluster (redis-server, redis-cli)', await probeRedisBinaries())('concurrent PATCHes on Redis Cluster', () => {
   let cluster: RedisClusterProcesses | undefined;
-  let adapters: RedisAdapters | undefined;
+  let adapters: Adapters | undefined;
   beforeAll(async () => {
     cluster = await startCluster();
-    adapters = createRedisAdapters({ clusterNodes: cluster.nodes, prefix: 'parley-patches:' });
+    adapters = redisAdapters({ clusterNodes: cluster.nodes, prefix: 'parley-patches:' });
     await adapters.storage.ping();
   }, 60_000);
   afterAll(async () => {

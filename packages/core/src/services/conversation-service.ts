@@ -2,7 +2,6 @@
 import { inject, injectable } from '../di.js';
 import { ErrorCode, ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { ConversationFeed, FeedSignal } from '../ports/conversation-feed.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { Storage } from '../ports/storage.js';
 import {
@@ -26,6 +25,7 @@ import { withVersion } from '../record-version.js';
 import { domainEvent, eventDraft } from './domain-events.js';
 import { ifMatchVersions, preconditionFailed, versionMatches, type WriteConditions } from './entity-tag.js';
 import { isoTimestamp } from './timestamp.js';
+import { MessageWriter } from './message-writer.js';
 
 /** A page of conversations: `page` and `limit` echo the (defaulted) query. */
 export interface ConversationList {
@@ -55,8 +55,8 @@ export class ConversationService {
     @inject(TOKENS.storage) private readonly storage: Storage,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
-    // Live streams of this conversation learn of the change at once (README "Live streams").
-    @inject(TOKENS.conversationFeed) private readonly feed?: ConversationFeed,
+    // Messages take one path into storage and to live streams, shared with agent replies.
+    @inject(MessageWriter) private readonly writer: MessageWriter,
   ) {}
 
   /**
@@ -125,7 +125,7 @@ export class ConversationService {
     if (status === 'completed') {
       result = await change({ set: { status: 'completed' }, where: whileActive, event: this.draft(workspaceId, 'conversation.completed') });
       if (result?.outcome === 'applied') {
-        await this.signal(workspaceId, id, { type: 'conversation.completed' });
+        await this.writer.signal(workspaceId, id, { type: 'conversation.completed' });
         return result.record;
       }
       // Completed already (a terminal state, so no second step can find it active again).
@@ -183,13 +183,11 @@ export class ConversationService {
       metadata: fields.metadata ?? {},
       createdAt: isoTimestamp(this.clock.now()),
     };
-    const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
-    const outcome = await this.storage.messages.append(workspaceId, message, this.event(workspaceId, type, message));
+    const outcome = await this.writer.append(workspaceId, message);
     if (outcome === 'conversation_not_found') throw ParleyError.notFound('conversation', conversationId);
     if (outcome === 'conversation_completed') {
       throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and takes no messages.`);
     }
-    await this.signal(workspaceId, conversationId, { type: 'message', messageId: message.id });
     return message;
   }
 
@@ -224,16 +222,7 @@ export class ConversationService {
     return { messages: page.messages, hasMore: true, nextCursor: encodeCursor(conversationId, edge.id) };
   }
 
-  /** Live signals are best effort: the write happened, and streams re-read storage anyway. */
-  private async signal(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
-    try {
-      await this.feed?.publish(workspaceId, conversationId, signal);
-    } catch {
-      // A feed outage must not turn a stored write into an error.
-    }
-  }
-
-  private event(workspaceId: string, type: 'conversation.started' | 'message.sent' | 'message.received', data: Conversation | Message) {
+  private event(workspaceId: string, type: 'conversation.started', data: Conversation) {
     return domainEvent(this.ids, this.clock, workspaceId, type, data);
   }
 
