@@ -22,7 +22,6 @@ import {
   type Conversation,
   type ConversationStore,
   type DeliveryStore,
-  type DomainEvent,
   type EventOutbox,
   type EventStore,
   type Message,

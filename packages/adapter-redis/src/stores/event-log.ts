@@ -82,17 +82,19 @@ export class EventLog {
    * `dataJson` when the caller has its JSON already), makes sure first that the workspace is in the
    * outbox registry (so the sweep finds its events even if every hint is lost), and hints takers
    * without waiting when the script recorded the event (a lost hint only delays it to the next
-   * sweep). Resolves with what the script's body returned.
+   * sweep). `call` names the script's own keys and args, or is built from the workspace's key
+   * names. Resolves with what the script's body returned.
    */
   async write<K extends string, A extends string>(
     write: WriteScript<K, A>,
     workspaceId: string,
-    call: ScriptCall<K, A>,
+    call: ScriptCall<K, A> | ((keys: WorkspaceKeys) => ScriptCall<K, A>),
     event?: DomainEvent | EventDraft,
     dataJson?: string,
   ): Promise<ScriptReply> {
     if (event) await this.register(workspaceId);
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
+    if (typeof call === 'function') call = call(keys);
     const reply = (await this.runner.script(write.script, {
       keys: {
         ...call.keys,

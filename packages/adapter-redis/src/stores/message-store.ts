@@ -18,16 +18,15 @@ export class RedisMessageStore implements MessageStore {
   }
 
   async append(workspaceId: string, message: Message, event: DomainEvent): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
-    const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const { conversationId } = message;
     const stored = JSON.stringify(message);
     const reply = await this.log.write(
       MESSAGE_APPEND,
       workspaceId,
-      {
+      (keys) => ({
         keys: { conv: keys.conv, activeConvs: keys.convsByStatus('active'), msg: keys.msg(conversationId), msgs: keys.msgs(conversationId) },
         args: { conversationId, id: message.id, stored, at: JSON.stringify(message.createdAt) },
-      },
+      }),
       event,
       // The event's data is the message as a rule: its JSON is made once, for both.
       event.data === message ? stored : undefined,

@@ -1,6 +1,5 @@
 /** @module Storage contract: the agent store. */
 import type { Storage } from '../../ports/storage.js';
-import type { Agent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { ids, mutateResult, Records, WS } from './fixtures.js';
 

@@ -1,6 +1,6 @@
 /** @module Storage contract: deleting an agent deletes its conversations and their messages. */
 import type { Storage } from '../../ports/storage.js';
-import type { Agent, Conversation, Message } from '../../types.js';
+import type { Conversation, Message } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { Records, WS } from './fixtures.js';
 
@@ -81,7 +81,7 @@ export function cascadeTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
     });
 
     test('an agent without conversations is deleted alone', async (storage) => {
-      const { records, kept, deleted, keptConversations } = await world(storage);
+      const { records, kept, keptConversations } = await world(storage);
       const lonely = await records.insertAgent(storage, WS);
       expect(await storage.agents.delete(WS, lonely.id, records.draft(WS, 'agent.deleted'))).toEqual({ outcome: 'applied', record: lonely });
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(4);

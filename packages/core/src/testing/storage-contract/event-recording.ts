@@ -1,5 +1,4 @@
 /** @module Storage contract: every write that emits an event records it with the change, and only then. */
-import { ParleyError } from '../../errors.js';
 import type { Storage } from '../../ports/storage.js';
 import type { DomainEvent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
@@ -27,16 +26,6 @@ export async function drainOutbox(storage: Storage): Promise<DomainEvent[]> {
     await storage.outbox.ack(batch);
   }
   throw new Error('Contract: the outbox did not run dry.');
-}
-
-/** A promise's rejection, or a failure when it resolved. */
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('Contract: expected a rejection.');
 }
 
 /** @internal Registers the tests of event recording by the writes of every store. */
