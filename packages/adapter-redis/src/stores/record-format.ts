@@ -54,10 +54,10 @@ function encodeCondition<T>(condition: Condition<T>): string {
   return [op, condition.field, JSON.stringify(value)].join(FIELD_SEPARATOR);
 }
 
-/** The arguments of the record scripts' `LUA_APPLY_CHANGE` for `change`. */
+/** The arguments of `RECORD_UPDATE` (records.lua.ts) for `change`; a change never moves a record to another id. */
 export function changeArgs<T>(change: Change<T>) {
   return {
-    set: segments(change.set ?? {}),
+    set: segments({ ...change.set, id: undefined }),
     touch: change.touch === undefined ? '' : JSON.stringify(change.touch),
     bump: change.keepVersion ? 0 : 1,
     ...conditionArgs(change),

@@ -69,7 +69,7 @@ export type Condition<T> =
  *    an empty list never matches) and every `where` condition must hold. If one fails nothing is
  *    written and no event recorded: the store answers `unmet` with the record as stored.
  * 2. The merge: each field of `set` replaces the stored top-level field whole (nested objects are
- *    not merged; other fields are kept as stored); with `touch`, `updatedAt` becomes the later of
+ *    not merged; other fields are kept as stored; `id` is never changed); with `touch`, `updatedAt` becomes the later of
  *    its stored value and `touch` (never backwards). The version goes up by one, unless
  *    `keepVersion` (a change of fields the API does not return, e.g. `failingSince`).
  * 3. With `event`, the event `{ ...event, data }` is recorded in the same step, `data` being the
@@ -77,8 +77,10 @@ export type Condition<T> =
  *
  * In SQL this is `UPDATE t SET a = $1, …, updated_at = greatest(updated_at, $n), version = version
  * + 1 WHERE id = $id AND version = ANY($v) AND <conditions> RETURNING *` inside a CTE whose next
- * part inserts the event (`data` = `to_jsonb(updated row)`) and its outbox entry; a row that
- * exists but is not returned is `unmet`.
+ * part inserts the event (`data` = the updated row as the record's JSON) and its outbox entry,
+ * and whose last part selects the updated row, else the row as stored (`unmet`), else nothing
+ * (`null`). `keepVersion` leaves `version` out of the SET; `where` is `col = $n`, `col IS NULL`
+ * or `col < $n` per {@link Condition}.
  */
 export interface Change<T> {
   set?: Partial<T>;
