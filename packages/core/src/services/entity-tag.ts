@@ -1,4 +1,4 @@
-/** @module Entity tags (RFC 9110 §8.8.3) of API resources and the `If-Match` check (§13.1.1). */
+/** @module Entity tags (RFC 9110 §8.8.3) of API resources, the `If-Match` check (§13.1.1) and `If-None-Match` (§13.1.2). */
 import { hash } from 'node:crypto';
 import { ErrorCode, ParleyError } from '../errors.js';
 
@@ -82,6 +82,19 @@ export function checkIfMatch(ifMatch: string | undefined, current: object): void
   if (!tags.includes(etag)) {
     throw new ParleyError(ErrorCode.preconditionFailed, 'The resource was changed since the If-Match entity tag was read.', { etag });
   }
+}
+
+/**
+ * Whether a read's `If-None-Match` (RFC 9110 §13.1.2; `undefined` when absent) matches the
+ * resource's current tag `etag`, so a `GET` may answer `304 Not Modified`: `*` matches any existing
+ * resource, a list matches when one of its tags equals `etag` under the weak comparison (a `W/`
+ * prefix is ignored). A malformed value matches nothing: the request is answered as if without it.
+ */
+export function ifNoneMatchMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  const tags = listedTags(ifNoneMatch);
+  if (tags === null) return false;
+  return tags === '*' || tags.some((tag) => tag.replace(/^W\//, '') === etag.replace(/^W\//, ''));
 }
 
 /** Conditions of a conditional write: `ifMatch` is the request's `If-Match` value, if any. */
