@@ -50,7 +50,7 @@ describe('AgentService', () => {
     expect(error.details?.['issues']).toEqual([
       { path: 'model', message: "Expected one of modelA-4, modelA-3.5-turbo, modelB-3 (the spec's three; none is configured in MODELS)." },
     ]);
-    const withModels = createCore(memoryAdapters(), { models: { llama: scriptedModel([{ text: 'hi' }]) } });
+    const withModels = createCore(memoryAdapters(), { models: { llama: scriptedModel([{ deltas: ['hi'] }]) } });
     const patched = await rejection(withModels.agents.create('ws1', { ...base, model: 'lama' }));
     expect(patched.details?.['issues']).toEqual([{ path: 'model', message: "Expected one of modelA-4, modelA-3.5-turbo, modelB-3, llama (the spec's three and llama from MODELS)." }]);
     expect(JSON.stringify(error)).not.toContain(MARK);
