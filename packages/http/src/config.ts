@@ -59,6 +59,11 @@ export interface Config {
   /** `REPLY_CONTEXT_MESSAGES`: how many latest messages a reply is generated from; default 50. */
   replyContextMessages: number;
   /**
+   * `REPLY_GIVE_UP_SECONDS`: how long a reply request waits for a worker that has the agent's
+   * model before it fails with `reply.failed`; default 600.
+   */
+  replyGiveUpSeconds: number;
+  /**
    * `METRICS_PORT`: serve Prometheus metrics at `GET /metrics` on this port (on `HOST`, apart
    * from the API; 0 picks a free one); unset: no metrics listener.
    */
@@ -106,6 +111,7 @@ const EnvSchemas = {
     v.check((delays) => delays.every((delay) => delay <= 86_400), 'Expected each delay to be at most 86400 seconds (24 h).'),
   ),
   EVENT_RETENTION_DAYS: integer(1, 3650),
+  REPLY_GIVE_UP_SECONDS: integer(1, 7 * 24 * 3600),
   DELIVERY_WORKER: v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((value) => value === 'true')),
   LOG_LEVEL: v.picklist(LOG_LEVELS, `Expected one of ${LOG_LEVELS.join(', ')}.`),
   LOG_FORMAT: v.picklist(LOG_FORMATS, `Expected one of ${LOG_FORMATS.join(', ')}.`),
@@ -223,6 +229,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowPrivateUrls: read('WEBHOOK_ALLOW_PRIVATE_URLS', 'false'),
     webhookRetryDelaysSeconds: read('WEBHOOK_RETRY_DELAYS', DEFAULT_RETRY_DELAYS),
     eventRetentionDays: read('EVENT_RETENTION_DAYS', '14'),
+    replyGiveUpSeconds: read('REPLY_GIVE_UP_SECONDS', '600'),
     deliveryWorker: read('DELIVERY_WORKER', 'true'),
     logLevel: read('LOG_LEVEL', 'info'),
     logFormat: read('LOG_FORMAT', 'auto'),

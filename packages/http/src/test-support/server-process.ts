@@ -58,7 +58,7 @@ function assertBuilt(): void {
 export async function startServerProcess(env: Record<string, string> = {}, command: 'serve' | 'worker' = 'serve', args: string[] = []): Promise<ServerProcess> {
   assertBuilt();
   const port = await freePort();
-  const ready = command === 'serve' ? /Parley is listening on[\s\S]*\n\n/ : /Parley delivery worker is running[\s\S]*\n\n/;
+  const ready = command === 'serve' ? /Parley is listening on[\s\S]*\n\n/ : /Parley worker is running[\s\S]*\n\n/;
   const child = spawn(process.execPath, [cli, command, ...args], {
     cwd: root,
     env: { ...inheritedEnv(), PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
