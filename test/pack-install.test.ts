@@ -25,7 +25,7 @@ const PUBLIC = readdirSync(join(root, 'packages'))
 const project = mkdtempSync(join(tmpdir(), 'parley-pack-install-'));
 const tarballs = join(project, 'tarballs');
 // Only the project's own folder: no node_modules of this repository above it to fall back on.
-const env = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+const env: Record<string, string | undefined> = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
 for (const name of Object.keys(env)) if (/^(REDIS_|API_KEYS|DATABASE_URL|DATA_DIR|PORT$|HOST$)/.test(name)) delete env[name];
 
 async function freePort(): Promise<number> {
