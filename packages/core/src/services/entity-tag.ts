@@ -1,4 +1,4 @@
-/** @module Entity tags (RFC 9110 §8.8.3) of API resources and `If-Match` (§13.1.1), decided on record versions. */
+/** @module Entity tags (RFC 9110 §8.8.3) of API resources, `If-Match` (§13.1.1) decided on record versions, and `If-None-Match` (§13.1.2). */
 import { hash } from 'node:crypto';
 import { ErrorCode, ParleyError } from '../errors.js';
 import { recordVersion } from '../record-version.js';
@@ -92,6 +92,19 @@ export function preconditionFailed(current: object): ParleyError {
 export function checkIfMatch(ifMatch: string | undefined, current: { id: string } | object): void {
   const id = (current as { id?: unknown }).id;
   if (!versionMatches(ifMatchVersions(ifMatch, typeof id === 'string' ? id : ''), current)) throw preconditionFailed(current);
+}
+
+/**
+ * Whether a read's `If-None-Match` (RFC 9110 §13.1.2; `undefined` when absent) matches the
+ * resource's current tag `etag`, so a `GET` may answer `304 Not Modified`: `*` matches any existing
+ * resource, a list matches when one of its tags equals `etag` under the weak comparison (a `W/`
+ * prefix is ignored). A malformed value matches nothing: the request is answered as if without it.
+ */
+export function ifNoneMatchMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  const tags = listedTags(ifNoneMatch);
+  if (tags === null) return false;
+  return tags === '*' || tags.some((tag) => tag.replace(/^W\//, '') === etag.replace(/^W\//, ''));
 }
 
 /** Conditions of a conditional write: `ifMatch` is the request's `If-Match` value, if any. */

@@ -99,7 +99,7 @@ describe('WebhookService', () => {
     }
     for (const body of [undefined, null, 'https://hooks.example.com', []]) {
       const error = await rejection(core.webhooks.create('ws1', body as never));
-      expect([error.code, (error.details?.['issues'] as Array<{ path: string }>)[0]?.path]).toEqual(['validation_failed', '']);
+      expect([error.code, (error.details?.['issues'] as Array<{ path: string }>)[0]?.path]).toEqual(['validation_failed', 'body']);
     }
     expect((await core.webhooks.list('ws1')).total).toBe(0);
   });
