@@ -1454,7 +1454,10 @@ export interface operations {
     getAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description When one of these entity tags (weak comparison) or `*` matches the resource's current `ETag`, the answer is `304 Not Modified` without a body. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The agent's id (agt_…). */
                 id: string;
@@ -1475,6 +1478,17 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Agent"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` matches the current `ETag`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
@@ -2084,7 +2098,10 @@ export interface operations {
     getConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description When one of these entity tags (weak comparison) or `*` matches the resource's current `ETag`, the answer is `304 Not Modified` without a body. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The conversation's id (conv_…). */
                 id: string;
@@ -2105,6 +2122,17 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Conversation"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` matches the current `ETag`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
@@ -2744,7 +2772,10 @@ export interface operations {
     getMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description When one of these entity tags (weak comparison) or `*` matches the resource's current `ETag`, the answer is `304 Not Modified` without a body. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The conversation's id (conv_…). */
                 id: string;
@@ -2767,6 +2798,17 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Message"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` matches the current `ETag`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
@@ -3467,7 +3509,10 @@ export interface operations {
     getWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description When one of these entity tags (weak comparison) or `*` matches the resource's current `ETag`, the answer is `304 Not Modified` without a body. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The webhook endpoint's id (wh_…). */
                 id: string;
@@ -3488,6 +3533,17 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` matches the current `ETag`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {

@@ -17,10 +17,12 @@ import { TOKENS } from '../tokens.js';
 import { agentTools } from '../schemas/tools.js';
 import type { Agent, AgentRecord, JsonObject } from '../types.js';
 import { parse, validationFailed } from '../validation.js';
+import { withoutHiddenFields } from '../hidden-fields.js';
+import { recordVersion, withVersion } from '../record-version.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
 import { generateWebhookSecret } from './webhook-service.js';
-import { domainEvent } from './domain-events.js';
-import { checkIfMatch, type WriteConditions } from './entity-tag.js';
+import { domainEvent, eventDraft } from './domain-events.js';
+import { ifMatchVersions, preconditionFailed, versionMatches, type WriteConditions } from './entity-tag.js';
 import { givenFields } from './patch.js';
 import { isoTimestamp } from './timestamp.js';
 
@@ -32,9 +34,7 @@ export type AgentWithToolsSecret = Agent & { toolsSecret?: string };
 
 /** The agent without its tools secret: what reads, lists and events show. */
 export function agentView(record: AgentRecord): Agent {
-  if (record.toolsSecret === undefined) return record;
-  const { toolsSecret: _secret, ...agent } = record;
-  return agent;
+  return withoutHiddenFields(record);
 }
 
 const hasWebhookTool = (configuration: JsonObject) => agentTools(configuration).some((tool) => tool.kind === 'webhook');
@@ -88,8 +88,8 @@ export class AgentService {
     };
     const toolsSecret = fields.toolsSecret ?? (hasWebhookTool(agent.configuration) ? generateWebhookSecret() : undefined);
     const record: AgentRecord = toolsSecret === undefined ? agent : { ...agent, toolsSecret };
-    await this.storage.agents.insert(workspaceId, record, this.event(workspaceId, 'agent.created', agent));
-    return record;
+    await this.storage.agents.insert(workspaceId, record, domainEvent(this.ids, this.clock, workspaceId, 'agent.created', agent));
+    return withVersion(record, 1);
   }
 
   /** @throws ParleyError `not_found` */
@@ -108,34 +108,49 @@ export class AgentService {
 
   /**
    * Applies the given fields (`null` clears an optional one; `configuration` is replaced whole),
-   * bumps `updatedAt` and emits `agent.updated`. An empty patch changes nothing and emits nothing.
-   * With `conditions.ifMatch`, the agent is changed only while its {@link entityTag} matches,
-   * checked in the same compare-and-set as the write.
-   * @throws ParleyError `validation_failed`, `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
+   * moves `updatedAt` to now (never backwards) and emits `agent.updated`. An empty patch changes
+   * nothing and emits nothing. The store merges the fields into the agent as stored, in one atomic
+   * step (ports/storage.ts `Change`), so concurrent PATCHes of different fields all survive. With
+   * `conditions.ifMatch`, the agent is changed only while its {@link entityTag} matches, decided in
+   * that same step.
+   * @throws ParleyError `validation_failed`, `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
   async update(workspaceId: string, id: string, input: AgentUpdateInput, conditions: WriteConditions = {}): Promise<AgentWithToolsSecret> {
     const { toolsSecret: given, ...changes } = givenFields(parse(this.schemas.update, input));
     await this.checkToolTargets(changes.configuration);
-    if (given !== undefined) (changes as Partial<AgentRecord>).toolsSecret = given;
-    if (Object.keys(changes).length === 0) {
+    const ifVersion = ifMatchVersions(conditions.ifMatch, id);
+    const set: Partial<AgentRecord> = given === undefined ? changes : { ...changes, toolsSecret: given };
+    if (Object.keys(set).length === 0) {
       const agent = await this.get(workspaceId, id);
-      checkIfMatch(conditions.ifMatch, agent);
+      if (!versionMatches(ifVersion, agent)) throw preconditionFailed(agent);
       return agent;
     }
-    // Compare-and-set (ports/storage.ts `Update`): a concurrent PATCH of other fields survives,
-    // because the patch is applied to the record as stored at the write.
-    // A secret is generated when the agent first gets a webhook tool and has none.
-    const generated = generateWebhookSecret();
-    let secretSet: string | undefined;
-    const agent = await this.storage.agents.update(workspaceId, id, (current) => {
-      checkIfMatch(conditions.ifMatch, agentView(current));
-      const next: AgentRecord = { ...current, ...changes, updatedAt: isoTimestamp(this.clock.now()) };
-      if (next.toolsSecret === undefined && hasWebhookTool(next.configuration)) next.toolsSecret = generated;
-      secretSet = next.toolsSecret !== current.toolsSecret ? next.toolsSecret : undefined;
-      return { record: next, event: this.event(workspaceId, 'agent.updated', agentView(next)) };
-    });
-    if (!agent) throw ParleyError.notFound('agent', id);
-    return secretSet === undefined ? agentView(agent) : { ...agentView(agent), toolsSecret: secretSet };
+    // An agent that gets a webhook tool and has no tools secret gets a generated one, stored in the
+    // same step as the change only while it still has none (a concurrent write may give it one).
+    let generated: string | undefined;
+    if (given === undefined && changes.configuration !== undefined && hasWebhookTool(changes.configuration)) {
+      const current = await this.storage.agents.get(workspaceId, id);
+      if (current && current.toolsSecret === undefined) generated = generateWebhookSecret();
+    }
+    const apply = (secret: string | undefined) =>
+      this.storage.agents.update(workspaceId, id, {
+        set: secret === undefined ? set : { ...set, toolsSecret: secret },
+        ...(secret !== undefined && { where: [{ field: 'toolsSecret', equals: null }] }),
+        touch: isoTimestamp(this.clock.now()),
+        ifVersion,
+        event: this.draft(workspaceId, 'agent.updated'),
+      });
+    let result = await apply(generated);
+    if (generated !== undefined && result?.outcome === 'unmet' && result.record.toolsSecret !== undefined && versionMatches(ifVersion, result.record)) {
+      // It got a secret meanwhile (secrets are never removed): that one is kept.
+      generated = undefined;
+      result = await apply(undefined);
+    }
+    if (!result) throw ParleyError.notFound('agent', id);
+    if (result.outcome === 'unmet') throw preconditionFailed(agentView(result.record));
+    const secretSet = given ?? generated;
+    const agent = agentView(result.record);
+    return secretSet === undefined ? agent : withVersion({ ...agent, toolsSecret: secretSet }, recordVersion(agent));
   }
 
   /** @throws ParleyError `validation_failed` at `configuration.tools.N.url` when a webhook tool's URL is refused as a target. */
@@ -151,18 +166,17 @@ export class AgentService {
    * Deletes the agent with its conversations and their messages; emits only `agent.deleted`
    * (docs/api.md#resources). Returns the deleted agent. With `conditions.ifMatch`, deletes only while the
    * agent's {@link entityTag} matches, checked in the same atomic step as the removal.
-   * @throws ParleyError `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
+   * @throws ParleyError `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
   async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<Agent> {
-    const agent = await this.storage.agents.delete(workspaceId, id, (deleted) => {
-      checkIfMatch(conditions.ifMatch, agentView(deleted));
-      return this.event(workspaceId, 'agent.deleted', agentView(deleted));
-    });
-    if (!agent) throw ParleyError.notFound('agent', id);
-    return agentView(agent);
+    const ifVersion = ifMatchVersions(conditions.ifMatch, id);
+    const result = await this.storage.agents.delete(workspaceId, id, this.draft(workspaceId, 'agent.deleted'), { ifVersion });
+    if (!result) throw ParleyError.notFound('agent', id);
+    if (result.outcome === 'unmet') throw preconditionFailed(agentView(result.record));
+    return agentView(result.record);
   }
 
-  private event(workspaceId: string, type: 'agent.created' | 'agent.updated' | 'agent.deleted', agent: Agent) {
-    return domainEvent(this.ids, this.clock, workspaceId, type, agent);
+  private draft(workspaceId: string, type: 'agent.updated' | 'agent.deleted') {
+    return eventDraft(this.ids, this.clock, workspaceId, type);
   }
 }
