@@ -23,6 +23,8 @@ import {
   type Conversation,
   type ConversationStore,
   type DeliveryStore,
+  type DomainEvent,
+  type EventDraft,
   type EventOutbox,
   type EventStore,
   type Message,
@@ -118,7 +120,7 @@ export class MemoryStorage implements Storage {
       this.workspace(workspaceId).agents.newestFirst(page, status === undefined ? undefined : (agent) => agent.status === status),
     update: async (workspaceId, id, change) => {
       const result = applyChange(this.workspace(workspaceId).agents, id, change);
-      if (result?.outcome === 'applied' && change.event) this.log.record(workspaceId, { ...change.event, data: result.record });
+      if (result?.outcome === 'applied' && change.event) this.log.record(workspaceId, eventOf(change.event, result.record));
       return result;
     },
     delete: async (workspaceId, id, event, conditions = {}) => {
@@ -157,7 +159,7 @@ export class MemoryStorage implements Storage {
     },
     update: async (workspaceId, id, change) => {
       const result = applyChange(this.workspace(workspaceId).conversations, id, change);
-      if (result?.outcome === 'applied' && change.event) this.log.record(workspaceId, { ...change.event, data: result.record });
+      if (result?.outcome === 'applied' && change.event) this.log.record(workspaceId, eventOf(change.event, result.record));
       return result;
     },
     delete: async (workspaceId, id, conditions = {}, event) => {
@@ -303,3 +305,7 @@ export class MemoryStorage implements Storage {
   async ping(): Promise<void> {}
 }
 
+/** The event a change records: a draft completed with the record as stored, a complete event as given. */
+function eventOf(event: EventDraft | DomainEvent, record: DomainEvent['data']): DomainEvent {
+  return 'data' in event ? event : { ...event, data: record };
+}

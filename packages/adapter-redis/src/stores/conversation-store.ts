@@ -11,6 +11,7 @@ import {
   type ConversationStore,
   type DeleteConditions,
   type DomainEvent,
+  type EventDraft,
   type OffsetPage,
   type PageResult,
   type WriteResult,

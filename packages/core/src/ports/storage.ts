@@ -32,7 +32,8 @@
  *   included: they move `lastMessageAt`). It is never a field of the record: stores attach it to
  *   every record they hand out with `withVersion` (`recordVersion` reads it), and entity tags are
  *   derived from id + version (services/entity-tag.ts).
- * - Hidden fields (`HIDDEN_FIELDS`, hidden-fields.ts: an agent's `toolsSecret`) are stored with
+ * - Hidden fields (`HIDDEN_FIELDS`, hidden-fields.ts: an agent's `toolsSecret`, a paused
+ *   conversation's `toolAnswers`) are stored with
  *   their record and handed back by its reads and writes, but no recorded event's `data` ever
  *   carries them, whether the store fills it in or the caller built it.
  */
@@ -51,7 +52,7 @@ import type {
 } from '../types.js';
 
 /** A record's fields that a {@link Condition} can compare: those holding a string, a boolean or `null`. */
-export type ConditionField<T> = { [K in keyof T]-?: T[K] extends string | boolean | null ? K : never }[keyof T] & string;
+export type ConditionField<T> = { [K in keyof T]-?: Exclude<T[K], undefined> extends string | boolean | null ? K : never }[keyof T] & string;
 
 /**
  * A precondition on one top-level field of the stored record, checked in the write's atomic step:
@@ -76,7 +77,9 @@ export type Condition<T> =
  *    its stored value and `touch` (never backwards). The version goes up by one, unless
  *    `keepVersion` (a change of fields the API does not return, e.g. `failingSince`).
  * 3. With `event`, the event `{ ...event, data }` is recorded in the same step, `data` being the
- *    record as stored after the change (so it never describes a state that was not stored).
+ *    record as stored after the change (so it never describes a state that was not stored) — or,
+ *    for an event whose data is not the record (`reply.requires_action`, `reply.failed`), the
+ *    complete event given, recorded as it is.
  *
  * In SQL this is `UPDATE t SET a = $1, …, updated_at = greatest(updated_at, $n), version = version
  * + 1 WHERE id = $id AND version = ANY($v) AND <conditions> RETURNING *` inside a CTE whose next
@@ -94,8 +97,8 @@ export interface Change<T> {
   where?: readonly Condition<T>[];
   /** Leave the version (and so the entity tag) as it is. */
   keepVersion?: boolean;
-  /** The event to record with the change; its `data` is the record as stored after it. */
-  event?: EventDraft;
+  /** The event to record with the change: a draft gets the record as stored after it as `data`; a complete event is recorded as given. */
+  event?: EventDraft | DomainEvent;
 }
 
 /** A {@link DomainEvent} before its `data`, which the store fills in from the record it stores or removes. */

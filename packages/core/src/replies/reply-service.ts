@@ -13,10 +13,10 @@ import { MessageWriter } from '../services/message-writer.js';
 import { TOKENS } from '../tokens.js';
 import type { WebhookTransport } from '../ports/webhook-transport.js';
 import { agentMaxSteps, agentTools, ToolResultsSchema, type ToolResultsInput } from '../schemas/tools.js';
-import { conversationView } from '../services/conversation-view.js';
+import { recordVersion } from '../record-version.js';
 import { parse, validationFailed } from '../validation.js';
 import { AGENT_MODELS, type Agent, type AgentRecord, type Conversation, type Message, type PendingToolCall, type ReplyFailed, type ReplyRequiresAction, type ToolCall } from '../types.js';
-import { answeredResult, callWebhookTool, errorResult, promptMessages, type StoredPendingToolCall } from './tool-calls.js';
+import { answeredResult, callWebhookTool, errorResult, promptMessages, toolAnswersOf, type PausedConversation, type StoredPendingToolCall } from './tool-calls.js';
 
 /** Settings of replies (`createCore` `replyContextMessages`, `replyRetryDelaysMs`). */
 export interface ReplyOptions {
@@ -143,34 +143,40 @@ export class ReplyService {
   /**
    * Answers calls a paused reply waits for (`POST /api/conversations/:id/tool-results`): a client
    * tool's `output`, or `approved` (with an optional `reason`) for a call that requires approval.
-   * The answers are kept with the pending calls in one compare-and-set of the conversation; once
-   * every call of the step is answered the reply is queued again and resumes on a worker
+   * The answered calls move from `pendingToolCalls` to the hidden `toolAnswers` in one change of the
+   * conversation made only if it is still the version read (ports/storage.ts `Change`); once every
+   * call of the step is answered the reply is queued again and resumes on a worker
    * (docs/replies-and-streams.md#tools). Resolves with the calls still waiting.
    * @throws ParleyError `validation_failed` (also an answer of the wrong kind for its call);
-   *   `not_found`; `conflict` (a call not pending: unknown or already answered; a completed conversation)
+   *   `not_found`; `conflict` (a call not pending: unknown or already answered; a completed
+   *   conversation; the conversation changed while this was decided — try again)
    */
   async submitToolResults(workspaceId: string, conversationId: string, input: ToolResultsInput): Promise<{ conversationId: string; pendingToolCalls: PendingToolCall[] }> {
     const { results } = parse(ToolResultsSchema, input);
-    const updated = await this.storage.conversations.update(workspaceId, conversationId, (current) => {
-      if (current.status !== 'active') throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed.`);
-      const pending = [...((current.pendingToolCalls ?? []) as StoredPendingToolCall[])];
-      const issues: Array<{ path: string; message: string }> = [];
-      results.forEach((result, index) => {
-        const at = pending.findIndex((call) => call.id === result.toolCallId);
-        const call = pending[at];
-        if (!call || call.answer) throw new ParleyError(ErrorCode.conflict, `Tool call '${result.toolCallId}' is not waiting for an answer (unknown or already answered).`, { toolCallId: result.toolCallId });
-        const isApproval = 'approved' in result;
-        // A call awaiting approval takes `approved`; a client tool takes `output` (or a rejection).
-        if (call.requiresApproval && call.kind === 'webhook' && !isApproval) issues.push({ path: `results.${index}`, message: 'This call awaits approval: answer {toolCallId, approved, reason?}.' });
-        else if (call.kind === 'client' && isApproval && result.approved) issues.push({ path: `results.${index}`, message: 'A client tool is answered with {toolCallId, output} (or rejected with approved: false).' });
-        const answer = isApproval ? { approved: result.approved, ...(result.reason !== undefined && { reason: result.reason }) } : { output: result.output };
-        pending[at] = { ...call, answer };
-      });
-      if (issues.length > 0) throw validationFailed(issues);
-      return { record: { ...current, pendingToolCalls: pending } };
+    const current = await this.storage.conversations.get(workspaceId, conversationId);
+    if (!current) throw ParleyError.notFound('conversation', conversationId);
+    if (current.status !== 'active') throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed.`);
+    const waiting = [...(current.pendingToolCalls ?? [])];
+    const answered = [...toolAnswersOf(current)];
+    const issues: Array<{ path: string; message: string }> = [];
+    results.forEach((result, index) => {
+      const at = waiting.findIndex((call) => call.id === result.toolCallId);
+      const call = waiting[at];
+      if (!call) throw new ParleyError(ErrorCode.conflict, `Tool call '${result.toolCallId}' is not waiting for an answer (unknown or already answered).`, { toolCallId: result.toolCallId });
+      const isApproval = 'approved' in result;
+      // A call awaiting approval takes `approved`; a client tool takes `output` (or a rejection).
+      if (call.requiresApproval && call.kind === 'webhook' && !isApproval) issues.push({ path: `results.${index}`, message: 'This call awaits approval: answer {toolCallId, approved, reason?}.' });
+      else if (call.kind === 'client' && isApproval && result.approved) issues.push({ path: `results.${index}`, message: 'A client tool is answered with {toolCallId, output} (or rejected with approved: false).' });
+      const answer = isApproval ? { approved: result.approved, ...(result.reason !== undefined && { reason: result.reason }) } : { output: result.output };
+      waiting.splice(at, 1);
+      answered.push({ ...call, answer });
     });
-    if (!updated) throw ParleyError.notFound('conversation', conversationId);
-    const waiting = conversationView(updated).pendingToolCalls;
+    if (issues.length > 0) throw validationFailed(issues);
+    // Arrays cannot be compared in a condition: the stored calls are those read while the version is.
+    const set: Partial<PausedConversation> = { pendingToolCalls: waiting, toolAnswers: answered };
+    const result = await this.storage.conversations.update(workspaceId, conversationId, { set, ifVersion: [recordVersion(current)] });
+    if (!result) throw ParleyError.notFound('conversation', conversationId);
+    if (result.outcome === 'unmet') throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' changed while the answers were given; send them again.`);
     if (waiting.length === 0) {
       const latest = await this.storage.messages.page(workspaceId, conversationId, { limit: 1 });
       await this.queue.enqueue(this.job(workspaceId, conversationId, latest?.messages.at(-1)?.id ?? null));
@@ -241,15 +247,17 @@ export class ReplyService {
     const open = openStep(context);
     let outcome: ReplyOutcome = 'skipped';
     if (open) {
-      const pending = (conversation.pendingToolCalls ?? []) as StoredPendingToolCall[];
       // Paused: this request is answered once the reply resumes (see below).
-      if (pending.some((call) => !call.answer)) return 'skipped';
+      if ((conversation.pendingToolCalls ?? []).length > 0) return 'skipped';
+      const answers = toolAnswersOf(conversation);
       const reply = open.metadata.reply as StepMetadata;
-      await this.finishStep(job, agent, open, pending, signal);
+      await this.finishStep(job, agent, open, answers, signal);
       if (signal.aborted) return 'aborted';
-      await this.storage.conversations.update(workspaceId, conversationId, (current) =>
-        current.pendingToolCalls?.length ? { record: { ...current, pendingToolCalls: [] } } : null,
-      );
+      if (answers.length > 0) {
+        // What the API shows stays as it is (no call waits): the version too.
+        const cleared: Partial<PausedConversation> = { toolAnswers: [] };
+        await this.storage.conversations.update(workspaceId, conversationId, { set: cleared, keepVersion: true });
+      }
       // The reply goes on from what it had when it paused; messages stored meanwhile wait for it.
       outcome = await this.steps(job, agent, model, conversation.userId, reply.inReplyTo, reply.step + 1, signal, logger, open.id);
       if (outcome !== 'stored') return outcome;
@@ -428,23 +436,24 @@ export class ReplyService {
   /** Keeps `pending` on the conversation and records `reply.requires_action` in the same step. */
   private async pause(job: ReplyJob, inReplyTo: string | null, pending: PendingToolCall[]): Promise<ReplyOutcome> {
     const data: ReplyRequiresAction = { conversationId: job.conversationId, inReplyTo, toolCalls: pending };
-    const paused = await this.storage.conversations.update(job.workspaceId, job.conversationId, (current) =>
-      current.status !== 'active'
-        ? null
-        : { record: { ...current, pendingToolCalls: pending }, event: domainEvent(this.ids, this.clock, job.workspaceId, 'reply.requires_action', data) },
-    );
-    if (!paused || paused.status !== 'active') return 'skipped';
+    const set: Partial<PausedConversation> = { pendingToolCalls: pending, toolAnswers: [] };
+    const paused = await this.storage.conversations.update(job.workspaceId, job.conversationId, {
+      set,
+      where: [{ field: 'status', equals: 'active' }],
+      event: domainEvent(this.ids, this.clock, job.workspaceId, 'reply.requires_action', data),
+    });
+    if (paused?.outcome !== 'applied') return 'skipped';
     await this.publish(job.workspaceId, job.conversationId, { type: 'reply.requires_action', data });
     return 'paused';
   }
 
-  /** Records `reply.failed` (event, with the conversation left as it is) and tells the feed. */
+  /** Records `reply.failed` (an event with no change: the conversation and its version are left as they are) and tells the feed. */
   private async recordFailure(job: ReplyJob, error: string): Promise<void> {
     const data: ReplyFailed = { conversationId: job.conversationId, inReplyTo: job.inReplyTo, error };
-    await this.storage.conversations.update(job.workspaceId, job.conversationId, (current) => ({
-      record: current,
+    await this.storage.conversations.update(job.workspaceId, job.conversationId, {
+      keepVersion: true,
       event: domainEvent(this.ids, this.clock, job.workspaceId, 'reply.failed', data),
-    }));
+    });
     await this.publish(job.workspaceId, job.conversationId, { type: 'reply.failed', inReplyTo: job.inReplyTo, error });
   }
 

@@ -6,7 +6,7 @@ import { signPayload } from '../delivery/signing.js';
 import type { PromptMessage } from '../ports/language-model.js';
 import type { WebhookTransport } from '../ports/webhook-transport.js';
 import { TOOL_TIMEOUT_MS, type Tool } from '../schemas/tools.js';
-import type { Message, PendingToolCall, ToolCall } from '../types.js';
+import type { Conversation, Message, PendingToolCall, ToolCall } from '../types.js';
 
 /** The most characters a tool result may take (a message's content limit). */
 export const MAX_TOOL_RESULT_CHARS = 100_000;
@@ -14,10 +14,20 @@ export const MAX_TOOL_RESULT_CHARS = 100_000;
 /** How a paused call was answered (`POST /api/conversations/:id/tool-results`), kept with the pending call until the reply resumes. */
 export type ToolAnswer = { output: unknown } | { approved: boolean; reason?: string };
 
-/** A pending call as stored on the conversation: with its answer once given (never shown by the API). */
+/** A pending call with its answer once given (never shown by the API). */
 export interface StoredPendingToolCall extends PendingToolCall {
   answer?: ToolAnswer;
 }
+
+/**
+ * A conversation as stored while a reply is paused: `pendingToolCalls` lists the calls still
+ * waiting, and `toolAnswers` — a hidden field (`HIDDEN_FIELDS`): in no response, event or log —
+ * the calls answered so far with their answers, until the reply resumes.
+ */
+export type PausedConversation = Conversation & { toolAnswers?: StoredPendingToolCall[] };
+
+/** The calls of `conversation`'s paused step answered so far. */
+export const toolAnswersOf = (conversation: Conversation): StoredPendingToolCall[] => (conversation as PausedConversation).toolAnswers ?? [];
 
 /** The result the model sees when a call fails: `{"error": "…"}`. */
 export const errorResult = (error: string, extra: object = {}): string => JSON.stringify({ error, ...extra });

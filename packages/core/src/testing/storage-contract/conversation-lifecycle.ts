@@ -98,28 +98,21 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       expect(await storage.conversations.delete(WS, doomed.id)).toBeNull();
     });
 
-    test('delete with an event records it, built from the stored conversation, in the same step; none when the check refuses or nothing is there', async (storage) => {
+    test('delete with an event records it, with the conversation as stored, in the same step; none when a condition fails or nothing is there', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
       const [message] = await records.appendMessages(storage, WS, conversation.id, 1);
       const before = (await storage.events.list(WS, { limit: 100 }))!.events.length;
-      const event = (deleted: Conversation) => records.event(WS, 'conversation.deleted', deleted);
-      const refuse = () => {
-        throw new Error('refused');
-      };
-      const refused = await storage.conversations.delete(WS, conversation.id, refuse, event).then(
-        () => 'deleted',
-        (error: Error) => error.message,
-      );
-      expect(refused).toBe('refused');
+      const refused = await storage.conversations.delete(WS, conversation.id, { ifVersion: [] }, records.draft(WS, 'conversation.deleted'));
+      expect(refused?.outcome).toBe('unmet');
       expect((await storage.events.list(WS, { limit: 100 }))!.events).toHaveLength(before);
-      expect(await storage.conversations.delete(WS, conversation.id, undefined, event)).toBe(true);
+      expect((await storage.conversations.delete(WS, conversation.id, {}, records.draft(WS, 'conversation.deleted')))?.outcome).toBe('applied');
       const recorded = (await storage.events.list(WS, { limit: 100 }))!.events;
       expect(recorded).toHaveLength(before + 1);
       expect(recorded.at(-1)!.type).toBe('conversation.deleted');
       expect(recorded.at(-1)!.data).toEqual({ ...conversation, lastMessageAt: message!.createdAt, updatedAt: message!.createdAt });
-      expect(await storage.conversations.delete(WS, conversation.id, undefined, event)).toBe(false);
+      expect(await storage.conversations.delete(WS, conversation.id, {}, records.draft(WS, 'conversation.deleted'))).toBeNull();
       expect((await storage.events.list(WS, { limit: 100 }))!.events).toHaveLength(before + 1);
     });
 
