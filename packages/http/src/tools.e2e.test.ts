@@ -220,6 +220,43 @@ describe('agents that act', () => {
     expect(receiver.received).toHaveLength(0);
   });
 
+  it('shows a tools secret only in the response that set it: never in a GET, a list, an event or a webhook; nor the answers of a paused reply', async () => {
+    fake.script([{ toolCalls: [{ id: 'call_h1', name: 'pick_date', arguments: {} }, { id: 'call_h2', name: 'pick_date', arguments: {} }] }]);
+    const t = await start();
+    expect((await t.call('POST', '/api/webhooks', { url: receiver.url, events: ['*'] })).status).toBe(201);
+    const picker = { name: 'pick_date', description: 'Ask the user for a date', parameters: { type: 'object' }, kind: 'client' };
+    const { agent, conversationId } = await t.conversation([picker]);
+    expect(agent).not.toHaveProperty('toolsSecret');
+    // The agent first gets a webhook tool: the PATCH answers the secret generated for it, once.
+    const tooled = (await t.call('PATCH', `/api/agents/${agent.id}`, { configuration: { tools: [picker, weather()] } })).body;
+    expect(tooled.toolsSecret).toMatch(/^whsec_/);
+    expect((await t.call('PATCH', `/api/agents/${agent.id}`, { configuration: { tools: [weather(), picker] } })).body).not.toHaveProperty('toolsSecret');
+    const given = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    expect((await t.call('PATCH', `/api/agents/${agent.id}`, { toolsSecret: given })).body.toolsSecret).toBe(given);
+    // A paused reply given one of its two answers keeps it hidden until it resumes.
+    await t.call('POST', `/api/conversations/${conversationId}/messages`, { role: 'user', content: 'Book a table' });
+    await until(() => t.call('GET', `/api/conversations/${conversationId}`), (response) => response.body.pendingToolCalls.length === 2);
+    const output = 'hidden-output-7f3a9c';
+    expect((await t.call('POST', `/api/conversations/${conversationId}/tool-results`, { results: [{ toolCallId: 'call_h1', output }] })).status).toBe(202);
+    const shown = [
+      await t.call('GET', `/api/agents/${agent.id}`),
+      await t.call('GET', '/api/agents'),
+      await t.call('GET', `/api/conversations/${conversationId}`),
+    ];
+    expect(shown[2]!.body.pendingToolCalls.map((call: Json) => call.id)).toEqual(['call_h2']);
+    await t.call('PATCH', `/api/conversations/${conversationId}`, { status: 'completed' });
+    await t.call('DELETE', `/api/conversations/${conversationId}`);
+    await t.call('DELETE', `/api/agents/${agent.id}`);
+    const delivered = await until(
+      async () => receiver.received.map((request) => request.body),
+      (bodies) => bodies.some((body) => body.includes('"agent.deleted"')),
+    );
+    const events = (await t.call('GET', '/api/events?limit=100')).body.events as Json[];
+    expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(['agent.updated', 'reply.requires_action', 'conversation.completed', 'conversation.deleted', 'agent.deleted']));
+    const everything = JSON.stringify([shown.map((response) => response.body), events, delivered]);
+    for (const hidden of [tooled.toolsSecret as string, given, 'toolsSecret', output, 'toolAnswers']) expect(everything).not.toContain(hidden);
+  });
+
   it('refuses tools at registration: a loopback URL, an invalid JSON Schema, maxSteps out of range', async () => {
     const t = await start({ privateTargets: false });
     const refused = async (configuration: Json) => (await t.call('POST', '/api/agents', { name: 'A', description: '', model: 'local-llm', configuration })).body.error.details.issues.map((issue: Json) => issue.path);

@@ -9,6 +9,7 @@ import { conversationTests } from './conversations.js';
 import { deliveryTests } from './deliveries.js';
 import { eventLogTests } from './event-log.js';
 import { eventRecordingTests } from './event-recording.js';
+import { hiddenFieldTests } from './hidden-fields.js';
 import { isolationTests } from './isolation.js';
 import { messagePageTests } from './message-pages.js';
 import { messageTests } from './messages.js';
@@ -25,7 +26,7 @@ export interface StorageContractOptions {
   /**
    * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
    * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`, `usage`,
-   * `conversation activity`, `conversation delete`, `message get`, `workspace isolation`, `agent delete cascade`, `event recording`, `concurrent changes`,
+   * `conversation activity`, `conversation delete`, `message get`, `workspace isolation`, `agent delete cascade`, `event recording`, `hidden fields`, `concurrent changes`,
    * `event log`, `event retention`, `outbox`, `outbox leases`, `deliveries`,
    * `deliveries retention`, `ping`.
    */
@@ -72,6 +73,7 @@ export function runStorageContract(t: ContractTestApi, factory: StorageFactory, 
     isolationTests(t, open, skip);
     cascadeTests(t, open, skip);
     eventRecordingTests(t, open, skip);
+    hiddenFieldTests(t, open, skip);
     concurrentChangeTests(t, open, skip);
     eventLogTests(t, openWith, skip);
     outboxTests(t, openWith, skip);
