@@ -82,6 +82,25 @@ describe('replies with tools', () => {
     await t.worker.stop();
   });
 
+  it('of two concurrent answers to one paused step, each is either kept or refused with 409 — never lost', async () => {
+    const t = await setup([{ toolCalls: [{ id: 'c1', name: 'ask_user', arguments: {} }, { id: 'c2', name: 'ask_user', arguments: {} }] }, { deltas: ['Done.'] }], { tools: [client] });
+    await t.ask('Hi');
+    expect(await t.settle(1)).toEqual(['paused']);
+    const answer = (id: string) => t.core.replies.submitToolResults('ws1', t.conversation.id, { results: [{ toolCallId: id, output: id }] });
+    const settled = await Promise.allSettled([answer('c1'), answer('c2')]);
+    const kept = ['c1', 'c2'].filter((_, index) => settled[index]!.status === 'fulfilled');
+    const refused = settled.flatMap((result) => (result.status === 'rejected' ? [(result.reason as { code: string }).code] : []));
+    expect(refused.every((code) => code === 'conflict')).toBe(true);
+    expect(kept.length).toBeGreaterThan(0);
+    const waiting = (await t.core.conversations.get('ws1', t.conversation.id)).pendingToolCalls.map((call) => call.id);
+    expect(waiting).toEqual(['c1', 'c2'].filter((id) => !kept.includes(id)));
+    for (const id of waiting) await answer(id);
+    expect(await t.settle(2)).toEqual(['paused', 'stored']);
+    const tools = (await t.history()).filter((message) => message.role === 'tool').map((message) => message.content);
+    expect(tools).toEqual([JSON.stringify('c1'), JSON.stringify('c2')]);
+    await t.worker.stop();
+  });
+
   it('records reply.failed when the provider fails three times', async () => {
     const t = await setup([{ error: Object.assign(new Error('boom'), { name: 'APICallError', statusCode: 500 }) }], {});
     const user = await t.ask('Hi');
