@@ -8,7 +8,6 @@ import {
   AgentUpdateSchema,
   DeleteResultSchema,
   type Core,
-  entityTag,
 } from '@parley/core';
 import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';
@@ -91,11 +90,8 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           ifMatch: true,
         },
         async ({ workspaceId, params, body }, c) => {
-          const input = body;
-          const { toolsSecret, ...agent } = await core.agents.update(workspaceId, params.id, input, writeConditions(c));
-          // The tag is the agent's as GET shows it: without the secret.
-          c.header('ETag', entityTag(agent));
-          return c.json(toolsSecret === undefined ? agent : { ...agent, toolsSecret });
+          // The tag is from id + version: the same with or without the secret shown.
+          return jsonWithEntityTag(c, await core.agents.update(workspaceId, params.id, body, writeConditions(c)));
         },
       ),
     )
