@@ -6,7 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { migrate } from '../src/migrate.js';
+import { createTestDatabase, createTestPglite, describeIfPostgres, probePostgres } from '../src/testing/index.js';
 import { type Sql, sqlFromPglite, sqlFromPool } from '../src/sql.js';
 import { type Notifier, PgliteNotifier, PgNotifier } from '../src/queues/notifier.js';
 
@@ -55,4 +57,34 @@ export async function openTestSchema(backend: TestBackend): Promise<TestSchema> 
       for (const close of closers.reverse()) await close();
     },
   };
+}
+
+/**
+ * Registers `body` once on PostgreSQL (a database made for the file's run; skipped loudly, or
+ * failing under CI, when the server is away) and once on an in-memory PGlite.
+ */
+export async function onEachBackend(title: string, body: (backend: () => TestBackend, kind: TestBackend['kind']) => void): Promise<void> {
+  const problem = await probePostgres();
+  describeIfPostgres({ describe, it }, problem)(`${title} on PostgreSQL`, () => {
+    let url = '';
+    let drop: () => Promise<void> = async () => {};
+    beforeAll(async () => {
+      const database = await createTestDatabase();
+      url = database.url;
+      drop = database.drop;
+    });
+    afterAll(() => drop());
+    body(() => ({ kind: 'postgres', url }), 'postgres');
+  });
+  describe(`${title} on PGlite`, () => {
+    let db: PGlite | undefined;
+    let close: () => Promise<void> = async () => {};
+    beforeAll(async () => {
+      const pglite = await createTestPglite();
+      db = pglite.db;
+      close = pglite.close;
+    });
+    afterAll(() => close());
+    body(() => ({ kind: 'pglite', db: db! }), 'pglite');
+  });
 }

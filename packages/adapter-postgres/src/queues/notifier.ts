@@ -106,7 +106,7 @@ export interface PgNotifierOptions {
 /**
  * {@link Notifier} on one dedicated node-postgres `Client` (never a pooled connection: a pool
  * would hand the LISTENing session to other work, and a transaction-mode pooler drops LISTEN).
- * Opened by the first `listen`; a lost connection is reopened with backoff (100 ms doubling to
+ * Opened by the first `listen` (application_name `parley-listen` unless given); a lost connection is reopened with backoff (100 ms doubling to
  * 5 s), every channel LISTENed again, then the `onReconnect` listeners run.
  */
 export class PgNotifier extends BaseNotifier {
@@ -122,7 +122,7 @@ export class PgNotifier extends BaseNotifier {
 
   constructor(options: PgNotifierOptions) {
     super();
-    this.connection = { keepAlive: true, ...options.connection };
+    this.connection = { keepAlive: true, application_name: 'parley-listen', ...options.connection };
     this.heartbeatMs = options.heartbeatMs ?? 5_000;
   }
 

@@ -1,12 +1,11 @@
 /** @module Core's delivery queue and reply queue contracts on PostgreSQL and on PGlite, each instance its own "process". */
 import { runDeliveryQueueContract, runReplyQueueContract } from '@parley/core/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestSchema, type TestBackend, type TestSchema } from '../../test/queues-fixture.js';
-import { createTestDatabase, createTestPglite, describeIfPostgres, probePostgres, type TestDatabase, type TestPglite } from '../testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { onEachBackend, openTestSchema, type TestSchema } from '../../test/queues-fixture.js';
 import { PostgresDeliveryQueue } from './postgres-delivery-queue.js';
 import { PostgresReplyQueue } from './postgres-reply-queue.js';
 
-function runQueueContracts(backend: () => TestBackend): void {
+await onEachBackend('queue contracts', (backend) => {
   const fixture = async <Q extends { close(): Promise<void> }>(make: (schema: TestSchema) => Q) => {
     const schema = await openTestSchema(backend());
     const queues: Q[] = [];
@@ -31,22 +30,4 @@ function runQueueContracts(backend: () => TestBackend): void {
   runReplyQueueContract({ describe, it, expect }, ({ leaseMs }) =>
     fixture((schema) => new PostgresReplyQueue({ ...schema.open(), schema: schema.schema, leaseMs, pollMs: 50 })),
   );
-}
-
-describeIfPostgres({ describe, it }, await probePostgres())('queues on PostgreSQL', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database?.drop());
-  runQueueContracts(() => ({ kind: 'postgres', url: database.url }));
-});
-
-describe('queues on PGlite', () => {
-  let pglite: TestPglite;
-  beforeAll(async () => {
-    pglite = await createTestPglite();
-  });
-  afterAll(() => pglite?.close());
-  runQueueContracts(() => ({ kind: 'pglite', db: pglite.db }));
 });
