@@ -34,7 +34,9 @@ const CLEANUP_EVERY_MS = 10_000;
  * (`f_` + a hash of schema, workspace and conversation), and `subscribe` LISTENs on it on the
  * process's dedicated connection, resolving once the LISTEN is in effect. A NOTIFY payload stops
  * at 8 000 bytes, so a longer `message.delta` goes as several deltas in a row (its text split at
- * character boundaries, sent in one statement, so in order and together) and a longer
+ * character boundaries, sent in one statement, so in order and together; each payload is
+ * prefixed with its number and a space, since PostgreSQL folds identical payloads of one
+ * transaction) and a longer
  * `reply.failed` error is cut. Signals are hints, at most once, as the port says.
  *
  * Without a notifier, `publish` inserts a row into the unlogged table `feed_signals` and each
@@ -66,7 +68,8 @@ export class PostgresConversationFeed implements ConversationFeed {
   async publish(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
     const channel = feedChannel(this.schema, workspaceId, conversationId);
     if (this.notifier) {
-      await this.sql.query(this.text.notify, [channel, splitSignal(signal)]);
+      // Numbered: PostgreSQL folds identical payloads sent in one transaction into one.
+      await this.sql.query(this.text.notify, [channel, splitSignal(signal).map((payload, n) => `${n} ${payload}`)]);
       return;
     }
     await this.sql.query(this.text.insert, [channel, JSON.stringify(signal)]);
@@ -80,7 +83,7 @@ export class PostgresConversationFeed implements ConversationFeed {
     const channel = feedChannel(this.schema, workspaceId, conversationId);
     const own: Listener = (signal) => listener(signal);
     if (this.notifier) {
-      const unlisten = await this.notifier.listen(channel, (payload) => deliver(own, payload));
+      const unlisten = await this.notifier.listen(channel, (payload) => deliver(own, payload.slice(payload.indexOf(' ') + 1)));
       return { unsubscribe: unlisten };
     }
     const [row] = await this.sql.query<{ last: number }>(this.text.last, []);
