@@ -2,3 +2,4 @@
 export { type Row, type Sql, sqlFromPglite, sqlFromPool, PG_POOL_TYPES } from './sql.js';
 export { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
 export { checkSchema, loadMigrations, migrate, SchemaVersionError, type MigrateResult, type Migration } from './migrate.js';
+export * from './queues/index.js';
