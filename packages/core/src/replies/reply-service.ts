@@ -3,14 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { inject, injectable } from '../di.js';
 import { ErrorCode, ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { ConversationFeed } from '../ports/conversation-feed.js';
+import type { FeedSignal } from '../ports/conversation-feed.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { LanguageModel, ModelRequest, FinishReason, TokenUsage } from '../ports/language-model.js';
 import type { ReplyJob, ReplyQueue } from '../ports/reply-queue.js';
 import type { OutboxBatch, Storage } from '../ports/storage.js';
-import { domainEvent } from '../services/domain-events.js';
+import { MessageWriter } from '../services/message-writer.js';
 import { TOKENS } from '../tokens.js';
-import type { Agent, Conversation, Message } from '../types.js';
+import { AGENT_MODELS, type Agent, type Conversation, type Message } from '../types.js';
 
 /** Settings of replies (`createCore` `replyContextMessages`, `replyRetryDelaysMs`). */
 export interface ReplyOptions {
@@ -18,18 +18,19 @@ export interface ReplyOptions {
   contextMessages: number;
   /** Waits between the 3 tries of a failing provider, in ms (default `[1000, 4000]`). */
   retryDelaysMs: readonly number[];
-  /** Where requests wait (`createCore`'s `replyQueue`); `null` without one: nothing can be asked for. */
-  queue: ReplyQueue | null;
 }
 
-/** Where replies report; pino's logger fits. Entries carry ids, model names and error kinds, never content. */
+/** Where replies report (a {@link WorkerLogger} fits). Entries carry ids, model names and error kinds, never content. */
 export interface ReplyLogger {
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
 }
 
-/** What happened to one reply request. */
-export const REPLY_OUTCOMES = ['stored', 'failed', 'skipped', 'aborted'] as const;
+/**
+ * What happened to one reply request: `deferred` means this process has no language model for
+ * the agent's `model`, so it leaves the request to a worker that has one (docs/replies-and-streams.md).
+ */
+export const REPLY_OUTCOMES = ['stored', 'failed', 'skipped', 'aborted', 'deferred'] as const;
 /** One of {@link REPLY_OUTCOMES}. */
 export type ReplyOutcome = (typeof REPLY_OUTCOMES)[number];
 
@@ -76,20 +77,37 @@ export function describeModelError(error: unknown): string {
 export class ReplyService {
   constructor(
     @inject(TOKENS.storage) private readonly storage: Storage,
-    @inject(TOKENS.conversationFeed) private readonly feed: ConversationFeed,
+    @inject(TOKENS.replyQueue) private readonly queue: ReplyQueue,
+    @inject(MessageWriter) private readonly writer: MessageWriter,
     @inject(TOKENS.models) private readonly models: ReadonlyMap<string, LanguageModel>,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
     @inject(TOKENS.replyOptions) private readonly options: ReplyOptions,
   ) {}
 
-  private get queue(): ReplyQueue | null {
-    return this.options.queue;
-  }
-
   /** True when `agent` would reply on its own to a user message (not counting the conversation's status). */
   repliesAutomatically(agent: Agent): boolean {
     return agent.status === 'active' && this.models.has(agent.model) && agent.configuration.autoReply !== false;
+  }
+
+  /**
+   * True when a reply of `agent` to a user message is to be queued, whichever process relays the
+   * message: its model is configured here, or it is a name outside the spec's three — which an
+   * agent can only have been given by a process that had it configured. Such a request waits for a
+   * worker with that model (a relay in a worker without `MODELS` must not drop it).
+   */
+  private repliesSomewhere(agent: Agent): boolean {
+    const configuredSomewhere = this.models.has(agent.model) || !(AGENT_MODELS as readonly string[]).includes(agent.model);
+    return agent.status === 'active' && configuredSomewhere && agent.configuration.autoReply !== false;
+  }
+
+  /**
+   * Gives a request up that no worker could make (`deferred` for longer than the give-up time):
+   * `reply.failed` goes to the conversation's streams, and the reason to the log.
+   */
+  async giveUp(job: ReplyJob, error: string, logger?: ReplyLogger): Promise<void> {
+    logger?.warn({ workspaceId: job.workspaceId, conversationId: job.conversationId, inReplyTo: job.inReplyTo, error }, 'reply given up');
+    await this.publish(job.workspaceId, job.conversationId, { type: 'reply.failed', inReplyTo: job.inReplyTo, error });
   }
 
   /**
@@ -104,7 +122,7 @@ export class ReplyService {
     if (conversation.status === 'completed') throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and gets no replies.`);
     const agent = await this.storage.agents.get(workspaceId, conversation.agentId);
     if (!agent || agent.status !== 'active') throw new ParleyError(ErrorCode.conflict, `The agent of conversation '${conversationId}' is inactive.`);
-    if (!this.models.has(agent.model) || !this.queue) {
+    if (!this.models.has(agent.model)) {
       throw new ParleyError(ErrorCode.conflict, `No language model is configured for the agent's model '${agent.model}'.`, { model: agent.model });
     }
     const latest = await this.storage.messages.page(workspaceId, conversationId, { limit: 1 });
@@ -115,13 +133,13 @@ export class ReplyService {
 
   /**
    * Queues the automatic replies a batch of recorded events calls for: one per `message.sent` of a
-   * `user` message whose conversation is active and whose agent replies automatically. Run by the
+   * `user` message whose conversation is active and whose agent replies automatically, with a model
+   * configured here or, as its name says, in another process (see `repliesSomewhere`). Run by the
    * outbox relay before it acknowledges the batch, so a request is never lost (at-least-once: a
    * batch handed out twice queues twice, and {@link generate} answers a message once).
    * Resolves with the number of requests queued.
    */
   async queueAutomaticReplies(batch: OutboxBatch): Promise<number> {
-    if (this.models.size === 0 || !this.queue) return 0;
     const conversations = new Map<string, Promise<Conversation | null>>();
     const agents = new Map<string, Promise<Agent | null>>();
     const jobs: ReplyJob[] = [];
@@ -136,7 +154,7 @@ export class ReplyService {
       let agent = agents.get(found.agentId);
       if (!agent) agents.set(found.agentId, (agent = this.storage.agents.get(batch.workspaceId, found.agentId)));
       const owner = await agent;
-      if (owner && this.repliesAutomatically(owner)) jobs.push(this.job(batch.workspaceId, found.id, message.id));
+      if (owner && this.repliesSomewhere(owner)) jobs.push(this.job(batch.workspaceId, found.id, message.id));
     }
     for (const job of jobs) await this.queue.enqueue(job);
     return jobs.length;
@@ -149,16 +167,19 @@ export class ReplyService {
    * A failing provider is tried 3 times with backoff; then nothing is stored, `reply.failed` goes
    * to the feed and a log line (without content) says why. Skipped, storing nothing: a conversation
    * gone or completed (also when it completes during generation: storage refuses the append), an
-   * agent inactive or without a configured model, a message already answered (a request handed
-   * out twice). `signal` aborts (lease lost, worker stopping): nothing is stored.
+   * agent inactive, a message already answered (a request handed out twice). Deferred, storing
+   * nothing: the agent's model is not configured in this process (a worker that has it makes the
+   * reply). `signal` aborts (lease lost, worker stopping): nothing is stored.
    */
   async generate(job: ReplyJob, signal: AbortSignal, logger?: ReplyLogger): Promise<ReplyOutcome> {
     const { workspaceId, conversationId, inReplyTo } = job;
     const conversation = await this.storage.conversations.get(workspaceId, conversationId);
     if (!conversation || conversation.status !== 'active') return 'skipped';
     const agent = await this.storage.agents.get(workspaceId, conversation.agentId);
-    const model = agent && agent.status === 'active' ? this.models.get(agent.model) : undefined;
-    if (!agent || !model) return 'skipped';
+    if (!agent || agent.status !== 'active') return 'skipped';
+    const model = this.models.get(agent.model);
+    // Another worker may have it: only a worker that can make a reply acknowledges its request.
+    if (!model) return 'deferred';
     const page = await this.storage.messages.page(workspaceId, conversationId, { limit: this.options.contextMessages });
     const context = page?.messages ?? [];
     if (inReplyTo !== null && context.some((message) => (message.metadata.reply as { inReplyTo?: unknown } | undefined)?.inReplyTo === inReplyTo)) return 'skipped';
@@ -215,20 +236,14 @@ export class ReplyService {
       },
       createdAt: new Date(this.clock.now()).toISOString(),
     };
-    const outcome = await this.storage.messages.append(job.workspaceId, message, domainEvent(this.ids, this.clock, job.workspaceId, 'message.received', message));
-    if (outcome !== 'appended') return 'skipped';
-    await this.publish(job.workspaceId, job.conversationId, { type: 'message', messageId: message.id });
+    if ((await this.writer.append(job.workspaceId, message)) !== 'appended') return 'skipped';
     logger?.info({ workspaceId: job.workspaceId, conversationId: job.conversationId, messageId: message.id, inReplyTo: job.inReplyTo, model: agent.model, finishReason: result.finishReason, usage: result.usage }, 'reply stored');
     return 'stored';
   }
 
   /** Live signals are best effort: a feed outage never fails a reply (streams re-read storage). */
-  private async publish(workspaceId: string, conversationId: string, signal: Parameters<ConversationFeed['publish']>[2]) {
-    try {
-      await this.feed.publish(workspaceId, conversationId, signal);
-    } catch {
-      // Nothing to do: the message, if stored, is read from storage by every stream.
-    }
+  private publish(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
+    return this.writer.signal(workspaceId, conversationId, signal);
   }
 
   private job(workspaceId: string, conversationId: string, inReplyTo: string | null): ReplyJob {

@@ -2,9 +2,10 @@
  * @module The reply worker (README "Agents that reply"): leases reply requests, one conversation at
  * a time, and makes them with {@link ReplyService.generate}, renewing each lease while it works.
  */
+import { silentLogger, type WorkerLogger } from '../ports/logger.js';
 import type { LeasedReply, ReplyQueue } from '../ports/reply-queue.js';
-import { TOKENS } from '../tokens.js';
-import type { ReplyLogger, ReplyOutcome, ReplyService } from './reply-service.js';
+import { pause } from '../workers/pause.js';
+import type { ReplyOutcome, ReplyService } from './reply-service.js';
 
 /** Options of {@link ReplyWorker}. */
 export interface ReplyWorkerOptions {
@@ -18,13 +19,20 @@ export interface ReplyWorkerOptions {
   pollMs?: number;
   /** How long `stop()` lets replies in flight finish before aborting them, in ms (default 10 000). */
   drainMs?: number;
-  logger?: ReplyLogger & { error(fields: object, message: string): void };
+  /**
+   * How long a request no worker could make (its agent's model is configured nowhere that leased
+   * it) waits before it is given up with `reply.failed`, in ms since it was asked (default 600 000,
+   * `REPLY_GIVE_UP_SECONDS`).
+   */
+  giveUpMs?: number;
+  logger?: WorkerLogger;
   /** Told of each finished request (metrics, tests). */
   onOutcome?: (outcome: ReplyOutcome, leased: LeasedReply) => void;
 }
 
-const silent = { info() {}, warn() {}, error() {} };
 const FAULT_PAUSE_MS = 1_000;
+/** At most one "left for another worker" warning per conversation in this interval, in ms. */
+const DEFER_WARN_EVERY_MS = 60_000;
 
 /**
  * Makes replies until stopped. Each leased request is generated while its lease is renewed every
@@ -32,14 +40,22 @@ const FAULT_PAUSE_MS = 1_000;
  * took the conversation over) aborts the generation, storing nothing. A finished request — stored,
  * given up or skipped — is acknowledged, which frees its conversation for the next request. A
  * request aborted by `stop()` is not acknowledged: once its lease ends it is made again, by another
- * worker or after a restart (on Redis; in memory it goes with the process).
+ * worker or after a restart (on a durable backend; in memory it goes with the process).
+ *
+ * Only a worker that can make a reply acknowledges its request: one whose process has no language
+ * model for the agent's `model` leaves the lease to run out (the queue's lease, 30 s by default),
+ * so a worker that has the model takes the request over, and says so in its log (at most once a
+ * minute per conversation). A request nobody could make for `giveUpMs` is given up with `reply.failed`.
  */
 export class ReplyWorker {
   private readonly concurrency: number;
   private readonly heartbeatMs: number;
   private readonly pollMs: number;
   private readonly drainMs: number;
-  private readonly logger: NonNullable<ReplyWorkerOptions['logger']>;
+  private readonly giveUpMs: number;
+  /** When each conversation's "left for another worker" warning was last logged. */
+  private readonly deferWarned = new Map<string, number>();
+  private readonly logger: WorkerLogger;
   private readonly stopping = new AbortController();
   /** Aborted when the drain time is up: generations still running then stop. */
   private readonly aborting = new AbortController();
@@ -51,7 +67,8 @@ export class ReplyWorker {
     this.heartbeatMs = options.heartbeatMs ?? 10_000;
     this.pollMs = options.pollMs ?? 1_000;
     this.drainMs = options.drainMs ?? 10_000;
-    this.logger = options.logger ?? silent;
+    this.giveUpMs = options.giveUpMs ?? 600_000;
+    this.logger = options.logger ?? silentLogger;
   }
 
   /** Starts the loop; a no-op when started already. */
@@ -74,19 +91,6 @@ export class ReplyWorker {
     }
   }
 
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const signal = this.stopping.signal;
-      signal.addEventListener('abort', done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-    });
-  }
-
   private async loop(): Promise<void> {
     const inFlight = new Set<Promise<void>>();
     while (!this.stopping.signal.aborted) {
@@ -99,7 +103,7 @@ export class ReplyWorker {
         leased = await this.options.queue.lease(this.pollMs);
       } catch (error) {
         this.logger.error({ err: error }, 'leasing reply requests failed; retrying');
-        await this.pause(FAULT_PAUSE_MS);
+        await pause(FAULT_PAUSE_MS, this.stopping.signal);
         continue;
       }
       if (!leased) continue;
@@ -132,23 +136,28 @@ export class ReplyWorker {
       clearInterval(heartbeat);
     }
     if (outcome === 'aborted') return;
+    if (outcome === 'deferred') {
+      if (Date.now() - leased.job.requestedAt < this.giveUpMs) return this.leaveForAnother(leased);
+      const seconds = Math.round(this.giveUpMs / 1000);
+      await this.options.replies.giveUp(leased.job, `No worker with the agent's language model took the reply within ${seconds} s (MODELS).`, this.logger);
+      outcome = 'failed';
+    }
     await this.options.queue.ack(leased);
     this.options.onOutcome?.(outcome, leased);
   }
-}
 
-/** Options of {@link createReplyWorker}: everything but what the core already holds. */
-export type CoreReplyWorkerOptions = Omit<ReplyWorkerOptions, 'replies' | 'queue'>;
-
-/**
- * A reply worker over `core`'s reply service and reply queue; `undefined` when the core has no
- * reply queue or no models configured. Call `start()` to run it and `stop()` before closing adapters.
- */
-export function createReplyWorker(
-  core: { replies: ReplyService; container: { isRegistered(token: symbol): boolean; resolve<T>(token: symbol): T } },
-  options: CoreReplyWorkerOptions = {},
-): ReplyWorker | undefined {
-  // Without models nothing is ever queued: no loop polling the queue for nothing.
-  if (!core.container.isRegistered(TOKENS.replyQueue) || core.container.resolve<ReadonlyMap<string, unknown>>(TOKENS.models).size === 0) return undefined;
-  return new ReplyWorker({ ...options, replies: core.replies, queue: core.container.resolve<ReplyQueue>(TOKENS.replyQueue) });
+  /** Leaves a request this process cannot make unacknowledged: its lease runs out and another worker takes it. */
+  private leaveForAnother(leased: LeasedReply): void {
+    const key = `${leased.job.workspaceId} ${leased.job.conversationId}`;
+    const last = this.deferWarned.get(key) ?? 0;
+    if (Date.now() - last >= DEFER_WARN_EVERY_MS) {
+      for (const [other, at] of this.deferWarned) if (Date.now() - at >= DEFER_WARN_EVERY_MS) this.deferWarned.delete(other);
+      this.deferWarned.set(key, Date.now());
+      this.logger.warn(
+        { workspaceId: leased.job.workspaceId, conversationId: leased.job.conversationId, inReplyTo: leased.job.inReplyTo, giveUpMs: this.giveUpMs },
+        "reply request left for a worker with the agent's language model: none is configured in this process (MODELS)",
+      );
+    }
+    this.options.onOutcome?.('deferred', leased);
+  }
 }
