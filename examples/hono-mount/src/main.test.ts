@@ -3,6 +3,10 @@ import { memoryAdapters } from '@parley/adapter-memory';
 import { createParleyClient } from '@parley/client';
 import { createCore } from '@parley/core';
 import { serve } from '@parley/http/server';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { createHostApp } from './main.js';
 
@@ -41,3 +45,19 @@ it('is reached by @parley/client with the prefix in its base URL', async () => {
     await server.close();
   }
 });
+
+it('runs as a program and exits 0 on SIGTERM', async () => {
+  const probe = createNetServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const port = (probe.address() as AddressInfo).port;
+  probe.close();
+  const main = fileURLToPath(new URL('./main.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', main], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await expect.poll(() => output, { timeout: 15_000 }).toContain('curl -H');
+  child.kill('SIGTERM');
+  expect(await exited).toBe(0);
+}, 20_000);

@@ -29,4 +29,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const server = await serve(createHostApp(core), { port: Number(process.env.PORT ?? 3000) });
   console.log(`Reference: ${server.url}/agents-api/docs`);
   console.log(`curl -H "Authorization: Bearer ${key}" ${server.url}/agents-api/api/agents`);
+  // SIGTERM (a container stop) or Ctrl-C: drain in-flight requests, then exit 0.
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
 }

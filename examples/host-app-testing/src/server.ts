@@ -12,7 +12,7 @@ import { createSupportDesk } from './app.js';
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redis = redisAdapters({ url });
 try {
-  await redis.ready(5_000);
+  await redis.ready(2_000);
 } catch {
   console.error(`The support desk needs Redis at ${url} (set REDIS_URL, or start one with \`redis-server\`).`);
   await redis.close();

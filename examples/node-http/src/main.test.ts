@@ -1,8 +1,11 @@
 /** @module Example (c): a node:http server answers its own route and passes Parley's through, bodies and errors included. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore } from '@parley/core';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { createHostServer } from './main.js';
 
@@ -27,3 +30,19 @@ it('serves its own route and Parley behind getRequestListener', async () => {
     server.close();
   }
 });
+
+it('runs as a program and exits 0 on SIGTERM', async () => {
+  const probe = createNetServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const port = (probe.address() as AddressInfo).port;
+  probe.close();
+  const main = fileURLToPath(new URL('./main.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', main], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await expect.poll(() => output, { timeout: 15_000 }).toContain('curl -H');
+  child.kill('SIGTERM');
+  expect(await exited).toBe(0);
+}, 20_000);

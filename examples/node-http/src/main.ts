@@ -27,7 +27,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const core = createCore(memoryAdapters());
   const { key } = await core.apiKeys.issue({ workspaceId: 'demo', plan: 'pro' });
   const port = Number(process.env.PORT ?? 3000);
-  createHostServer(core).listen(port, '127.0.0.1', () => {
+  const server = createHostServer(core).listen(port, '127.0.0.1', () => {
     console.log(`curl -H "Authorization: Bearer ${key}" http://127.0.0.1:${port}/api/agents`);
   });
+  // SIGTERM (a container stop) or Ctrl-C: stop accepting, let in-flight requests finish, exit 0.
+  const stop = () => {
+    server.close(() => process.exit(0));
+    server.closeIdleConnections();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
 }

@@ -14,9 +14,7 @@
 import {
   DEFAULT_EVENT_RETENTION_MS,
   DEFAULT_OUTBOX_LEASE_MS,
-  ErrorCode,
   positiveMs,
-  ParleyError,
   subscribesTo,
   systemClock,
   type Agent,
@@ -25,7 +23,6 @@ import {
   type Conversation,
   type ConversationStore,
   type DeliveryStore,
-  type DomainEvent,
   type EventOutbox,
   type EventStore,
   type Message,
@@ -34,11 +31,12 @@ import {
   type Plant,
   type PlantStore,
   type Storage,
-  type Update,
   type WebhookEndpointRecord,
   type WebhookEndpointStore,
   frozenCopy,
+  recordVersion,
 } from '@parley/core';
+import { applyChange, meets, versioned } from './memory-changes.js';
 import { MemoryDeliveryLog } from './memory-deliveries.js';
 import { MemoryEventLog } from './memory-event-log.js';
 import { RecordIndex } from './record-index.js';
@@ -67,32 +65,6 @@ interface Workspace {
 
 /** A single read's answer: the stored (frozen) record itself, or `null`. */
 const found = <T>(value: T | undefined): T | null => value ?? null;
-
-/** Attempts of {@link applyUpdate} before it gives up, as the Redis adapter's compare-and-set. */
-const UPDATE_ATTEMPTS = 50;
-
-/**
- * Applies a compare-and-set `update` to the stored record `id`: the function sees the stored
- * (frozen) record, and a frozen copy of what it returns is stored and handed back. Stored records
- * are replaced, never mutated, so if the record was replaced while the function ran (a write it
- * set off, which runs synchronously here) the function is called again on the new one. Returns
- * the stored record after the call and the event to record, if any. Throws what `update` throws,
- * having written nothing.
- */
-function applyUpdate<T extends { id: string }>(records: RecordIndex<T>, id: string, update: Update<T>): { record: T; event?: DomainEvent } | null {
-  for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
-    const stored = records.get(id);
-    if (!stored) return null;
-    const change = update(stored);
-    if (records.get(id) !== stored) continue;
-    if (!change) return { record: stored };
-    // The key is the id the caller named: a change cannot move a record to another id.
-    const record = frozenCopy({ ...change.record, id });
-    records.set(record);
-    return { record, ...(change.event && { event: change.event }) };
-  }
-  throw new ParleyError(ErrorCode.serviceUnavailable, 'The record kept changing during the update; try again.');
-}
 
 /**
  * {@link Storage} in this process's memory: for tests, development and single-process servers.
@@ -129,30 +101,29 @@ export class MemoryStorage implements Storage {
 
   readonly agents: AgentStore = {
     insert: async (workspaceId, agent, event) => {
-      const stored = frozenCopy(agent);
+      const stored = versioned(frozenCopy(agent), 1);
       this.workspace(workspaceId).agents.set(stored);
       this.log.record(workspaceId, event, agent, stored);
     },
     get: async (workspaceId, id) => found(this.workspace(workspaceId).agents.get(id)),
     list: async (workspaceId, { status, ...page }) =>
       this.workspace(workspaceId).agents.newestFirst(page, status === undefined ? undefined : (agent) => agent.status === status),
-    update: async (workspaceId, id, update) => {
-      const changed = applyUpdate(this.workspace(workspaceId).agents, id, update);
-      if (changed?.event) this.log.record(workspaceId, changed.event);
-      return changed?.record ?? null;
+    update: async (workspaceId, id, change) => {
+      const result = applyChange(this.workspace(workspaceId).agents, id, change);
+      if (result?.outcome === 'applied' && change.event) this.log.record(workspaceId, { ...change.event, data: result.record });
+      return result;
     },
-    delete: async (workspaceId, id, event) => {
+    delete: async (workspaceId, id, event, conditions = {}) => {
       const workspace = this.workspace(workspaceId);
       const agent = workspace.agents.get(id);
       if (!agent) return null;
-      // Built before anything is removed: if it throws, nothing is deleted.
-      const deleted = event(agent);
+      if (!meets(agent, conditions)) return { outcome: 'unmet', record: agent };
       workspace.agents.delete(id);
       for (const conversation of workspace.conversations.deleteWhere((conversation) => conversation.agentId === id)) {
         workspace.messages.delete(conversation.id);
       }
-      this.log.record(workspaceId, deleted);
-      return agent;
+      this.log.record(workspaceId, { ...event, data: agent });
+      return { outcome: 'applied', record: agent };
     },
   };
 
@@ -162,7 +133,7 @@ export class MemoryStorage implements Storage {
       const agent = workspace.agents.get(conversation.agentId);
       if (!agent) return 'agent_not_found';
       if (agent.status !== 'active') return 'agent_inactive';
-      const stored = frozenCopy(conversation);
+      const stored = versioned(frozenCopy(conversation), 1);
       workspace.conversations.set(stored);
       this.log.record(workspaceId, event, conversation, stored);
       return 'inserted';
@@ -176,25 +147,19 @@ export class MemoryStorage implements Storage {
         (status === undefined || conversation.status === status);
       return this.workspace(workspaceId).conversations.newestFirst(page, filtered ? matches : undefined);
     },
-    update: async (workspaceId, id, update) => {
-      const { conversations } = this.workspace(workspaceId);
-      const agentId = conversations.get(id)?.agentId;
-      const changed = applyUpdate(conversations, id, (current) => {
-        const change = update(current);
-        // Callers never move a conversation to another agent; the stored agent is kept.
-        return change && { ...change, record: { ...change.record, agentId: agentId! } };
-      });
-      if (changed?.event) this.log.record(workspaceId, changed.event);
-      return changed?.record ?? null;
+    update: async (workspaceId, id, change) => {
+      const result = applyChange(this.workspace(workspaceId).conversations, id, change);
+      if (result?.outcome === 'applied' && change.event) this.log.record(workspaceId, { ...change.event, data: result.record });
+      return result;
     },
-    delete: async (workspaceId, id, check) => {
+    delete: async (workspaceId, id, conditions = {}) => {
       const workspace = this.workspace(workspaceId);
       const stored = workspace.conversations.get(id);
-      // Checked in the same synchronous section as the removal: if it throws, nothing is deleted.
-      if (stored && check) check(stored);
-      if (!workspace.conversations.delete(id)) return false;
+      if (!stored) return null;
+      if (!meets(stored, conditions)) return { outcome: 'unmet', record: stored };
+      workspace.conversations.delete(id);
       workspace.messages.delete(id);
-      return true;
+      return { outcome: 'applied', record: stored };
     },
   };
 
@@ -212,15 +177,17 @@ export class MemoryStorage implements Storage {
       if (last === undefined || last.id < stored.id) history.push(stored);
       else history.splice(lowerBound(history, stored.id), 0, stored);
       // Never backwards: a late-arriving older message leaves both where they are (ports/storage.ts).
-      // Replaced, not mutated: a compare-and-set in progress sees the change (applyUpdate).
       const at = message.createdAt;
       // `conversation` is a stored, deep-frozen record: its insides are shared, not copied.
       workspace.conversations.set(
-        Object.freeze({
-          ...conversation,
-          lastMessageAt: conversation.lastMessageAt === null || at > conversation.lastMessageAt ? at : conversation.lastMessageAt,
-          updatedAt: at > conversation.updatedAt ? at : conversation.updatedAt,
-        }),
+        versioned(
+          {
+            ...conversation,
+            lastMessageAt: conversation.lastMessageAt === null || at > conversation.lastMessageAt ? at : conversation.lastMessageAt,
+            updatedAt: at > conversation.updatedAt ? at : conversation.updatedAt,
+          },
+          recordVersion(conversation) + 1,
+        ),
       );
       this.log.record(workspaceId, event, message, stored);
       return 'appended';
@@ -251,22 +218,22 @@ export class MemoryStorage implements Storage {
 
   readonly webhookEndpoints: WebhookEndpointStore = {
     insert: async (workspaceId, endpoint) => {
-      this.workspace(workspaceId).webhookEndpoints.set(frozenCopy(endpoint));
+      this.workspace(workspaceId).webhookEndpoints.set(versioned(frozenCopy(endpoint), 1));
     },
     get: async (workspaceId, id) => found(this.workspace(workspaceId).webhookEndpoints.get(id)),
     list: async (workspaceId, page) => this.workspace(workspaceId).webhookEndpoints.newestFirst(page),
     subscribed: async (workspaceId, type) =>
       [...this.workspace(workspaceId).webhookEndpoints.values()].filter((endpoint) => endpoint.enabled && subscribesTo(endpoint.events, type)),
     // Endpoints emit no events: a change's `event` is ignored (ports/storage.ts).
-    update: async (workspaceId, id, update) => applyUpdate(this.workspace(workspaceId).webhookEndpoints, id, update)?.record ?? null,
-    delete: async (workspaceId, id, check) => {
+    update: async (workspaceId, id, change) => applyChange(this.workspace(workspaceId).webhookEndpoints, id, change),
+    delete: async (workspaceId, id, conditions = {}) => {
       const endpoints = this.workspace(workspaceId).webhookEndpoints;
       const stored = endpoints.get(id);
-      // Checked in the same synchronous section as the removal: if it throws, nothing is deleted.
-      if (stored && check) check(stored);
-      if (!endpoints.delete(id)) return false;
+      if (!stored) return null;
+      if (!meets(stored, conditions)) return { outcome: 'unmet', record: stored };
+      endpoints.delete(id);
       this.deliveryLog.remove(workspaceId, id);
-      return true;
+      return { outcome: 'applied', record: stored };
     },
   };
 

@@ -98,7 +98,7 @@ async function main() {
   console.log(`(${total.toLocaleString('en')} vs 100 messages: O(n) would be ${(total / 100).toLocaleString('en')}×, O(log n + limit) ≈ 1×)`);
 
   const started = performance.now();
-  await storage.agents.delete(WS, agent.id, (deleted) => event('agent.deleted', deleted));
+  await storage.agents.delete(WS, agent.id, { id: ids.next('evt'), type: 'agent.deleted', workspaceId: WS, occurredAt: new Date().toISOString() });
   console.log(`\nagent delete with cascade (UNLINK of the histories): ${(performance.now() - started).toFixed(1)} ms`);
 }
 

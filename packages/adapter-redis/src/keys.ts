@@ -35,22 +35,17 @@ export function checkPrefix(prefix: string): string {
 
 /** The keys of one workspace (`<prefix>{<workspace>}:…`). */
 export interface WorkspaceKeys {
-  /** HASH agent id → agent JSON. */
+  /** HASH agent id → stored agent (stores/record-format.ts). */
   agent: string;
   /** ZSET (score 0, member agent id): every agent, lexicographic = creation order. */
   agents: string;
   agentsByStatus(status: AgentStatus): string;
   /** SET of agent ids whose cascade delete has started but not finished. */
   cascades: string;
-  /** HASH conversation id → conversation JSON. */
+  /** HASH conversation id → stored conversation (stores/record-format.ts). */
   conv: string;
   /** HASH conversation id → its owner `[agentId, userId]` as JSON: which agent and user indexes hold it. */
   convOwner: string;
-  /**
-   * HASH conversation id → `lastMessageAt` (ISO 8601), written by each message append beside the
-   * record rather than into its JSON, which Lua does not decode; merged into the record at read.
-   */
-  convActivity: string;
   /** ZSET (score 0, member conversation id): every conversation. */
   convs: string;
   convsByStatus(status: ConversationStatus): string;
@@ -60,7 +55,7 @@ export interface WorkspaceKeys {
   msg(conversationId: string): string;
   /** ZSET (score 0, member message id): the conversation's history in id order. */
   msgs(conversationId: string): string;
-  /** HASH endpoint id → webhook endpoint JSON (with its secret). */
+  /** HASH endpoint id → stored webhook endpoint, secret included (stores/record-format.ts). */
   webhook: string;
   /** ZSET (score 0, member endpoint id). */
   webhooks: string;
@@ -121,7 +116,6 @@ function buildWorkspaceKeys(prefix: string, workspaceId: string): WorkspaceKeys 
     cascades: `${base}cascades`,
     conv: `${base}conv`,
     convOwner: `${base}conv:owner`,
-    convActivity: `${base}conv:activity`,
     convs: `${base}convs`,
     convsByStatus: (status) => `${base}convs:status:${status}`,
     convsByAgent: (agentId, status) => withStatus(`${base}convs:agent:${part(agentId)}`, status),

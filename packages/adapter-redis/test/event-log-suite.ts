@@ -1,8 +1,8 @@
 /**
  * @module Test support: what the storage contract cannot see of the event log on Redis — events
  * written in the same script as the change (a failing script or precondition leaves neither),
- * bounded trimming, the outbox sweep recovering a lost hint, compare-and-set under a real
- * concurrent PATCH race, and every key of one write sharing the workspace's hash tag.
+ * bounded trimming, the outbox sweep recovering a lost hint, merges inside the script under a
+ * real concurrent PATCH race, and every key of one write sharing the workspace's hash tag.
  */
 import { inspect } from 'node:util';
 import { Records } from '@parley/core/testing';
@@ -56,10 +56,7 @@ export function runEventLogTests(client: () => RedisClient): void {
       const error = await storage.agents.insert(WS, agent, records.event(WS, 'agent.created', agent)).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(Error);
       expect(inspect(error, { depth: 10 })).not.toContain('Confidential Agent Name');
-      const renamed = storage.agents.update(WS, kept.id, (current) => {
-        const record = { ...current, name: 'Confidential Rename' };
-        return { record, event: records.event(WS, 'agent.updated', record) };
-      });
+      const renamed = storage.agents.update(WS, kept.id, { set: { name: 'Confidential Rename' }, event: records.draft(WS, 'agent.updated') });
       await expect(renamed).rejects.toThrow();
       expect(await storage.agents.get(WS, agent.id)).toBeNull();
       expect(await storage.agents.get(WS, kept.id)).toEqual(kept);
@@ -75,8 +72,7 @@ export function runEventLogTests(client: () => RedisClient): void {
       const inactive = await records.insertAgent(storage, WS, { status: 'inactive' });
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
-      const completed = { ...conversation, status: 'completed' as const };
-      await storage.conversations.update(WS, conversation.id, () => ({ record: completed, event: records.event(WS, 'conversation.completed', completed) }));
+      await storage.conversations.update(WS, conversation.id, { set: { status: 'completed' }, event: records.draft(WS, 'conversation.completed') });
       const state = async () => [await client().get(keys.eventSeq), await client().hlen(keys.event), await client().llen(keys.outbox), await client().zcard(keys.events)];
       const before = await state();
       const refused = records.conversation(inactive.id);
@@ -153,15 +149,12 @@ export function runEventLogTests(client: () => RedisClient): void {
         for (let trial = 0; trial < 50; trial += 1) {
           const agent = await records.insertAgent(storage, WS);
           const patch = (store: RedisStorage, fields: { name?: string; description?: string }) =>
-            store.agents.update(WS, agent.id, (current) => {
-              const record = { ...current, ...fields };
-              return { record, event: records.event(WS, 'agent.updated', record) };
-            });
+            store.agents.update(WS, agent.id, { set: fields, event: records.draft(WS, 'agent.updated') });
           await Promise.all([patch(storage, { name: `name ${trial}` }), patch(racing, { description: `description ${trial}` })]);
           const stored = await storage.agents.get(WS, agent.id);
           expect(stored).toMatchObject({ name: `name ${trial}`, description: `description ${trial}` });
         }
-        // Exactly one event per successful update: a lost race recorded nothing.
+        // Exactly one event per update: every one applied.
         expect(await client().zcard(workspaceKeys(prefix, WS).eventsOfType('agent.updated'))).toBe(100);
       } finally {
         await racing.close();
@@ -185,7 +178,7 @@ export function runEventLogTests(client: () => RedisClient): void {
       const keys = workspaceKeys(prefix, WS);
       const logKeys = [keys.delivery(endpoint.id), keys.deliveries(endpoint.id), keys.deliveriesAt(endpoint.id), keys.delivered(endpoint.id)];
       expect(await client().exists(...logKeys)).toBe(4);
-      expect(await storage.webhookEndpoints.delete(WS, endpoint.id)).toBe(true);
+      expect((await storage.webhookEndpoints.delete(WS, endpoint.id))?.outcome).toBe('applied');
       expect(await client().exists(...logKeys)).toBe(0);
     }));
 
@@ -199,13 +192,13 @@ export function runEventLogTests(client: () => RedisClient): void {
       };
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
-      await storage.agents.update(WS, agent.id, (current) => ({ record: { ...current, status: 'inactive' } }));
-      await storage.agents.update(WS, agent.id, (current) => ({ record: { ...current, status: 'active' } }));
+      await storage.agents.update(WS, agent.id, { set: { status: 'inactive' } });
+      await storage.agents.update(WS, agent.id, { set: { status: 'active' } });
       const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u{1}' });
       const [message] = await records.appendMessages(storage, WS, conversation.id, 1);
-      await storage.conversations.update(WS, conversation.id, (current) => ({ record: { ...current, status: 'completed' } }));
+      await storage.conversations.update(WS, conversation.id, { set: { status: 'completed' } });
       const endpoint = await records.insertEndpoint(storage, WS);
-      await storage.webhookEndpoints.update(WS, endpoint.id, (current) => ({ record: { ...current, enabled: false } }));
+      await storage.webhookEndpoints.update(WS, endpoint.id, { set: { enabled: false } });
       const event = records.event(WS, 'message.sent', message!);
       await storage.deliveries.record(WS, records.attempt(endpoint.id, event));
       await storage.deliveries.list(WS, endpoint.id, { limit: 10, eventId: event.id });
@@ -213,7 +206,7 @@ export function runEventLogTests(client: () => RedisClient): void {
       const batch = await storage.outbox.take(10, 0);
       await storage.outbox.ack(batch!);
       await storage.webhookEndpoints.delete(WS, endpoint.id);
-      await storage.agents.delete(WS, agent.id, (deleted) => records.event(WS, 'agent.deleted', deleted));
+      await storage.agents.delete(WS, agent.id, records.draft(WS, 'agent.deleted'));
       expect(calls.length).toBeGreaterThan(15);
       for (const { script, tags } of calls) {
         // The sweep's check is per workspace too; only the registry and hints are global (plain commands).

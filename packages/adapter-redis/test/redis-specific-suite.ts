@@ -13,6 +13,7 @@ import { runScript } from '../src/script.js';
 import { AGENT_DELETE } from '../src/stores/agent-store.lua.js';
 import { CASCADE_BATCH } from '../src/stores/cascade.js';
 import { runApiKeyUpsertTests } from './api-key-upsert-suite.js';
+import { recordVersion } from '@parley/core';
 import { Records } from '@parley/core/testing';
 import { deletePrefix, keysUnder, uniquePrefix } from './redis-available.js';
 
@@ -79,7 +80,7 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
         if (i % 10 === 0) await records.appendMessages(storage, WS, conversation.id, 2);
       }
       expect((await storage.conversations.list(WS, { offset: 0, limit: 1, agentId: doomed.id })).total).toBe(count);
-      expect(await storage.agents.delete(WS, doomed.id, (agent) => records.event(WS, 'agent.deleted', agent))).toEqual(doomed);
+      expect(await storage.agents.delete(WS, doomed.id, records.draft(WS, 'agent.deleted'))).toEqual({ outcome: 'applied', record: doomed });
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(1);
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'user-1' })).total).toBe(0);
       // Exactly the keys that existed before the doomed agent: no index, hash or history left.
@@ -93,8 +94,7 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       await records.appendMessages(storage, WS, orphan.id, 2);
       // Step 1 only, as if the process died right after it.
       const keys = workspaceKeys(prefix, WS);
-      const raw = await client().hget(keys.agent, doomed.id);
-      await runScript(client(), AGENT_DELETE, {
+      await runScript(client(), AGENT_DELETE.script, {
         keys: {
           agent: keys.agent,
           indexes: [keys.agents, keys.agentsByStatus('active'), keys.agentsByStatus('inactive')],
@@ -106,12 +106,12 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
           eventsOfType: keys.events,
           eventTypes: [],
         },
-        args: { id: doomed.id, expected: raw!, eventId: '', eventJson: '', retainedFrom: 0 },
+        args: { id: doomed.id, hasIfVersion: '0', ifVersion: [], where: [], eventId: '', eventHead: '', eventData: '', retainedFrom: 0 },
       }, Date.now() + 60_000);
       expect(await storage.agents.get(WS, doomed.id)).toBeNull();
       expect(await storage.conversations.get(WS, orphan.id)).not.toBeNull();
       const other = await records.insertAgent(storage, WS);
-      await storage.agents.delete(WS, other.id, (agent) => records.event(WS, 'agent.deleted', agent));
+      await storage.agents.delete(WS, other.id, records.draft(WS, 'agent.deleted'));
       expect(await storage.conversations.get(WS, orphan.id)).toBeNull();
       expect(await storage.messages.page(WS, orphan.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
       expect(await recordKeys(client(), prefix)).toEqual([]);
@@ -124,7 +124,7 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       const insert = (conversation: (typeof racing)[number]) => storage.conversations.insert(WS, conversation, records.event(WS, 'conversation.started', conversation));
       const results = await Promise.all([
         ...racing.slice(0, 30).map(insert),
-        storage.agents.delete(WS, agent.id, (deleted) => records.event(WS, 'agent.deleted', deleted)),
+        storage.agents.delete(WS, agent.id, records.draft(WS, 'agent.deleted')),
         ...racing.slice(30).map(insert),
       ]);
       expect(results.filter((result) => result === 'inserted').length).toBeGreaterThan(0);
@@ -132,17 +132,18 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       expect(await recordKeys(client(), prefix)).toEqual([]);
     }));
 
-    it('moves a conversation between user indexes when an update changes its user', withStorage(client, async (storage) => {
+    it("moves a conversation between its user's and agent's status indexes when an update changes its status", withStorage(client, async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'alice' });
-      const moved = { ...conversation, userId: 'bob', status: 'completed' as const };
-      expect(await storage.conversations.update(WS, conversation.id, () => ({ record: moved }))).toEqual(moved);
+      const moved = { ...conversation, status: 'completed' as const };
+      expect(await storage.conversations.update(WS, conversation.id, { set: { status: 'completed' } })).toEqual({ outcome: 'applied', record: moved });
       const list = (filter: object) => storage.conversations.list(WS, { offset: 0, limit: 10, ...filter });
-      expect(await list({ userId: 'alice' })).toEqual({ items: [], total: 0 });
       expect(await list({ userId: 'alice', status: 'active' })).toEqual({ items: [], total: 0 });
-      expect(await list({ userId: 'bob', status: 'completed' })).toEqual({ items: [moved], total: 1 });
-      expect(await list({ agentId: agent.id, userId: 'bob' })).toEqual({ items: [moved], total: 1 });
+      expect(await list({ agentId: agent.id, status: 'active' })).toEqual({ items: [], total: 0 });
+      expect(await list({ userId: 'alice', status: 'completed' })).toEqual({ items: [moved], total: 1 });
+      expect(await list({ agentId: agent.id, status: 'completed' })).toEqual({ items: [moved], total: 1 });
+      expect(await list({ agentId: agent.id, userId: 'alice' })).toEqual({ items: [moved], total: 1 });
     }));
 
     it('keeps user ids that look like key suffixes apart', withStorage(client, async (storage) => {
@@ -165,23 +166,16 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       }
     }));
 
-    it('a conversation update decides again when a message lands between its read and its write', withStorage(client, async (storage, prefix) => {
+    it('keeps a message append and a completion in one record: the completion carries lastMessageAt, both bump the version', withStorage(client, async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
-      const landed = '2026-03-01T10:00:00.000Z';
-      let calls = 0;
-      const completed = await storage.conversations.update(WS, conversation.id, (current) => {
-        calls += 1;
-        // What a message append writes, sent on the same connection, so before this update's write.
-        if (calls === 1) void client().hset(workspaceKeys(prefix, WS).convActivity, conversation.id, landed);
-        const record = { ...current, status: 'completed' as const };
-        return { record, event: records.event(WS, 'conversation.completed', record) };
-      });
-      expect(calls).toBe(2);
-      expect(completed).toMatchObject({ status: 'completed', lastMessageAt: landed, updatedAt: landed });
+      const [message] = await records.appendMessages(storage, WS, conversation.id, 1);
+      const result = await storage.conversations.update(WS, conversation.id, { set: { status: 'completed' }, where: [{ field: 'status', equals: 'active' }], event: records.draft(WS, 'conversation.completed') });
+      expect(result?.record).toEqual({ ...conversation, status: 'completed', lastMessageAt: message!.createdAt, updatedAt: message!.createdAt });
+      expect(recordVersion(result!.record)).toBe(3);
       const [event] = (await storage.events.list(WS, { limit: 10, type: 'conversation.completed' }))!.events;
-      expect(event!.data).toEqual(completed);
+      expect(event!.data).toEqual(result!.record);
     }));
 
     it('updates and cascade-deletes conversations holding lone UTF-16 surrogates (Lua cjson rejects them)', withStorage(client, async (storage, prefix) => {
@@ -190,19 +184,17 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u\ud800', metadata: { note: 'x\udc00' } });
       const messages = await records.appendMessages(storage, WS, conversation.id, 2);
       const lastMessageAt = messages.at(-1)!.createdAt;
-      const completed = { ...conversation, status: 'completed' as const, lastMessageAt, updatedAt: lastMessageAt };
-      const event = records.event(WS, 'conversation.completed', completed);
-      expect(await storage.conversations.update(WS, conversation.id, () => ({ record: completed, event }))).toEqual(completed);
-      expect(await storage.events.get(WS, event.id)).toEqual(event);
-      const moved = { ...completed, userId: 'u\udc00' };
-      expect(await storage.conversations.update(WS, conversation.id, () => ({ record: moved }))).toEqual(moved);
-      expect(await storage.conversations.get(WS, conversation.id)).toEqual(moved);
-      expect((await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'u\ud800' })).total).toBe(0);
-      const deleted = (gone: typeof agent) => records.event(WS, 'agent.deleted', gone);
-      expect(await storage.agents.delete(WS, agent.id, deleted)).toEqual(agent);
+      const completed = { ...conversation, status: 'completed' as const, lastMessageAt, updatedAt: lastMessageAt, metadata: { note: 'y\ud800', list: [], empty: {} } };
+      const draft = records.draft(WS, 'conversation.completed');
+      const change = { set: { status: 'completed' as const, metadata: completed.metadata }, where: [{ field: 'userId' as const, equals: 'u\ud800' }], event: draft };
+      expect(await storage.conversations.update(WS, conversation.id, change)).toEqual({ outcome: 'applied', record: completed });
+      expect(await storage.events.get(WS, draft.id)).toEqual({ ...draft, data: completed });
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(completed);
+      expect((await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'u\ud800', status: 'completed' })).total).toBe(1);
+      expect(await storage.agents.delete(WS, agent.id, records.draft(WS, 'agent.deleted'))).toEqual({ outcome: 'applied', record: agent });
       // No cascade is left pending to fail every later agent delete of the workspace.
       const other = await records.insertAgent(storage, WS);
-      expect(await storage.agents.delete(WS, other.id, deleted)).toEqual(other);
+      expect(await storage.agents.delete(WS, other.id, records.draft(WS, 'agent.deleted'))).toEqual({ outcome: 'applied', record: other });
       expect(await recordKeys(client(), prefix)).toEqual([]);
     }));
 

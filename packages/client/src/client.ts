@@ -1,5 +1,6 @@
 /** @module `createParleyClient`: one typed method per operation of Parley's API, over openapi-fetch. */
 import createClient, { type Client } from 'openapi-fetch';
+import { conversationStream, type ConversationStreamEvent, type ConversationStreamOptions } from './conversation-stream.js';
 import { ParleyApiError, ParleyNetworkError } from './errors.js';
 import type { components, paths } from './generated/openapi.js';
 import type * as T from './types.js';
@@ -103,6 +104,18 @@ export function createParleyClient(options: ParleyClientOptions) {
   });
   const byId = (id: string) => ({ params: { path: { id } } });
 
+  /** The stream's body, resuming after `lastEventId` (sent as `Last-Event-ID`, as browsers do). */
+  const openStream = async (conversationId: string, lastEventId: string | undefined, signal: AbortSignal | undefined): Promise<ReadableStream<Uint8Array>> => {
+    const { data, error, response } = await raw.GET('/api/conversations/{id}/stream', {
+      params: { path: { id: conversationId } },
+      parseAs: 'stream',
+      ...(lastEventId === undefined ? {} : { headers: { 'Last-Event-ID': lastEventId } }),
+      ...(signal ? { signal } : {}),
+    });
+    if (!response.ok || !data) throw new ParleyApiError(response, error);
+    return data;
+  };
+
   const history = (conversationId: string, query: T.MessageHistoryQuery = {}): Promise<T.MessageHistory> =>
     unwrap(raw.GET('/api/conversations/{id}/messages', { params: { path: { id: conversationId }, query } }));
 
@@ -132,6 +145,16 @@ export function createParleyClient(options: ParleyClientOptions) {
       /** Also deletes its messages; emits no event. */
       delete: (id: string, options: WriteOptions = {}): Promise<T.DeleteResult> =>
         unwrap(raw.DELETE('/api/conversations/{id}', { ...byId(id), ...conditional(options) })),
+      /**
+       * The conversation's live stream as typed events, as an async iterator:
+       * `for await (const event of parley.conversations.stream(id)) if (event.type === 'message.delta') …`.
+       * It starts with the latest 50 messages (or those after `options.after`), then goes on live;
+       * after a dropped connection it reconnects with `Last-Event-ID`, missing nothing; it ends
+       * after `conversation.completed`, on `options.signal`, or when the loop `break`s.
+       * @throws ParleyApiError for an error answer (404 unknown conversation, 401, …)
+       */
+      stream: (id: string, options: ConversationStreamOptions = {}): AsyncGenerator<ConversationStreamEvent, void, undefined> =>
+        conversationStream((lastEventId, signal) => openStream(id, lastEventId, signal), options),
     },
     messages: {
       send: (conversationId: string, body: T.MessageCreate, options: CreateOptions = {}): Promise<T.Message> =>
@@ -163,17 +186,11 @@ export function createParleyClient(options: ParleyClientOptions) {
         unwrap(raw.POST('/api/conversations/{id}/reply', byId(conversationId))),
       /**
        * `GET /api/conversations/:id/stream`: the raw `text/event-stream` body (read it with any SSE
-       * parser). `after` is a cursor (a `message` event's `id`) to resume after.
+       * parser; `conversations.stream` parses it for you). `after` is a cursor (a `message`
+       * event's `id`) to resume after.
        */
-      stream: async (conversationId: string, streamOptions: { after?: string; signal?: AbortSignal } = {}): Promise<ReadableStream<Uint8Array>> => {
-        const { data, error, response } = await raw.GET('/api/conversations/{id}/stream', {
-          params: { path: { id: conversationId }, query: streamOptions.after === undefined ? {} : { after: streamOptions.after } },
-          parseAs: 'stream',
-          ...(streamOptions.signal ? { signal: streamOptions.signal } : {}),
-        });
-        if (!response.ok || !data) throw new ParleyApiError(response, error);
-        return data;
-      },
+      stream: (conversationId: string, streamOptions: { after?: string; signal?: AbortSignal } = {}): Promise<ReadableStream<Uint8Array>> =>
+        openStream(conversationId, streamOptions.after, streamOptions.signal),
     },
     webhooks: {
       /** Without `secret`, the answer carries a generated one: store it, it is never shown again. */

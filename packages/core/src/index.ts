@@ -7,6 +7,7 @@ export * from './errors.js';
 export * from './tokens.js';
 export * from './validation.js';
 export * from './frozen-records.js';
+export * from './record-version.js';
 export * from './policy.js';
 export * from './ports/index.js';
 export * from './schemas/index.js';

@@ -14,7 +14,12 @@ function issueMessage(issue: v.BaseIssue<unknown>): string {
 }
 
 const OBJECT_SCHEMA_TYPES = new Set(['object', 'strict_object', 'loose_object', 'object_with_rest']);
-const NOT_AN_OBJECT = 'Invalid type: expected Object.';
+/**
+ * Only a request body can be something other than an object at the root (a query is always one),
+ * so such an input is reported at the path `body`, in words a caller acts on.
+ */
+const NO_BODY: ValidationIssue = { path: 'body', message: 'A JSON object is required: the request has no body.' };
+const NOT_AN_OBJECT: ValidationIssue = { path: 'body', message: 'A JSON object is required.' };
 
 function toIssue(issue: v.BaseIssue<unknown>): ValidationIssue {
   return { path: issue.path?.map((item) => String(item.key)).join('.') ?? '', message: issue.message };
@@ -29,8 +34,9 @@ function toIssue(issue: v.BaseIssue<unknown>): ValidationIssue {
 export function parse<const TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): v.InferOutput<TSchema> {
   // valibot's object schemas accept arrays (`typeof [] === 'object'`), which let a JSON `[]` body
   // through as an empty object (a 200 no-op PATCH). A body or query is never an array.
-  if (Array.isArray(input) && OBJECT_SCHEMA_TYPES.has(schema.type)) {
-    throw validationFailed([{ path: '', message: NOT_AN_OBJECT }]);
+  if (OBJECT_SCHEMA_TYPES.has(schema.type)) {
+    if (input === undefined) throw validationFailed([NO_BODY]);
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) throw validationFailed([NOT_AN_OBJECT]);
   }
   const result = v.safeParse(schema, input, { message: issueMessage });
   if (result.success) return result.output;

@@ -16,6 +16,8 @@ import { startServerProcess } from './test-support/server-process.js';
 const KEY = 'shutdown-in-flight-key-0123456789';
 /** How long the receiver holds each request before answering `204`. */
 const RECEIVER_DELAY_MS = 700;
+/** For the `test` action: longer than an idle worker takes to stop (its lease poll, 1 s), so storage would be closed under the attempt. */
+const SLOW_RECEIVER_DELAY_MS = 2_500;
 /** SIGTERM this long after the write that emits the event: from before the relay took it to mid-attempt. */
 const SIGTERM_OFFSETS_MS = [0, 1, 2, 3, 5, 8, 12, 20, 40, 80, 150, 300];
 
@@ -25,7 +27,7 @@ interface Seen {
   answeredAt?: number;
 }
 
-async function startSlowReceiver() {
+async function startSlowReceiver(delayMs: number) {
   const seen: Seen[] = [];
   const server: Server = createServer((request, response) => {
     const entry: Seen = { answered: false };
@@ -37,16 +39,19 @@ async function startSlowReceiver() {
         entry.answered = true;
         entry.answeredAt = Date.now();
       });
-    }, RECEIVER_DELAY_MS);
+    }, delayMs);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}/hooks`, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-/** One race: a server with one subscribed endpoint, an agent created, SIGTERM `offsetMs` later. */
-async function race(offsetMs: number, env: Record<string, string>) {
-  const receiver = await startSlowReceiver();
+/**
+ * One race: a server with one subscribed endpoint, an agent created (or, with `viaTest`, the
+ * operator's `test` action: an attempt made inside an HTTP request), SIGTERM `offsetMs` later.
+ */
+async function race(offsetMs: number, env: Record<string, string>, viaTest = false) {
+  const receiver = await startSlowReceiver(viaTest ? SLOW_RECEIVER_DELAY_MS : RECEIVER_DELAY_MS);
   const server = await startServerProcess({
     ...env,
     API_KEYS: JSON.stringify([{ key: KEY, workspace: 'drain', plan: 'pro' }]),
@@ -55,8 +60,13 @@ async function race(offsetMs: number, env: Record<string, string>) {
   try {
     const post = (path: string, body: unknown) =>
       fetch(`${server.base}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-    expect((await post('/api/webhooks', { url: receiver.url, events: ['agent.created'] })).status).toBe(201);
-    expect((await post('/api/agents', { name: 'A', description: 'B', model: 'modelA-4' })).status).toBe(201);
+    const endpoint = await post('/api/webhooks', { url: receiver.url, events: ['agent.created'] });
+    expect(endpoint.status).toBe(201);
+    const { id } = (await endpoint.json()) as { id: string };
+    // The `test` action answers once its attempt is recorded: SIGTERM must not close storage under it.
+    const tested = viaTest ? post(`/api/webhooks/${id}/test`, { eventType: 'agent.created' }).then(async (response) => ({ status: response.status, body: await response.json() })) : undefined;
+    if (!viaTest) expect((await post('/api/agents', { name: 'A', description: 'B', model: 'modelA-4' })).status).toBe(201);
+    else while (receiver.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     await new Promise((resolve) => setTimeout(resolve, offsetMs));
     const exited = new Promise<{ code: number | null; at: number }>((resolve) => server.child.once('exit', (code) => resolve({ code, at: Date.now() })));
     server.child.kill('SIGTERM');
@@ -67,6 +77,7 @@ async function race(offsetMs: number, env: Record<string, string>) {
       expect(entry.answeredAt!).toBeLessThanOrEqual(at);
     }
     expect({ offsetMs, code, stderr: server.stderr() }).toEqual({ offsetMs, code: 0, stderr: '' });
+    if (tested) expect(await tested).toMatchObject({ status: 200, body: { trigger: 'test', status: 204 } });
     return receiver.seen.length;
   } finally {
     server.child.kill('SIGKILL');
@@ -76,6 +87,8 @@ async function race(offsetMs: number, env: Record<string, string>) {
 
 async function raceMany(env: () => Record<string, string>) {
   let attempts = 0;
+  // The operator's `test` action: SIGTERM while its request holds the attempt, early and late.
+  await Promise.all([0, 50, 300].map((offsetMs) => race(offsetMs, env(), true)));
   // Three servers at a time, each with its own receiver: the moments differ, the race is each one's own.
   for (let i = 0; i < SIGTERM_OFFSETS_MS.length; i += 3) {
     const counts = await Promise.all(SIGTERM_OFFSETS_MS.slice(i, i + 3).map((offsetMs) => race(offsetMs, env())));

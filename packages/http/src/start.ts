@@ -192,9 +192,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);
     logger.info({ url: handle.url, storage: adapters.info.description, deliveryWorker: config.deliveryWorker, models: Object.keys(config.models), metrics: metricsServer?.url }, 'listening');
     let closing: Promise<void> | undefined;
-    // Drain before closing the adapters: in-flight requests and delivery attempts still need them.
-    // Open streams end first (clients resume elsewhere): they would hold the drain to its deadline.
-    const close = () => (closing ??= (shutdown.abort(), Promise.allSettled([handle.close(), stopAll()]).then(() => undefined)));
+    // Drain before closing the adapters: in-flight requests (an operator's `test` attempt records its
+    // result after the receiver answers) and delivery attempts still need them, so the adapters close
+    // only once both the listener and the workers are done. Open streams end first (clients resume
+    // elsewhere): they would hold the drain to its deadline.
+    const close = () => (closing ??= (shutdown.abort(), Promise.allSettled([handle.close(), workers?.stop(), metricsServer?.close()]).then(() => adapters.close())));
     return { handle, core, logger, workers, metrics: metricsServer, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
   } catch (error) {
     await stopAll();

@@ -38,7 +38,7 @@ return out
 });
 
 /**
- * Removes a batch of conversations from `conv`, `convOwner`, `convActivity` and the `indexes` every one of them
+ * Removes a batch of conversations from `conv`, `convOwner` and the `indexes` every one of them
  * may be in (all conversations, by status, the agent's), and UNLINKs their messages. Per
  * conversation i: `ids[i]`, the owner CASCADE_NEXT read (`owners[i]`, '' for none), and in
  * `conversationKeys` its message hash, its history, then `userKeyCounts[i]` (0 or 3) user indexes.
@@ -48,7 +48,7 @@ return out
  */
 export const CASCADE_PURGE = namedScript({
   name: 'cascade_purge',
-  keys: ['conv', 'convOwner', 'convActivity', 'indexes[]', 'conversationKeys[]'],
+  keys: ['conv', 'convOwner', 'indexes[]', 'conversationKeys[]'],
   args: ['ids[]', 'owners[]', 'userKeyCounts[]'],
   lua: `
 local at, removed = 1, 0
@@ -64,7 +64,6 @@ for i, id in ipairs(ids) do
   if not owner or owner == owners[i] then
     redis.call('HDEL', conv, id)
     redis.call('HDEL', convOwner, id)
-    redis.call('HDEL', convActivity, id)
     for _, index in ipairs(indexes) do redis.call('ZREM', index, id) end
     for _, user in ipairs(users) do redis.call('ZREM', user, id) end
     redis.call('UNLINK', messages, history)

@@ -57,7 +57,7 @@ export async function finishCascade(runner: RedisRunner, workspaceId: string, ag
       userKeyCounts.push(userKeys.length);
     }
     const removed = await runner.script(CASCADE_PURGE, {
-      keys: { conv: keys.conv, convOwner: keys.convOwner, convActivity: keys.convActivity, indexes, conversationKeys },
+      keys: { conv: keys.conv, convOwner: keys.convOwner, indexes, conversationKeys },
       args: { ids, owners, userKeyCounts },
     });
     stalled = removed === 0 ? stalled + 1 : 0;

@@ -3,13 +3,24 @@
  * and sorted-set indexes per workspace, per status, per agent, per user, and per agent or
  * user × status.
  */
-import { CONVERSATION_STATUSES, ErrorCode, ParleyError, type Conversation, type ConversationFilter, type ConversationStore, type DomainEvent, type OffsetPage, type PageResult, type Update } from '@parley/core';
+import {
+  CONVERSATION_STATUSES,
+  type Change,
+  type Conversation,
+  type ConversationFilter,
+  type ConversationStore,
+  type DeleteConditions,
+  type DomainEvent,
+  type OffsetPage,
+  type PageResult,
+  type WriteResult,
+} from '@parley/core';
 import { workspaceKeys, type WorkspaceKeys } from '../keys.js';
-import { strings } from '../script.js';
-import { conversationPageReply, mergeActivity, type StoredConversation } from './conversation-activity.js';
-import { CONVERSATION_DELETE, CONVERSATION_GET, CONVERSATION_INSERT, CONVERSATION_PAGE, CONVERSATION_UPDATE, INTERSECTION_PAGE } from './conversation-store.lua.js';
+import { CONVERSATION_DELETE, CONVERSATION_INSERT, INTERSECTION_PAGE } from './conversation-store.lua.js';
 import type { EventLog } from './event-log.js';
-import { compareAndSet, UPDATE_ATTEMPTS, type CasOutcome } from './update.js';
+import { changeArgs, conditionArgs, decodeRecord, encodeRecord } from './record-format.js';
+import { pageOf, writeResult } from './record-replies.js';
+import { PAGE, RECORD_UPDATE } from './records.lua.js';
 
 /** What decides a conversation's indexes besides its status: its agent and user. */
 export type ConversationOwner = Pick<Conversation, 'agentId' | 'userId'>;
@@ -48,9 +59,9 @@ function leavableIndexes(keys: WorkspaceKeys, { agentId, userId }: ConversationO
 
 /**
  * {@link ConversationStore} on Redis. `insert` is one script that checks the agent is active and
- * records `conversation.started` with the conversation; `update` reads the record, then writes
- * with a compare-and-set script (see update.ts) that knows the stored owner's index keys from
- * the record it read.
+ * records `conversation.started` with the conversation; `update` is one script that merges the
+ * change (records.lua.ts), after reading the conversation's owner when the change moves it between
+ * status indexes (an owner never changes, so that read cannot go stale); `delete` likewise.
  *
  * List cost: with no filter, one filter, or `status` with `agentId` or `userId`, a page is
  * O(log n + limit) on a dedicated index and `total` is ZCARD. `agentId` together with `userId`
@@ -70,45 +81,36 @@ export class RedisConversationStore implements ConversationStore {
 
   async insert(workspaceId: string, conversation: Conversation, event: DomainEvent): Promise<'inserted' | 'agent_not_found' | 'agent_inactive'> {
     const keys = this.keys(workspaceId);
-    const recording = this.log.params(workspaceId, keys, event);
-    return this.log.write(
+    const reply = await this.log.write(
+      CONVERSATION_INSERT,
       workspaceId,
-      async () =>
-        (await this.runner.script(CONVERSATION_INSERT, {
-          keys: {
-            agent: keys.agent,
-            activeAgents: keys.agentsByStatus('active'),
-            conv: keys.conv,
-            convOwner: keys.convOwner,
-            indexes: indexesOf(keys, conversation),
-            ...recording.keys,
-          },
-          args: { agentId: conversation.agentId, id: conversation.id, json: JSON.stringify(conversation), owner: conversationOwner(conversation), ...recording.args },
-        })) as 'inserted' | 'agent_not_found' | 'agent_inactive',
-      (outcome) => outcome === 'inserted',
+      {
+        keys: { agent: keys.agent, activeAgents: keys.agentsByStatus('active'), conv: keys.conv, convOwner: keys.convOwner, indexes: indexesOf(keys, conversation) },
+        args: { agentId: conversation.agentId, id: conversation.id, stored: encodeRecord(conversation), owner: conversationOwner(conversation) },
+      },
+      event,
     );
+    return reply as 'inserted' | 'agent_not_found' | 'agent_inactive';
   }
 
-  private async read(workspaceId: string, id: string): Promise<StoredConversation | null> {
-    const keys = this.keys(workspaceId);
-    const [json, activity] = strings(await this.runner.script(CONVERSATION_GET, { keys: { conv: keys.conv, convActivity: keys.convActivity }, args: { id } }));
-    return json === undefined ? null : { json, activity: activity ?? '' };
-  }
-
-  /** One script: the record and its activity are read in the same step. */
   async get(workspaceId: string, id: string): Promise<Conversation | null> {
-    const stored = await this.read(workspaceId, id);
-    return stored === null ? null : mergeActivity(stored);
+    const raw = await this.runner.run((client) => client.hget(this.keys(workspaceId).conv, id));
+    return raw === null ? null : decodeRecord<Conversation>(raw);
+  }
+
+  /** The conversation's owner as stored, or `null` when there is none. */
+  private owner(workspaceId: string, id: string): Promise<string | null> {
+    return this.runner.run((client) => client.hget(this.keys(workspaceId).convOwner, id));
   }
 
   async list(workspaceId: string, { offset, limit, agentId, userId, status }: OffsetPage & ConversationFilter): Promise<PageResult<Conversation>> {
     const keys = this.keys(workspaceId);
     if (agentId !== undefined && userId !== undefined) {
       const reply = await this.runner.script(INTERSECTION_PAGE, {
-        keys: { indexA: keys.convsByAgent(agentId, status), indexB: keys.convsByUser(userId, status), conv: keys.conv, convActivity: keys.convActivity },
+        keys: { indexA: keys.convsByAgent(agentId, status), indexB: keys.convsByUser(userId, status), conv: keys.conv },
         args: { offset, limit },
       });
-      return conversationPageReply(reply);
+      return pageOf<Conversation>(reply);
     }
     const index =
       agentId !== undefined
@@ -118,67 +120,38 @@ export class RedisConversationStore implements ConversationStore {
           : status !== undefined
             ? keys.convsByStatus(status)
             : keys.convs;
-    return conversationPageReply(await this.runner.script(CONVERSATION_PAGE, { keys: { index, conv: keys.conv, convActivity: keys.convActivity }, args: { offset, limit } }));
+    return pageOf<Conversation>(await this.runner.script(PAGE, { keys: { index, hash: keys.conv }, args: { offset, limit } }));
   }
 
   /**
-   * Compare-and-set on the stored JSON (see update.ts): the indexes left are those of the record
-   * read, and the script writes only if it is still stored, so a change of agent or user (which
-   * the API never makes) moves the conversation between the right indexes too.
+   * One script (records.lua.ts `RECORD_UPDATE`). A change of `status` moves the conversation
+   * between the status indexes of its owner, read first: callers never change `agentId` or
+   * `userId`, so the owner is the same when the script runs.
    */
-  async update(workspaceId: string, id: string, update: Update<Conversation>): Promise<Conversation | null> {
+  async update(workspaceId: string, id: string, change: Change<Conversation>): Promise<WriteResult<Conversation> | null> {
     const keys = this.keys(workspaceId);
-    await this.log.register(workspaceId);
-    return compareAndSet<Conversation, StoredConversation>(
-      () => this.read(workspaceId, id),
-      update,
-      async (current, { record, event }, stored) => {
-        const recording = this.log.params(workspaceId, keys, event);
-        const outcome = (await this.runner.script(CONVERSATION_UPDATE, {
-          keys: {
-            conv: keys.conv,
-            convOwner: keys.convOwner,
-            convActivity: keys.convActivity,
-            leave: leavableIndexes(keys, current),
-            join: indexesOf(keys, record),
-            ...recording.keys,
-          },
-          args: { id, expected: stored.json, expectedActivity: stored.activity, json: JSON.stringify(record), owner: conversationOwner(record), ...recording.args },
-        })) as CasOutcome;
-        if (outcome === 'ok' && event) void this.log.hint(workspaceId);
-        return outcome;
-      },
-      mergeActivity,
-    );
-  }
-
-  /**
-   * Reads the stored owner (which decides the index keys), then deletes in one script that
-   * writes only while that owner is still stored; retried like an update when it changed.
-   */
-  /**
-   * Compare-and-set like `update`: the script deletes only while the owner — and, with `check`,
-   * the record and its activity — are still the ones read.
-   */
-  async delete(workspaceId: string, id: string, check?: (current: Conversation) => void): Promise<boolean> {
-    const keys = this.keys(workspaceId);
-    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
-      const [owner, stored] = await Promise.all([this.runner.run((client) => client.hget(keys.convOwner, id)), check ? this.read(workspaceId, id) : null]);
-      if (owner === null) return false;
-      if (check && stored) check(mergeActivity(stored));
-      const outcome = (await this.runner.script(CONVERSATION_DELETE, {
-        keys: {
-          conv: keys.conv,
-          convOwner: keys.convOwner,
-          convActivity: keys.convActivity,
-          indexes: [keys.convs, ...leavableIndexes(keys, parseOwner(owner))],
-          msg: keys.msg(id),
-          msgs: keys.msgs(id),
-        },
-        args: { id, owner, expectedJson: stored?.json ?? '', expectedActivity: stored?.activity ?? '', checked: stored ? '1' : '0' },
-      })) as CasOutcome;
-      if (outcome !== 'changed') return outcome === 'ok';
+    const status = change.set?.status;
+    let leave: string[] = [];
+    let join: string[] = [];
+    if (status !== undefined) {
+      const owner = await this.owner(workspaceId, id);
+      if (owner === null) return null;
+      const { agentId, userId } = parseOwner(owner);
+      leave = leavableIndexes(keys, { agentId, userId });
+      join = indexesOf(keys, { agentId, userId, status });
     }
-    throw new ParleyError(ErrorCode.serviceUnavailable, 'The conversation kept changing during the delete; try again.');
+    return writeResult(await this.log.write(RECORD_UPDATE, workspaceId, { keys: { hash: keys.conv, leave, join }, args: { id, ...changeArgs(change) } }, change.event));
+  }
+
+  /** Reads the stored owner (which decides the index keys), then deletes in one script if `conditions` hold. */
+  async delete(workspaceId: string, id: string, conditions: DeleteConditions = {}): Promise<WriteResult<Conversation> | null> {
+    const keys = this.keys(workspaceId);
+    const owner = await this.owner(workspaceId, id);
+    if (owner === null) return null;
+    const reply = await this.log.write(CONVERSATION_DELETE, workspaceId, {
+      keys: { conv: keys.conv, convOwner: keys.convOwner, indexes: [keys.convs, ...leavableIndexes(keys, parseOwner(owner))], msg: keys.msg(id), msgs: keys.msgs(id) },
+      args: { id, owner, ...conditionArgs(conditions) },
+    });
+    return writeResult(reply);
   }
 }

@@ -7,12 +7,21 @@
  * judged from the time in the event's id (`evt_<ULID>`: the first 10 ULID characters are ms since
  * the epoch), compared as a number — never by Lua string order, which follows the server's locale.
  */
-import { LUA_PAGE_REPLY, namedScript } from '../script.js';
+import { LUA_PAGE_REPLY, namedScript, type LuaScript } from '../script.js';
 
-/** Keys every event-emitting write script declares (after its own), in this order. */
+/** Keys every write script declares (after its own; {@link writeScript} adds them), in this order. */
 export const EVENT_KEYS = ['event', 'events', 'eventSeq', 'outbox', 'eventsOfType', 'eventTypes[]'] as const;
-/** Args every event-emitting write script declares (after its own): `eventId` '' records nothing. */
-export const EVENT_ARGS = ['eventId', 'eventJson', 'retainedFrom'] as const;
+/**
+ * Args every write script declares (after its own; {@link writeScript} adds them): `eventId` ''
+ * records nothing; `eventHead` is the event's JSON without `data` and its closing brace;
+ * `eventData` the JSON of `data`, or '' when the script supplies it (the record as it stored it).
+ */
+export const EVENT_ARGS = ['eventId', 'eventHead', 'eventData', 'retainedFrom'] as const;
+
+/** A write script: its own keys `K` and args `A`, plus {@link EVENT_KEYS} and {@link EVENT_ARGS}. */
+export interface WriteScript<K extends string, A extends string> {
+  script: LuaScript<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>;
+}
 
 /** Expired events removed per write at most: bounded work, whatever the backlog. */
 export const TRIM_STEP = 64;
@@ -38,23 +47,27 @@ end
 `;
 
 /**
- * `beginEvent()` and `recordEvent(seq)`, which read the {@link EVENT_KEYS} and {@link EVENT_ARGS}
- * locals and do nothing when `eventId` is ''. A script calls `beginEvent()` once its
- * preconditions hold and before its first write: it takes the next commit sequence number
+ * `beginEvent()` and `recordEvent(seq, data)`, which read the {@link EVENT_KEYS} and
+ * {@link EVENT_ARGS} locals and do nothing when `eventId` is ''. A script calls `beginEvent()` once
+ * its preconditions hold and before its first write: it takes the next commit sequence number
  * (INCR), the only command of the event's that can fail (a corrupted counter) — Redis does not
  * roll a script back, so failing before any write is what keeps "no change without its event".
- * After the change's writes, `recordEvent(seq)` appends the event (`eventId`, `eventJson`) to the
- * log, its type's index and the outbox, then trims up to {@link TRIM_STEP} expired events from the
- * log's start (and expired ids from the outbox's head).
+ * After the change's writes, `recordEvent(seq, data)` appends the event (`eventHead` + `data`, the
+ * JSON the script built, unless the caller gave `eventData`) to the log, its type's index and the
+ * outbox, sets `recorded` to 1, then trims up to {@link TRIM_STEP} expired events from the log's
+ * start (and expired ids from the outbox's head).
  */
-export const LUA_RECORD_EVENT = `${LUA_ID_TIME}
+const LUA_RECORD_EVENT = `${LUA_ID_TIME}
+local recorded = 0
 local function beginEvent()
   if eventId == '' then return nil end
   return redis.call('INCR', eventSeq)
 end
-local function recordEvent(seq)
+local function recordEvent(seq, data)
   if not seq then return end
-  redis.call('HSET', event, eventId, eventJson)
+  if eventData ~= '' then data = eventData end
+  redis.call('HSET', event, eventId, eventHead .. ',"data":' .. data .. '}')
+  recorded = 1
   redis.call('ZADD', events, seq, eventId)
   redis.call('ZADD', eventsOfType, seq, eventId)
   redis.call('RPUSH', outbox, eventId)
@@ -77,6 +90,32 @@ local function recordEvent(seq)
   end
 end
 `;
+
+/**
+ * Declares a write script — every script that inserts, changes or deletes a record, whether or not
+ * it records an event: `lua` runs with the helpers of `LUA_RECORD_EVENT` (`beginEvent`,
+ * `recordEvent`) and the event's keys and args appended to its own, and the script answers
+ * `{recorded (0|1), what lua returned}`. `EventLog.write` (event-log.ts) is the one caller: it
+ * passes the event part, registers the workspace and hints the outbox, so a new write script
+ * cannot forget a step.
+ */
+export function writeScript<const K extends string, const A extends string>(definition: { name: string; keys: readonly K[]; args: readonly A[]; lua: string }): WriteScript<K, A> {
+  const { name, keys, args, lua } = definition;
+  return {
+    script: namedScript({
+      name,
+      keys: [...keys, ...EVENT_KEYS],
+      args: [...args, ...EVENT_ARGS],
+      lua: `${LUA_RECORD_EVENT}
+local function write()
+${lua}
+end
+local reply = write()
+return {recorded, reply}
+`,
+    }),
+  };
+}
 
 /**
  * Up to `limit` retained events after the event `after` (when `hasAfter` is '1'; else from the

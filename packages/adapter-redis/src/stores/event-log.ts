@@ -1,12 +1,12 @@
 /**
- * @module The event log on Redis: what every event-emitting write shares (the named keys and args
- * of `recordEvent()`, the workspace registry, the outbox hint) and `storage.events`.
+ * @module The event log on Redis: the one path of every write script (`EventLog.write`: the event's
+ * keys and args, the workspace registry, the outbox hint) and `storage.events`.
  */
-import { EVENT_TYPES, type Clock, type DomainEvent, type EventPage, type EventStore, type EventType } from '@parley/core';
+import { EVENT_TYPES, type Clock, type DomainEvent, type EventDraft, type EventPage, type EventStore, type EventType } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
 import { outboxKeys, workspaceKeys, type WorkspaceKeys } from '../keys.js';
-import { records, strings } from '../script.js';
-import { EVENT_PAGE } from './event-log.lua.js';
+import { records, strings, type ScriptCall, type ScriptReply } from '../script.js';
+import { EVENT_PAGE, type EVENT_ARGS, type EVENT_KEYS, type WriteScript } from './event-log.lua.js';
 
 /** Settings of the event log; see `RedisStorageOptions`. */
 export interface EventLogOptions {
@@ -34,17 +34,12 @@ export function idTime(id: string): number | null {
 }
 
 /**
- * The stored JSON of `event` in `workspaceId`: `JSON.stringify({ ...event, workspaceId })`, byte
- * for byte — built around `dataJson` (the JSON of `event.data`) when the caller has it and the
- * event has exactly the fields of {@link DomainEvent}, in their order.
+ * The stored JSON of `event` in `workspaceId` is `JSON.stringify({ ...event, workspaceId })` with
+ * `data` last: this is its head, without `data` and the closing brace; the script appends the rest.
  */
-function eventJson(event: DomainEvent, workspaceId: string, dataJson: string | undefined): string {
-  const stored = { ...event, workspaceId };
-  if (dataJson === undefined) return JSON.stringify(stored);
-  const { data, ...head } = stored;
-  const fields = Object.keys(stored);
-  if (fields.length !== 5 || fields[4] !== 'data' || data === undefined) return JSON.stringify(stored);
-  return `${JSON.stringify(head).slice(0, -1)},"data":${dataJson}}`;
+function eventHead(event: DomainEvent | EventDraft, workspaceId: string): string {
+  const { data: _data, ...head } = { ...event, workspaceId } as DomainEvent;
+  return JSON.stringify(head).slice(0, -1);
 }
 
 /** Per workspace's (shared, frozen) key names: its per-type event indexes, which every write names. */
@@ -81,14 +76,28 @@ export class EventLog {
   }
 
   /**
-   * The {@link EVENT_KEYS} and {@link EVENT_ARGS} values of a write recording `event` (none
-   * when absent) in `workspaceId`; the stored event carries that workspace id. `dataJson`, when
-   * given, is `JSON.stringify(event.data)` already made by the caller (the record it stores), and
-   * is spliced in rather than serialised again.
+   * Runs a write script (see `writeScript`) in `workspaceId` — the one path by which inserts,
+   * changes and deletes reach Redis: adds the event part of the call for `event` (none when
+   * absent; a {@link EventDraft} gets the `data` the script builds, a full event its own `data`, or
+   * `dataJson` when the caller has its JSON already), makes sure first that the workspace is in the
+   * outbox registry (so the sweep finds its events even if every hint is lost), and hints takers
+   * without waiting when the script recorded the event (a lost hint only delays it to the next
+   * sweep). `call` names the script's own keys and args, or is built from the workspace's key
+   * names. Resolves with what the script's body returned.
    */
-  params(workspaceId: string, keys: WorkspaceKeys, event: DomainEvent | undefined, dataJson?: string) {
-    return {
+  async write<K extends string, A extends string>(
+    write: WriteScript<K, A>,
+    workspaceId: string,
+    call: ScriptCall<K, A> | ((keys: WorkspaceKeys) => ScriptCall<K, A>),
+    event?: DomainEvent | EventDraft,
+    dataJson?: string,
+  ): Promise<ScriptReply> {
+    if (event) await this.register(workspaceId);
+    const keys = workspaceKeys(this.runner.prefix, workspaceId);
+    if (typeof call === 'function') call = call(keys);
+    const reply = (await this.runner.script(write.script, {
       keys: {
+        ...call.keys,
         event: keys.event,
         events: keys.events,
         eventSeq: keys.eventSeq,
@@ -98,23 +107,15 @@ export class EventLog {
         eventTypes: eventTypeKeys(keys),
       },
       args: {
+        ...call.args,
         eventId: event?.id ?? '',
-        eventJson: event ? eventJson(event, workspaceId, dataJson) : '',
+        eventHead: event ? eventHead(event, workspaceId) : '',
+        eventData: event && 'data' in event ? (dataJson ?? JSON.stringify(event.data)) : '',
         retainedFrom: this.retainedFrom(),
       },
-    };
-  }
-
-  /**
-   * Runs an event-emitting write: first makes sure the workspace is in the outbox registry (so the
-   * sweep will find its events even if every hint is lost), then `write`, then — when it recorded
-   * an event — hints takers without waiting (a lost hint only delays the event to the next sweep).
-   */
-  async write<T>(workspaceId: string, write: () => Promise<T>, recorded: (result: T) => boolean): Promise<T> {
-    await this.register(workspaceId);
-    const result = await write();
-    if (recorded(result)) void this.hint(workspaceId);
-    return result;
+    } as ScriptCall<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>)) as [number, ScriptReply?];
+    if (reply[0] === 1) void this.hint(workspaceId);
+    return reply[1] ?? null;
   }
 
   /** Adds the workspace to the registry once per process (retried after a failure). */

@@ -8,29 +8,33 @@
  * cursor check is ZSCORE, O(1): a page costs the same at ten messages and at ten million.
  */
 import { LUA_FETCH, LUA_PAGE_REPLY, namedScript } from '../script.js';
-import { EVENT_ARGS, EVENT_KEYS, LUA_RECORD_EVENT } from './event-log.lua.js';
+import { writeScript } from './event-log.lua.js';
+import { LUA_RECORD } from './records.lua.js';
 
 /**
- * Appends a message and records its event if its conversation is active (a member of
- * `activeConvs`), in the same atomic step — so no message lands after `completed`.
- * In the same step the conversation's `lastMessageAt` in `convActivity` becomes the later of itself
- * and `at` (ISO 8601 strings of one width compare as their instants), without touching its JSON.
+ * Appends a message (`stored`, its JSON) and records its event if its conversation is active (a
+ * member of `activeConvs`), in the same atomic step — so no message lands after `completed`. In
+ * the same step the conversation's `lastMessageAt` and `updatedAt` become the later of themselves
+ * and `at` (a quoted ISO 8601 timestamp), and its version goes up by one (records.lua.ts).
  * Returns 'appended', or (nothing written) 'conversation_completed' / 'conversation_not_found'.
  */
-export const MESSAGE_APPEND = namedScript({
+export const MESSAGE_APPEND = writeScript({
   name: 'message_append',
-  keys: ['conv', 'activeConvs', 'convActivity', 'msg', 'msgs', ...EVENT_KEYS],
-  args: ['conversationId', 'id', 'json', 'at', ...EVENT_ARGS],
-  lua: `${LUA_RECORD_EVENT}
+  keys: ['conv', 'activeConvs', 'msg', 'msgs'],
+  args: ['conversationId', 'id', 'stored', 'at'],
+  lua: `${LUA_RECORD}
 if not redis.call('ZSCORE', activeConvs, conversationId) then
   if redis.call('HEXISTS', conv, conversationId) == 1 then return 'conversation_completed' end
   return 'conversation_not_found'
 end
+local conversation = parseRecord(redis.call('HGET', conv, conversationId))
 local seq = beginEvent()
-redis.call('HSET', msg, id, json)
+redis.call('HSET', msg, id, stored)
 redis.call('ZADD', msgs, 0, id)
-local last = redis.call('HGET', convActivity, conversationId)
-if not last or at > last then redis.call('HSET', convActivity, conversationId, at) end
+advance(conversation, 'lastMessageAt', at)
+advance(conversation, 'updatedAt', at)
+conversation.version = conversation.version + 1
+redis.call('HSET', conv, conversationId, encodeRecord(conversation))
 recordEvent(seq)
 return 'appended'
 `,

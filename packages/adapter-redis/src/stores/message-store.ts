@@ -18,27 +18,20 @@ export class RedisMessageStore implements MessageStore {
   }
 
   async append(workspaceId: string, message: Message, event: DomainEvent): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
-    const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const { conversationId } = message;
-    const json = JSON.stringify(message);
-    // The event's data is the message as a rule: its JSON is made once, for both.
-    const recording = this.log.params(workspaceId, keys, event, event.data === message ? json : undefined);
-    return this.log.write(
+    const stored = JSON.stringify(message);
+    const reply = await this.log.write(
+      MESSAGE_APPEND,
       workspaceId,
-      async () =>
-        (await this.runner.script(MESSAGE_APPEND, {
-          keys: {
-            conv: keys.conv,
-            activeConvs: keys.convsByStatus('active'),
-            convActivity: keys.convActivity,
-            msg: keys.msg(conversationId),
-            msgs: keys.msgs(conversationId),
-            ...recording.keys,
-          },
-          args: { conversationId, id: message.id, json, at: message.createdAt, ...recording.args },
-        })) as 'appended' | 'conversation_not_found' | 'conversation_completed',
-      (outcome) => outcome === 'appended',
+      (keys) => ({
+        keys: { conv: keys.conv, activeConvs: keys.convsByStatus('active'), msg: keys.msg(conversationId), msgs: keys.msgs(conversationId) },
+        args: { conversationId, id: message.id, stored, at: JSON.stringify(message.createdAt) },
+      }),
+      event,
+      // The event's data is the message as a rule: its JSON is made once, for both.
+      event.data === message ? stored : undefined,
     );
+    return reply as 'appended' | 'conversation_not_found' | 'conversation_completed';
   }
 
   async get(workspaceId: string, conversationId: string, id: string): Promise<Message | null> {

@@ -47,3 +47,15 @@ if count == 0 then return {} end
 return fetch(plant, redis.call('ZRANGE', plants, 0, count < 0 and -1 or count - 1))
 `,
 });
+
+/** Deletes a plant and its index entry. Returns 1, or 0 when there was none. */
+export const PLANT_DELETE = namedScript({
+  name: 'plant_delete',
+  keys: ['plant', 'plants'],
+  args: ['id'],
+  lua: `
+if redis.call('HDEL', plant, id) == 0 then return 0 end
+redis.call('ZREM', plants, id)
+return 1
+`,
+});

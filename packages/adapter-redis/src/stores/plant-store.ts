@@ -3,8 +3,7 @@ import type { Plant, PlantStore } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
 import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
-import { PLANT_INSERT, PLANT_LIST, PLANT_SEED } from './plant-store.lua.js';
-import { RECORD_REMOVE } from './records.lua.js';
+import { PLANT_DELETE, PLANT_INSERT, PLANT_LIST, PLANT_SEED } from './plant-store.lua.js';
 
 /** {@link PlantStore} on Redis: every method is one Lua script, so one atomic round trip. */
 export class RedisPlantStore implements PlantStore {
@@ -36,7 +35,6 @@ export class RedisPlantStore implements PlantStore {
 
   async delete(workspaceId: string, id: number): Promise<boolean> {
     const keys = this.keys(workspaceId);
-    const reply = await this.runner.script(RECORD_REMOVE, { keys: { hash: keys.plant, indexes: [keys.plants], purge: [] }, args: { id: String(id), expected: '' } });
-    return reply !== null;
+    return (await this.runner.script(PLANT_DELETE, { keys: { plant: keys.plant, plants: keys.plants }, args: { id: String(id) } })) === 1;
   }
 }

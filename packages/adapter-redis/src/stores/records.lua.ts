@@ -1,14 +1,97 @@
 /**
- * @module Lua for records kept as a HASH (id → JSON) plus ZSET indexes (score 0, member id):
- * agents and webhook endpoints, and the index pages conversations and plants share.
+ * @module Lua for records kept as a HASH (id → stored record, see record-format.ts) plus ZSET
+ * indexes (score 0, member id): agents, conversations and webhook endpoints.
  *
  * With every score 0 a ZSET orders members by their bytes, and ids are time-sortable, so rank
  * order is creation order: "newest first" is `ZRANGE … REV` by rank, O(log n + page), and a
- * total is ZCARD, O(1). Writes compare the stored JSON as a string (compare-and-set), never
- * decode it: Lua's cjson rejects the lone UTF-16 surrogates a JSON body may carry.
+ * total is ZCARD, O(1). A change is merged into the stored record inside the script
+ * (`LUA_RECORD`), so there is no read before a write and nothing to retry.
  */
 import { LUA_FETCH, namedScript } from '../script.js';
-import { EVENT_ARGS, EVENT_KEYS, LUA_RECORD_EVENT } from './event-log.lua.js';
+import { writeScript } from './event-log.lua.js';
+
+/**
+ * Helpers over one stored record (record-format.ts), which read the locals `hasIfVersion`,
+ * `ifVersion`, `where`, `set`, `touch` and `bump` of the script that calls them:
+ * `parseRecord(raw)` → `{version, names, segments}`; `fieldJson(record, name)` (`'null'` when
+ * absent); `advance(record, name, json)` sets a timestamp field unless the stored one is later;
+ * `meets(record)`, the preconditions; `applyChange(record)`, the merge and the version;
+ * `encodeRecord(record)`, the stored form; `recordJson(record)`, the record's JSON (an event's
+ * `data`). Comparisons are byte-wise (`lessBytes`): Lua's `<` on strings follows the server's locale.
+ */
+export const LUA_RECORD = `
+local SEP = '\\31'
+local function lessBytes(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local function fieldName(segment)
+  return string.sub(segment, 2, string.find(segment, '"', 2, true) - 1)
+end
+local function setSegment(record, segment)
+  local name = fieldName(segment)
+  if not record.segments[name] then record.names[#record.names + 1] = name end
+  record.segments[name] = segment
+end
+local function parseRecord(raw)
+  local record = { names = {}, segments = {} }
+  local at = string.find(raw, SEP, 1, true)
+  record.version = tonumber(string.sub(raw, 1, at - 1))
+  while at do
+    local stop = string.find(raw, SEP, at + 1, true)
+    setSegment(record, string.sub(raw, at + 1, (stop or 0) - 1))
+    at = stop
+  end
+  return record
+end
+local function fieldJson(record, name)
+  local segment = record.segments[name]
+  if not segment then return 'null' end
+  return string.sub(segment, #name + 4)
+end
+local function advance(record, name, json)
+  local current = fieldJson(record, name)
+  if current == 'null' or lessBytes(current, json) then setSegment(record, '"' .. name .. '":' .. json) end
+end
+local function encodeRecord(record)
+  local parts = { tostring(record.version) }
+  for i, name in ipairs(record.names) do parts[i + 1] = record.segments[name] end
+  return table.concat(parts, SEP)
+end
+local function recordJson(record)
+  local parts = {}
+  for i, name in ipairs(record.names) do parts[i] = record.segments[name] end
+  return '{' .. table.concat(parts, ',') .. '}'
+end
+local function meets(record)
+  if hasIfVersion == '1' then
+    local listed = false
+    for _, version in ipairs(ifVersion) do
+      if tonumber(version) == record.version then listed = true end
+    end
+    if not listed then return false end
+  end
+  for _, condition in ipairs(where) do
+    local a = string.find(condition, SEP, 1, true)
+    local b = string.find(condition, SEP, a + 1, true)
+    local op, json, value = string.sub(condition, 1, a - 1), fieldJson(record, string.sub(condition, a + 1, b - 1)), string.sub(condition, b + 1)
+    if op == '=' then
+      if json ~= value then return false end
+    elseif string.sub(json, 1, 1) ~= '"' or not lessBytes(json, value) then
+      return false
+    end
+  end
+  return true
+end
+local function applyChange(record)
+  for _, segment in ipairs(set) do setSegment(record, segment) end
+  if touch ~= '' then advance(record, 'updatedAt', touch) end
+  record.version = record.version + tonumber(bump)
+end
+`;
 
 /** One page of `index`, newest first. Returns `{total, record…}`. */
 export const PAGE = namedScript({
@@ -25,14 +108,14 @@ return rows
 `,
 });
 
-/** Stores a record, adds it to `indexes` and records the event (if any). Returns 1. */
-export const RECORD_INSERT = namedScript({
+/** Stores a record (`stored`, record-format.ts), adds it to `indexes` and records the event (if any). Returns 1. */
+export const RECORD_INSERT = writeScript({
   name: 'record_insert',
-  keys: ['hash', 'indexes[]', ...EVENT_KEYS],
-  args: ['id', 'json', ...EVENT_ARGS],
-  lua: `${LUA_RECORD_EVENT}
+  keys: ['hash', 'indexes[]'],
+  args: ['id', 'stored'],
+  lua: `
 local seq = beginEvent()
-redis.call('HSET', hash, id, json)
+redis.call('HSET', hash, id, stored)
 for _, index in ipairs(indexes) do redis.call('ZADD', index, 0, id) end
 recordEvent(seq)
 return 1
@@ -40,44 +123,47 @@ return 1
 });
 
 /**
- * Compare-and-set: replaces the record only if its stored JSON is still `expected` (byte for
- * byte), moving it from the `leave` indexes to the `join` ones and recording the event (if any).
- * Returns 'ok', 'gone' (no record) or 'changed' (another write came first); only 'ok' writes.
+ * Applies a change (ports/storage.ts `Change`, as record-format.ts `changeArgs` encodes it) to the
+ * stored record: when its preconditions hold, merges it, moves the record from the `leave`
+ * indexes to the `join` ones and records the event (if any) with the record as stored after.
+ * Returns `{'applied', stored after}`, `{'unmet', stored}` (nothing written) or nil (no record).
  */
-export const RECORD_UPDATE = namedScript({
+export const RECORD_UPDATE = writeScript({
   name: 'record_update',
-  keys: ['hash', 'leave[]', 'join[]', ...EVENT_KEYS],
-  args: ['id', 'expected', 'json', ...EVENT_ARGS],
-  lua: `${LUA_RECORD_EVENT}
-local stored = redis.call('HGET', hash, id)
-if not stored then return 'gone' end
-if stored ~= expected then return 'changed' end
+  keys: ['hash', 'leave[]', 'join[]'],
+  args: ['id', 'set[]', 'touch', 'bump', 'hasIfVersion', 'ifVersion[]', 'where[]'],
+  lua: `${LUA_RECORD}
+local raw = redis.call('HGET', hash, id)
+if not raw then return false end
+local record = parseRecord(raw)
+if not meets(record) then return {'unmet', raw} end
 local seq = beginEvent()
-redis.call('HSET', hash, id, json)
+applyChange(record)
+local stored = encodeRecord(record)
+redis.call('HSET', hash, id, stored)
 for _, index in ipairs(leave) do redis.call('ZREM', index, id) end
 for _, index in ipairs(join) do redis.call('ZADD', index, 0, id) end
-recordEvent(seq)
-return 'ok'
+recordEvent(seq, recordJson(record))
+return {'applied', stored}
 `,
 });
 
 /**
- * Deletes a record, its `indexes` entries, and the `purge` keys (UNLINK: freed off the main
- * thread). Returns the deleted record's JSON, or nil (nothing written) when there was none. With a
- * non-empty `expected`, deletes only while the stored JSON is that string, else returns `{'changed'}`
- * (a table, so no stored JSON can be mistaken for it).
+ * Deletes a record whose preconditions hold, with its `indexes` entries and the `purge` keys
+ * (UNLINK: freed off the main thread). Returns `{'applied', stored}` (what was deleted),
+ * `{'unmet', stored}` (nothing written) or nil (no record).
  */
-export const RECORD_REMOVE = namedScript({
+export const RECORD_REMOVE = writeScript({
   name: 'record_remove',
   keys: ['hash', 'indexes[]', 'purge[]'],
-  args: ['id', 'expected'],
-  lua: `
+  args: ['id', 'hasIfVersion', 'ifVersion[]', 'where[]'],
+  lua: `${LUA_RECORD}
 local raw = redis.call('HGET', hash, id)
 if not raw then return false end
-if expected ~= '' and raw ~= expected then return {'changed'} end
+if not meets(parseRecord(raw)) then return {'unmet', raw} end
 redis.call('HDEL', hash, id)
 for _, index in ipairs(indexes) do redis.call('ZREM', index, id) end
 if #purge > 0 then redis.call('UNLINK', unpack(purge)) end
-return raw
+return {'applied', raw}
 `,
 });

@@ -1,14 +1,13 @@
 /** @module Webhook endpoints on Redis: a HASH of records (secrets included) and an index. */
-import { ErrorCode, ParleyError, subscribesTo, type EventType, type OffsetPage, type PageResult, type Update, type WebhookEndpointRecord, type WebhookEndpointStore } from '@parley/core';
+import { subscribesTo, type Change, type DeleteConditions, type EventType, type OffsetPage, type PageResult, type WebhookEndpointRecord, type WebhookEndpointStore, type WriteResult } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
-import { pageReply } from '../script.js';
 import type { EventLog } from './event-log.js';
+import { changeArgs, conditionArgs, decodeRecord, encodeRecord } from './record-format.js';
+import { pageOf, writeResult } from './record-replies.js';
 import { PAGE, RECORD_INSERT, RECORD_REMOVE, RECORD_UPDATE } from './records.lua.js';
-import { compareAndSet, UPDATE_ATTEMPTS, type CasOutcome } from './update.js';
 
 /**
- * {@link WebhookEndpointStore} on Redis: every method is one round trip (a command or script),
- * except `update`, a compare-and-set (a read, then a script; again after a lost race).
+ * {@link WebhookEndpointStore} on Redis: every method is one round trip (a command or script).
  * `subscribed` reads the workspace's endpoints (HVALS) and filters them: O(endpoints of the
  * workspace), which stay few; an index per event type would cost every write more than it saves.
  */
@@ -25,64 +24,37 @@ export class RedisWebhookEndpointStore implements WebhookEndpointStore {
 
   async insert(workspaceId: string, endpoint: WebhookEndpointRecord): Promise<void> {
     const keys = this.keys(workspaceId);
-    const recording = this.log.params(workspaceId, keys, undefined);
-    await this.runner.script(RECORD_INSERT, {
-      keys: { hash: keys.webhook, indexes: [keys.webhooks], ...recording.keys },
-      args: { id: endpoint.id, json: JSON.stringify(endpoint), ...recording.args },
-    });
+    await this.log.write(RECORD_INSERT, workspaceId, { keys: { hash: keys.webhook, indexes: [keys.webhooks] }, args: { id: endpoint.id, stored: encodeRecord(endpoint) } });
   }
 
   async get(workspaceId: string, id: string): Promise<WebhookEndpointRecord | null> {
     const raw = await this.runner.run((client) => client.hget(this.keys(workspaceId).webhook, id));
-    return raw === null ? null : (JSON.parse(raw) as WebhookEndpointRecord);
+    return raw === null ? null : decodeRecord<WebhookEndpointRecord>(raw);
   }
 
   async list(workspaceId: string, { offset, limit }: OffsetPage): Promise<PageResult<WebhookEndpointRecord>> {
     const keys = this.keys(workspaceId);
-    return pageReply<WebhookEndpointRecord>(await this.runner.script(PAGE, { keys: { index: keys.webhooks, hash: keys.webhook }, args: { offset, limit } }));
+    return pageOf<WebhookEndpointRecord>(await this.runner.script(PAGE, { keys: { index: keys.webhooks, hash: keys.webhook }, args: { offset, limit } }));
   }
 
   async subscribed(workspaceId: string, type: EventType): Promise<WebhookEndpointRecord[]> {
     const rows = await this.runner.run((client) => client.hvals(this.keys(workspaceId).webhook));
-    return rows.map((row) => JSON.parse(row) as WebhookEndpointRecord).filter((endpoint) => endpoint.enabled && subscribesTo(endpoint.events, type));
+    return rows.map((row) => decodeRecord<WebhookEndpointRecord>(row)).filter((endpoint) => endpoint.enabled && subscribesTo(endpoint.events, type));
   }
 
-  /** Compare-and-set on the stored JSON (see update.ts); a change's event is ignored. */
-  async update(workspaceId: string, id: string, update: Update<WebhookEndpointRecord>): Promise<WebhookEndpointRecord | null> {
+  /** One script (records.lua.ts `RECORD_UPDATE`); endpoints emit no events, so a change's `event` is ignored. */
+  async update(workspaceId: string, id: string, change: Change<WebhookEndpointRecord>): Promise<WriteResult<WebhookEndpointRecord> | null> {
     const keys = this.keys(workspaceId);
-    const recording = this.log.params(workspaceId, keys, undefined);
-    return compareAndSet(
-      () => this.runner.run((client) => client.hget(keys.webhook, id)),
-      update,
-      async (_current, { record }, raw) =>
-        (await this.runner.script(RECORD_UPDATE, {
-          keys: { hash: keys.webhook, leave: [], join: [], ...recording.keys },
-          args: { id, expected: raw, json: JSON.stringify(record), ...recording.args },
-        })) as CasOutcome,
-    );
+    return writeResult(await this.log.write(RECORD_UPDATE, workspaceId, { keys: { hash: keys.webhook, leave: [], join: [] }, args: { id, ...changeArgs(change) } }));
   }
 
-  /**
-   * Deletes the endpoint, its index entry and its deliveries log in one script. With `check`, a
-   * compare-and-set: the record is read, checked, and removed only while it is still that JSON
-   * (read again after a lost race).
-   */
-  async delete(workspaceId: string, id: string, check?: (current: WebhookEndpointRecord) => void): Promise<boolean> {
+  /** Deletes the endpoint, its index entry and its deliveries log in one script, if `conditions` hold. */
+  async delete(workspaceId: string, id: string, conditions: DeleteConditions = {}): Promise<WriteResult<WebhookEndpointRecord> | null> {
     const keys = this.keys(workspaceId);
-    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt += 1) {
-      let expected = '';
-      if (check) {
-        const raw = await this.runner.run((client) => client.hget(keys.webhook, id));
-        if (raw === null) return false;
-        check(JSON.parse(raw) as WebhookEndpointRecord);
-        expected = raw;
-      }
-      const reply = await this.runner.script(RECORD_REMOVE, {
-        keys: { hash: keys.webhook, indexes: [keys.webhooks], purge: [keys.delivery(id), keys.deliveries(id), keys.deliveriesAt(id), keys.delivered(id)] },
-        args: { id, expected },
-      });
-      if (!Array.isArray(reply)) return reply !== null;
-    }
-    throw new ParleyError(ErrorCode.serviceUnavailable, 'The record kept changing during the delete; try again.');
+    const reply = await this.log.write(RECORD_REMOVE, workspaceId, {
+      keys: { hash: keys.webhook, indexes: [keys.webhooks], purge: [keys.delivery(id), keys.deliveries(id), keys.deliveriesAt(id), keys.delivered(id)] },
+      args: { id, ...conditionArgs(conditions) },
+    });
+    return writeResult(reply);
   }
 }

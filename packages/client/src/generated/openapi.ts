@@ -1274,7 +1274,10 @@ export interface operations {
     getAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description When one of these entity tags (weak comparison) or `*` matches the resource's current `ETag`, the answer is `304 Not Modified` without a body. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The agent's id (agt_…). */
                 id: string;
@@ -1295,6 +1298,17 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Agent"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` matches the current `ETag`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
@@ -1904,7 +1918,10 @@ export interface operations {
     getConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description When one of these entity tags (weak comparison) or `*` matches the resource's current `ETag`, the answer is `304 Not Modified` without a body. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The conversation's id (conv_…). */
                 id: string;
@@ -1925,6 +1942,17 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Conversation"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` matches the current `ETag`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
@@ -2564,7 +2592,10 @@ export interface operations {
     getMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description When one of these entity tags (weak comparison) or `*` matches the resource's current `ETag`, the answer is `304 Not Modified` without a body. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The conversation's id (conv_…). */
                 id: string;
@@ -2587,6 +2618,17 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Message"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` matches the current `ETag`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
@@ -3137,7 +3179,10 @@ export interface operations {
     getWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description When one of these entity tags (weak comparison) or `*` matches the resource's current `ETag`, the answer is `304 Not Modified` without a body. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The webhook endpoint's id (wh_…). */
                 id: string;
@@ -3158,6 +3203,17 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` matches the current `ETag`; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {

@@ -171,24 +171,28 @@ export class DeliveryService {
    * Replaces the signing secret with `secret` (or a generated `whsec_` one). The replaced secret
    * keeps signing for 24 h (`previousSecretExpiresAt`), beside the new one (`v1,<new> v1,<old>`).
    * A second rotation inside that overlap keeps the first replaced secret until its own expiry, so
-   * at most three secrets sign at once; a third drops the one that expires first.
+   * at most three secrets sign at once; a third drops the one that expires first. The write applies
+   * only while the stored secret is still the one read (one atomic step, ports/storage.ts `Change`),
+   * so a concurrent rotation or secret change is never lost: the later of two answers 409.
    * Resolves with the new secret and when the one it replaced stops signing (ISO 8601).
-   * @throws ParleyError `validation_failed`, `not_found`
+   * @throws ParleyError `validation_failed`, `not_found`, `conflict` (the secret changed meanwhile)
    */
   async rotateSecret(workspaceId: string, endpointId: string, input: RotateSecretInput = {}): Promise<{ secret: string; previousSecretExpiresAt: string }> {
     const fields = parse(RotateSecretSchema, input);
     const secret = fields.secret ?? generateWebhookSecret();
+    const current = await this.endpoint(workspaceId, endpointId);
     const now = this.clock.now();
     const previousSecretExpiresAt = new Date(now + SECRET_OVERLAP_MS).toISOString();
-    const stored = await this.storage.webhookEndpoints.update(workspaceId, endpointId, (current) => ({
-      record: {
-        ...current,
+    const result = await this.storage.webhookEndpoints.update(workspaceId, endpointId, {
+      set: {
         secret,
         previousSecrets: [{ secret: current.secret, expiresAt: previousSecretExpiresAt }, ...livePreviousSecrets(current, now)].slice(0, MAX_PREVIOUS_SECRETS),
-        updatedAt: new Date(now).toISOString(),
       },
-    }));
-    if (!stored) throw ParleyError.notFound('webhook endpoint', endpointId);
+      touch: new Date(now).toISOString(),
+      where: [{ field: 'secret', equals: current.secret }],
+    });
+    if (!result) throw ParleyError.notFound('webhook endpoint', endpointId);
+    if (result.outcome === 'unmet') throw new ParleyError(ErrorCode.conflict, 'The signing secret was changed by a concurrent request; rotate it again.');
     return { secret, previousSecretExpiresAt };
   }
 

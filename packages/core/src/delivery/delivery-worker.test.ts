@@ -244,7 +244,7 @@ describe('DeliveryWorker', () => {
     expect(await core.webhooks.get(WS, hook.id)).toMatchObject({ enabled: true, disabledReason: null });
     // Pretend the run started 5 days ago: the next failure disables.
     const fiveDaysAgo = new Date(Date.now() - 5 * 24 * 3600 * 1000 - 1000).toISOString();
-    await core.storage.webhookEndpoints.update(WS, hook.id, (current) => ({ record: { ...current, failingSince: fiveDaysAgo } }));
+    await core.storage.webhookEndpoints.update(WS, hook.id, { set: { failingSince: fiveDaysAgo } });
     await core.agents.create(WS, agentInput);
     await eventually(async () => !(await core.webhooks.get(WS, hook.id)).enabled);
     expect(await core.webhooks.get(WS, hook.id)).toMatchObject({ enabled: false, disabledReason: 'failing' });

@@ -7,12 +7,15 @@ import { systemClock, type Clock } from '../ports/clock.js';
 import type { DeliveryJob, DeliveryLane, DeliveryQueue, LeasedJob } from '../ports/delivery-queue.js';
 import { createUlidGenerator, type IdGenerator } from '../ports/ids.js';
 import { silentLogger, type WorkerLogger } from '../ports/logger.js';
-import type { Storage } from '../ports/storage.js';
+import type { Change, Condition, Storage } from '../ports/storage.js';
 import type { WebhookResponse, WebhookTransport } from '../ports/webhook-transport.js';
 import { subscribesTo, type WebhookEndpointRecord } from '../types.js';
 import { attemptDelivery, isSuccess, type AttemptContext } from './attempt.js';
 import { pause } from '../workers/pause.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS, FAILING_DISABLE_AFTER_MS, checkRetryDelays, retryDelayMs } from './retry-schedule.js';
+
+/** The worker changes an endpoint's state only while it is enabled: a disable is never undone, nor a PATCH's. */
+const WHILE_ENABLED: Condition<WebhookEndpointRecord> = { field: 'enabled', equals: true };
 
 /** Options of {@link DeliveryWorker}. */
 export interface DeliveryWorkerOptions {
@@ -214,7 +217,7 @@ export class DeliveryWorker {
     };
     const fields = { workspaceId: job.workspaceId, endpointId: job.endpointId, eventId: job.event.id, attempt: job.attempt, trigger: job.trigger, status: entry.status, durationMs: entry.durationMs };
     if (isSuccess(response.status)) {
-      if (endpoint.failingSince !== null) await this.updateEndpoint(job.workspaceId, endpoint.id, (current) => (current.failingSince === null ? null : { ...current, failingSince: null }));
+      if (endpoint.failingSince !== null) await this.updateEndpoint(job.workspaceId, endpoint.id, { set: { failingSince: null }, keepVersion: true });
       await this.queue.ack(leased);
       report('delivered');
       this.logger.debug(fields, 'webhook delivered');
@@ -223,18 +226,24 @@ export class DeliveryWorker {
     const now = clock.now();
     const nowIso = new Date(now).toISOString();
     if (response.status === 410) {
-      await this.updateEndpoint(job.workspaceId, endpoint.id, (current) => (current.enabled ? { ...current, enabled: false, disabledReason: 'gone', updatedAt: nowIso } : null));
+      await this.updateEndpoint(job.workspaceId, endpoint.id, { set: { enabled: false, disabledReason: 'gone' }, touch: nowIso, where: [WHILE_ENABLED] });
       await this.queue.ack(leased);
       report('endpoint_disabled');
       this.logger.warn(fields, 'webhook endpoint answered 410 Gone: disabled');
       return;
     }
-    const after = await this.updateEndpoint(job.workspaceId, endpoint.id, (current) => {
-      if (!current.enabled) return null;
-      if (current.failingSince === null) return { ...current, failingSince: nowIso };
-      if (now - Date.parse(current.failingSince) >= FAILING_DISABLE_AFTER_MS) return { ...current, enabled: false, disabledReason: 'failing', updatedAt: nowIso };
-      return null;
-    });
+    // Two conditional writes, each one atomic step: start the run of failures, or else end it
+    // by disabling the endpoint once its first failure is 5 days old.
+    const { webhookEndpoints } = storage;
+    let result = await webhookEndpoints.update(job.workspaceId, endpoint.id, { set: { failingSince: nowIso }, keepVersion: true, where: [WHILE_ENABLED, { field: 'failingSince', equals: null }] });
+    if (result?.outcome === 'unmet' && result.record.enabled) {
+      result = await webhookEndpoints.update(job.workspaceId, endpoint.id, {
+        set: { enabled: false, disabledReason: 'failing' },
+        touch: nowIso,
+        where: [WHILE_ENABLED, { field: 'failingSince', before: new Date(now - FAILING_DISABLE_AFTER_MS + 1).toISOString() }],
+      });
+    }
+    const after = result && result.record;
     if (!after || !after.enabled) {
       if (after?.disabledReason === 'failing') this.logger.warn(fields, 'webhook endpoint failing for 5 days: disabled');
       await this.queue.ack(leased);
@@ -264,15 +273,9 @@ export class DeliveryWorker {
     return delay === null ? null : now + delay;
   }
 
-  /** A compare-and-set change of the endpoint (see the storage port's `Update`). */
-  private updateEndpoint(
-    workspaceId: string,
-    id: string,
-    change: (current: WebhookEndpointRecord) => WebhookEndpointRecord | null,
-  ): Promise<WebhookEndpointRecord | null> {
-    return this.context.storage.webhookEndpoints.update(workspaceId, id, (current) => {
-      const record = change(current);
-      return record === null ? null : { record };
-    });
+  /** Applies `change` to the endpoint (see the storage port's `Change`): the endpoint as stored after it, `null` when gone. */
+  private async updateEndpoint(workspaceId: string, id: string, change: Change<WebhookEndpointRecord>): Promise<WebhookEndpointRecord | null> {
+    const result = await this.context.storage.webhookEndpoints.update(workspaceId, id, change);
+    return result && result.record;
   }
 }

@@ -3,12 +3,20 @@ import * as v from 'valibot';
 import { AGENT_MODELS, AGENT_STATUSES } from '../types.js';
 import { JsonObjectSchema, PageQueryEntries, text } from './common.js';
 
+/** The error of an unknown `model`: every allowed name, and where more come from. */
+function modelMessage(models: readonly string[]): string {
+  const configured = models.filter((name) => !(AGENT_MODELS as readonly string[]).includes(name));
+  const where = configured.length > 0 ? `the spec's three and ${configured.join(', ')} from MODELS` : "the spec's three; none is configured in MODELS";
+  return `Expected one of ${models.join(', ')} (${where}).`;
+}
+
 function agentFields(models: readonly string[]) {
   return {
     name: text(256),
     description: text(1024, 0),
-    // A picklist of plain strings: the names come from the core's configuration (createCore `models`).
-    model: v.picklist(models as string[]),
+    // A picklist of plain strings: the names come from the core's configuration (createCore `models`,
+    // the server's MODELS), and the message names them all, so a typo is fixed without the docs.
+    model: v.picklist(models as string[], modelMessage(models)),
     systemPrompt: v.pipe(v.string(), v.maxLength(32_768, 'Expected at most 32768 characters.')),
     temperature: v.pipe(v.number(), v.minValue(0, 'Expected a number from 0 to 2.'), v.maxValue(2, 'Expected a number from 0 to 2.')),
     maxTokens: v.pipe(

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createCore, type AgentCreateInput } from '../index.js';
 import { issuePaths, MARK, rejection, sized } from '../test-support/errors.js';
 import { ManualClock } from '../testing/clock.js';
+import { scriptedModel } from '../testing/index.js';
 import { recordedEvents } from '../test-support/events.js';
 
 const START = '2026-01-01T00:00:00.000Z';
@@ -40,6 +41,19 @@ describe('AgentService', () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toEqual({ id: events[0]!.id, type: 'agent.created', workspaceId: 'ws1', occurredAt: START, data: agent });
     expect(events[0]!.id).toMatch(/^evt_/);
+  });
+
+  it('an unknown model names every allowed model and MODELS, without echoing the input', async () => {
+    const { core } = setup();
+    const error = await rejection(core.agents.create('ws1', { ...base, model: `gpt-${MARK}` }));
+    expect(error.code).toBe('validation_failed');
+    expect(error.details?.['issues']).toEqual([
+      { path: 'model', message: "Expected one of modelA-4, modelA-3.5-turbo, modelB-3 (the spec's three; none is configured in MODELS)." },
+    ]);
+    const withModels = createCore(memoryAdapters(), { models: { llama: scriptedModel([{ deltas: ['hi'] }]) } });
+    const patched = await rejection(withModels.agents.create('ws1', { ...base, model: 'lama' }));
+    expect(patched.details?.['issues']).toEqual([{ path: 'model', message: "Expected one of modelA-4, modelA-3.5-turbo, modelB-3, llama (the spec's three and llama from MODELS)." }]);
+    expect(JSON.stringify(error)).not.toContain(MARK);
   });
 
   it('stores every optional field given on creation', async () => {
@@ -262,13 +276,13 @@ describe('AgentService validation (docs/api.md#resources)', () => {
     });
   }
 
-  it('refuses a missing or non-object body with validation_failed at the root', async () => {
+  it('refuses a missing or non-object body with validation_failed at path body', async () => {
     const { core } = setup();
     const agent = await core.agents.create('ws1', base);
     for (const body of [undefined, null, MARK, [base], 42]) {
       for (const call of [() => core.agents.create('ws1', body as never), () => core.agents.update('ws1', agent.id, body as never)]) {
         const error = await rejection(call());
-        expect([error.code, issuePaths(error)], JSON.stringify(body)).toEqual(['validation_failed', ['']]);
+        expect([error.code, issuePaths(error)], JSON.stringify(body)).toEqual(['validation_failed', ['body']]);
         expect(JSON.stringify(error.details)).not.toContain(MARK);
       }
     }

@@ -16,8 +16,9 @@ import {
 import { TOKENS } from '../tokens.js';
 import type { Agent } from '../types.js';
 import { parse } from '../validation.js';
-import { domainEvent } from './domain-events.js';
-import { checkIfMatch, type WriteConditions } from './entity-tag.js';
+import { withVersion } from '../record-version.js';
+import { domainEvent, eventDraft } from './domain-events.js';
+import { ifMatchVersions, preconditionFailed, versionMatches, type WriteConditions } from './entity-tag.js';
 import { givenFields } from './patch.js';
 import { isoTimestamp } from './timestamp.js';
 
@@ -61,8 +62,8 @@ export class AgentService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.storage.agents.insert(workspaceId, agent, this.event(workspaceId, 'agent.created', agent));
-    return agent;
+    await this.storage.agents.insert(workspaceId, agent, domainEvent(this.ids, this.clock, workspaceId, 'agent.created', agent));
+    return withVersion(agent, 1);
   }
 
   /** @throws ParleyError `not_found` */
@@ -81,45 +82,47 @@ export class AgentService {
 
   /**
    * Applies the given fields (`null` clears an optional one; `configuration` is replaced whole),
-   * bumps `updatedAt` and emits `agent.updated`. An empty patch changes nothing and emits nothing.
-   * With `conditions.ifMatch`, the agent is changed only while its {@link entityTag} matches,
-   * checked in the same compare-and-set as the write.
-   * @throws ParleyError `validation_failed`, `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
+   * moves `updatedAt` to now (never backwards) and emits `agent.updated`. An empty patch changes
+   * nothing and emits nothing. The store merges the fields into the agent as stored, in one atomic
+   * step (ports/storage.ts `Change`), so concurrent PATCHes of different fields all survive. With
+   * `conditions.ifMatch`, the agent is changed only while its {@link entityTag} matches, decided in
+   * that same step.
+   * @throws ParleyError `validation_failed`, `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
   async update(workspaceId: string, id: string, input: AgentUpdateInput, conditions: WriteConditions = {}): Promise<Agent> {
     const changes = givenFields(parse(this.schemas.update, input));
+    const ifVersion = ifMatchVersions(conditions.ifMatch, id);
     if (Object.keys(changes).length === 0) {
       const agent = await this.get(workspaceId, id);
-      checkIfMatch(conditions.ifMatch, agent);
+      if (!versionMatches(ifVersion, agent)) throw preconditionFailed(agent);
       return agent;
     }
-    // Compare-and-set (ports/storage.ts `Update`): a concurrent PATCH of other fields survives,
-    // because the patch is applied to the record as stored at the write.
-    const agent = await this.storage.agents.update(workspaceId, id, (current) => {
-      checkIfMatch(conditions.ifMatch, current);
-      const next: Agent = { ...current, ...changes, updatedAt: isoTimestamp(this.clock.now()) };
-      return { record: next, event: this.event(workspaceId, 'agent.updated', next) };
+    const result = await this.storage.agents.update(workspaceId, id, {
+      set: changes,
+      touch: isoTimestamp(this.clock.now()),
+      ifVersion,
+      event: this.draft(workspaceId, 'agent.updated'),
     });
-    if (!agent) throw ParleyError.notFound('agent', id);
-    return agent;
+    if (!result) throw ParleyError.notFound('agent', id);
+    if (result.outcome === 'unmet') throw preconditionFailed(result.record);
+    return result.record;
   }
 
   /**
    * Deletes the agent with its conversations and their messages; emits only `agent.deleted`
    * (docs/api.md#resources). Returns the deleted agent. With `conditions.ifMatch`, deletes only while the
    * agent's {@link entityTag} matches, checked in the same atomic step as the removal.
-   * @throws ParleyError `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
+   * @throws ParleyError `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
   async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<Agent> {
-    const agent = await this.storage.agents.delete(workspaceId, id, (deleted) => {
-      checkIfMatch(conditions.ifMatch, deleted);
-      return this.event(workspaceId, 'agent.deleted', deleted);
-    });
-    if (!agent) throw ParleyError.notFound('agent', id);
-    return agent;
+    const ifVersion = ifMatchVersions(conditions.ifMatch, id);
+    const result = await this.storage.agents.delete(workspaceId, id, this.draft(workspaceId, 'agent.deleted'), { ifVersion });
+    if (!result) throw ParleyError.notFound('agent', id);
+    if (result.outcome === 'unmet') throw preconditionFailed(result.record);
+    return result.record;
   }
 
-  private event(workspaceId: string, type: 'agent.created' | 'agent.updated' | 'agent.deleted', agent: Agent) {
-    return domainEvent(this.ids, this.clock, workspaceId, type, agent);
+  private draft(workspaceId: string, type: 'agent.updated' | 'agent.deleted') {
+    return eventDraft(this.ids, this.clock, workspaceId, type);
   }
 }

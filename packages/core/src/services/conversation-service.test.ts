@@ -178,7 +178,7 @@ describe('ConversationService: conversations', () => {
         () => core.conversations.sendMessage('ws1', conversation.id, body as never),
       ]) {
         const error = await rejection(call());
-        expect([error.code, issuePaths(error)], JSON.stringify(body)).toEqual(['validation_failed', ['']]);
+        expect([error.code, issuePaths(error)], JSON.stringify(body)).toEqual(['validation_failed', ['body']]);
       }
     }
     for (const [patch, path] of [[{ status: 'archived' }, 'status'], [{ metadata: null }, 'metadata'], [{ agentId: agent.id }, 'agentId']] as const) {

@@ -20,8 +20,10 @@ import { TOKENS } from '../tokens.js';
 import type { Conversation, Message } from '../types.js';
 import { parse } from '../validation.js';
 import { decodeCursor, encodeCursor, invalidCursor } from './cursor.js';
-import { domainEvent } from './domain-events.js';
-import { checkIfMatch, type WriteConditions } from './entity-tag.js';
+import type { Change, WriteResult } from '../ports/storage.js';
+import { withVersion } from '../record-version.js';
+import { domainEvent, eventDraft } from './domain-events.js';
+import { ifMatchVersions, preconditionFailed, versionMatches, type WriteConditions } from './entity-tag.js';
 import { isoTimestamp } from './timestamp.js';
 import { MessageWriter } from './message-writer.js';
 
@@ -80,7 +82,7 @@ export class ConversationService {
     if (outcome === 'agent_inactive') {
       throw new ParleyError(ErrorCode.conflict, `Agent '${fields.agentId}' is inactive and cannot start conversations.`);
     }
-    return conversation;
+    return withVersion(conversation, 1);
   }
 
   /** @throws ParleyError `not_found` */
@@ -100,51 +102,59 @@ export class ConversationService {
   /**
    * Replaces `metadata` and/or moves `status` from `active` to `completed`, emitting
    * `conversation.completed` on that transition — once, however many requests complete the
-   * conversation at the same time. Completing twice is a no-op; `status: "active"` is a no-op
-   * while active.
+   * conversation at the same time: the store applies the change only `where` the stored status is
+   * `active`, in one atomic step (ports/storage.ts `Change`). Completing twice is a no-op (a
+   * `metadata` given with it is still stored); `status: "active"` is a no-op while active.
    * With `conditions.ifMatch`, nothing changes unless the conversation's {@link entityTag}
-   * matches, checked in the same compare-and-set as the write.
-   * @throws ParleyError `validation_failed`, `not_found`; `conflict` (reactivating a completed one);
-   *   `precondition_failed`; `invalid_request` (malformed `ifMatch`)
+   * matches, decided in the same step as the write.
+   * @throws ParleyError `validation_failed`, `invalid_request` (malformed `ifMatch`), `not_found`,
+   *   `precondition_failed`; `conflict` (reactivating a completed one)
    */
   async update(workspaceId: string, id: string, input: ConversationUpdateInput, conditions: WriteConditions = {}): Promise<Conversation> {
-    const changes = parse(ConversationUpdateSchema, input);
-    // Compare-and-set (ports/storage.ts `Update`): the decision is taken against the record as
-    // stored at the write, so of concurrent completes exactly one sees `active` and records the event.
-    let completed = false;
-    const conversation = await this.storage.conversations.update(workspaceId, id, (current) => {
-      checkIfMatch(conditions.ifMatch, current);
-      if (changes.status === 'active' && current.status === 'completed') {
-        throw new ParleyError(ErrorCode.conflict, `Conversation '${id}' is completed and cannot be reactivated.`);
+    const { metadata, status } = parse(ConversationUpdateSchema, input);
+    const ifVersion = ifMatchVersions(conditions.ifMatch, id);
+    const change = (extra: Partial<Change<Conversation>>): Promise<WriteResult<Conversation> | null> =>
+      this.storage.conversations.update(workspaceId, id, {
+        ...extra,
+        set: { ...(metadata !== undefined && { metadata }), ...extra.set },
+        touch: isoTimestamp(this.clock.now()),
+        ifVersion,
+      });
+    const whileActive = [{ field: 'status', equals: 'active' }] as const;
+    let result: WriteResult<Conversation> | null;
+    if (status === 'completed') {
+      result = await change({ set: { status: 'completed' }, where: whileActive, event: this.draft(workspaceId, 'conversation.completed') });
+      if (result?.outcome === 'applied') {
+        await this.writer.signal(workspaceId, id, { type: 'conversation.completed' });
+        return result.record;
       }
-      const completing = changes.status === 'completed' && current.status === 'active';
-      completed = completing;
-      if (!completing && changes.metadata === undefined) return null;
-      const now = isoTimestamp(this.clock.now());
-      const next: Conversation = {
-        ...current,
-        metadata: changes.metadata ?? current.metadata,
-        status: completing ? 'completed' : current.status,
-        // Never backwards: a message stored a moment ago may carry a later clock reading.
-        updatedAt: now > current.updatedAt ? now : current.updatedAt,
-      };
-      return completing ? { record: next, event: this.event(workspaceId, 'conversation.completed', next) } : { record: next };
-    });
-    if (!conversation) throw ParleyError.notFound('conversation', id);
-    if (completed) await this.writer.signal(workspaceId, id, { type: 'conversation.completed' });
-    return conversation;
+      // Completed already (a terminal state, so no second step can find it active again).
+      if (result && versionMatches(ifVersion, result.record) && metadata !== undefined) result = await change({});
+    } else if (metadata !== undefined) {
+      result = await change(status === 'active' ? { where: whileActive } : {});
+    } else {
+      result = await this.storage.conversations.get(workspaceId, id).then((record) => record && { outcome: 'unmet' as const, record });
+    }
+    if (!result) throw ParleyError.notFound('conversation', id);
+    const { outcome, record } = result;
+    if (outcome === 'applied') return record;
+    if (!versionMatches(ifVersion, record)) throw preconditionFailed(record);
+    if (status === 'active' && record.status === 'completed') {
+      throw new ParleyError(ErrorCode.conflict, `Conversation '${id}' is completed and cannot be reactivated.`);
+    }
+    return record;
   }
 
   /**
    * Deletes the conversation and all its messages. Emits no event: the API defines none for it
    * (docs/events-and-webhooks.md). With `conditions.ifMatch`, deletes only while the
    * conversation's ETag matches, checked in the same atomic step as the removal.
-   * @throws ParleyError `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
+   * @throws ParleyError `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
   async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<void> {
-    const { ifMatch } = conditions;
-    const check = ifMatch === undefined ? undefined : (current: Conversation) => checkIfMatch(ifMatch, current);
-    if (!(await this.storage.conversations.delete(workspaceId, id, check))) throw ParleyError.notFound('conversation', id);
+    const result = await this.storage.conversations.delete(workspaceId, id, { ifVersion: ifMatchVersions(conditions.ifMatch, id) });
+    if (!result) throw ParleyError.notFound('conversation', id);
+    if (result.outcome === 'unmet') throw preconditionFailed(result.record);
   }
 
   /**
@@ -212,7 +222,11 @@ export class ConversationService {
     return { messages: page.messages, hasMore: true, nextCursor: encodeCursor(conversationId, edge.id) };
   }
 
-  private event(workspaceId: string, type: 'conversation.started' | 'conversation.completed', data: Conversation) {
+  private event(workspaceId: string, type: 'conversation.started', data: Conversation) {
     return domainEvent(this.ids, this.clock, workspaceId, type, data);
+  }
+
+  private draft(workspaceId: string, type: 'conversation.completed') {
+    return eventDraft(this.ids, this.clock, workspaceId, type);
   }
 }

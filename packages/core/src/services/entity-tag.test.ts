@@ -1,10 +1,12 @@
-/** @module Tests of `entityTag` and `checkIfMatch` (RFC 9110 §8.8.3, §13.1.1). */
+/** @module Tests of `entityTag`, `ifMatchVersions` and `checkIfMatch` (RFC 9110 §8.8.3, §13.1.1). */
 import { describe, expect, it } from 'vitest';
 import { isParleyError } from '../errors.js';
 import { frozenCopy } from '../frozen-records.js';
-import { checkIfMatch, entityTag } from './entity-tag.js';
+import { recordVersion, withVersion } from '../record-version.js';
+import { checkIfMatch, entityTag, ifMatchVersions } from './entity-tag.js';
 
-const resource = { id: 'agt_1', name: 'Ada', configuration: { b: 1, a: [1, { y: 2, x: 1 }] } };
+const stored = (version: number, fields: object = {}) => withVersion({ id: 'agt_1', name: 'Ada', ...fields }, version);
+const resource = stored(7);
 
 function thrown(run: () => void): unknown {
   try {
@@ -16,29 +18,31 @@ function thrown(run: () => void): unknown {
 }
 
 describe('entityTag', () => {
-  it('is a quoted strong tag that ignores key order and changes with any value', () => {
+  it('is a quoted strong tag of 24 characters that changes with the version and the id, not with the JSON', () => {
     const tag = entityTag(resource);
     expect(tag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
-    expect(entityTag({ configuration: { a: [1, { x: 1, y: 2 }], b: 1 }, name: 'Ada', id: 'agt_1' })).toBe(tag);
-    expect(entityTag({ ...resource, name: 'Ada ' })).not.toBe(tag);
-    expect(entityTag({ ...resource, configuration: { b: 1, a: [{ y: 2, x: 1 }, 1] } })).not.toBe(tag);
-    expect(entityTag({ ...resource, extra: null })).not.toBe(tag);
+    expect(entityTag(stored(7, { name: 'other' }))).toBe(tag);
+    expect(entityTag(stored(8))).not.toBe(tag);
+    expect(entityTag(withVersion({ id: 'agt_2' }, 7))).not.toBe(tag);
+    // Tags of consecutive versions share nothing visible but the id part.
+    expect(new Set([1, 2, 3, 256, 2 ** 40].map((version) => entityTag(stored(version)))).size).toBe(5);
   });
 
-  it('serves a deep-frozen resource the tag of its contents, and never caches a resource that can change', () => {
-    const frozen = frozenCopy(resource);
-    expect(entityTag(frozen)).toBe(entityTag(resource));
-    expect(entityTag(frozen)).toBe(entityTag(resource));
-    // Frozen on top, changeable inside: tagged afresh each time.
-    const inner = { b: 1, a: [1, { y: 2, x: 1 }] };
-    const shallow = Object.freeze({ ...resource, configuration: inner });
-    const before = entityTag(shallow);
-    inner.b = 2;
-    expect(entityTag(shallow)).not.toBe(before);
-    const open = { ...resource };
-    const first = entityTag(open);
-    open.name = 'Grace';
-    expect(entityTag(open)).not.toBe(first);
+  it('keeps the version out of the JSON and out of copies', () => {
+    expect(JSON.stringify(resource)).toBe('{"id":"agt_1","name":"Ada"}');
+    expect(recordVersion({ ...resource })).toBe(0);
+    expect(recordVersion(Object.freeze(resource))).toBe(7);
+    expect(recordVersion(frozenCopy(resource))).toBe(0);
+  });
+});
+
+describe('ifMatchVersions', () => {
+  it('reads the versions of the tags of this resource, and nothing from other tags', () => {
+    expect(ifMatchVersions(undefined, 'agt_1')).toBeUndefined();
+    expect(ifMatchVersions(' * ', 'agt_1')).toBeUndefined();
+    expect(ifMatchVersions(`${entityTag(stored(3))}, "x", ${entityTag(stored(2 ** 40))}`, 'agt_1')).toEqual([3, 2 ** 40]);
+    expect(ifMatchVersions(entityTag(stored(3)), 'agt_2')).toEqual([]);
+    expect(ifMatchVersions(`W/${entityTag(stored(3))}`, 'agt_1')).toEqual([]);
   });
 });
 
@@ -52,7 +56,7 @@ describe('checkIfMatch', () => {
   });
 
   it('is precondition_failed with the current tag for another tag, or the tag marked weak', () => {
-    for (const ifMatch of ['"other"', `W/${tag}`, '"a", "b"']) {
+    for (const ifMatch of ['"other"', `W/${tag}`, '"a", "b"', entityTag(stored(6))]) {
       const error = thrown(() => checkIfMatch(ifMatch, resource));
       expect(isParleyError(error, 'precondition_failed'), ifMatch).toBe(true);
       expect((error as { details?: unknown }).details).toEqual({ etag: tag });

@@ -99,7 +99,7 @@ describe('WebhookService', () => {
     }
     for (const body of [undefined, null, 'https://hooks.example.com', []]) {
       const error = await rejection(core.webhooks.create('ws1', body as never));
-      expect([error.code, (error.details?.['issues'] as Array<{ path: string }>)[0]?.path]).toEqual(['validation_failed', '']);
+      expect([error.code, (error.details?.['issues'] as Array<{ path: string }>)[0]?.path]).toEqual(['validation_failed', 'body']);
     }
     expect((await core.webhooks.list('ws1')).total).toBe(0);
   });
@@ -165,22 +165,21 @@ describe('WebhookService', () => {
     const { core, stored } = setup();
     const created = await core.webhooks.create('ws1', base);
     // What the delivery worker does on a 410 after days of failures, and a rotation did before.
-    await core.storage.webhookEndpoints.update('ws1', created.id, (current) => ({
-      record: {
-        ...current,
+    await core.storage.webhookEndpoints.update('ws1', created.id, {
+      set: {
         enabled: false,
         disabledReason: 'gone',
         failingSince: '2025-12-20T00:00:00.000Z',
         previousSecrets: [{ secret: 'an old secret, long enough', expiresAt: '2026-01-02T00:00:00.000Z' }],
       },
-    }));
+    });
     expect(await core.webhooks.get('ws1', created.id)).toMatchObject({ enabled: false, disabledReason: 'gone' });
     // Another field leaves the delivery state alone.
     await core.webhooks.update('ws1', created.id, { events: ['agent.deleted'] });
     expect(await stored(created.id)).toMatchObject({ enabled: false, disabledReason: 'gone', failingSince: '2025-12-20T00:00:00.000Z' });
     expect(await core.webhooks.update('ws1', created.id, { enabled: true })).toMatchObject({ enabled: true, disabledReason: null });
     expect(await stored(created.id)).toMatchObject({ failingSince: null, previousSecrets: [{ secret: 'an old secret, long enough', expiresAt: '2026-01-02T00:00:00.000Z' }] });
-    await core.storage.webhookEndpoints.update('ws1', created.id, (current) => ({ record: { ...current, disabledReason: 'failing', enabled: false } }));
+    await core.storage.webhookEndpoints.update('ws1', created.id, { set: { disabledReason: 'failing', enabled: false } });
     expect(await core.webhooks.update('ws1', created.id, { enabled: false })).toMatchObject({ enabled: false, disabledReason: null });
     await core.webhooks.update('ws1', created.id, { secret: GIVEN_SECRET });
     expect(await stored(created.id)).toMatchObject({ secret: GIVEN_SECRET, previousSecrets: [] });

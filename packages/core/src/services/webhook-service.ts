@@ -16,7 +16,8 @@ import {
 import { TOKENS } from '../tokens.js';
 import type { WebhookEndpoint, WebhookEndpointRecord } from '../types.js';
 import { parse, validationFailed } from '../validation.js';
-import { checkIfMatch, type WriteConditions } from './entity-tag.js';
+import { recordVersion, withVersion } from '../record-version.js';
+import { ifMatchVersions, preconditionFailed, versionMatches, type WriteConditions } from './entity-tag.js';
 import { givenFields } from './patch.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
 import { isoTimestamp } from './timestamp.js';
@@ -37,9 +38,10 @@ export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** The API's view of a stored endpoint: secrets and delivery state left out. */
-export function toEndpoint({ secret: _secret, previousSecrets: _previous, failingSince: _failing, ...endpoint }: WebhookEndpointRecord): WebhookEndpoint {
-  return endpoint;
+/** The API's view of a stored endpoint: secrets and delivery state left out; its version kept (`recordVersion`). */
+export function toEndpoint(record: WebhookEndpointRecord): WebhookEndpoint {
+  const { secret: _secret, previousSecrets: _previous, failingSince: _failing, ...endpoint } = record;
+  return withVersion(endpoint, recordVersion(record));
 }
 
 /**
@@ -77,7 +79,7 @@ export class WebhookService {
       previousSecrets: [],
       failingSince: null,
     };
-    await this.storage.webhookEndpoints.insert(workspaceId, record);
+    await this.storage.webhookEndpoints.insert(workspaceId, withVersion(record, 1));
     return fields.secret === undefined ? { ...toEndpoint(record), secret } : toEndpoint(record);
   }
 
@@ -95,46 +97,46 @@ export class WebhookService {
 
   /**
    * Changes `url`, `events`, `secret` and/or `enabled`. A new `url` is checked like at registration.
-   * The change is applied to the record as stored at the write (compare-and-set), so it never
-   * undoes a concurrent PATCH of other fields or the delivery worker disabling the endpoint.
+   * The store merges the given fields into the endpoint as stored, in one atomic step (ports/storage.ts
+   * `Change`), so a PATCH never undoes a concurrent PATCH of other fields or the delivery worker
+   * disabling the endpoint.
    * Setting `enabled` (either way) clears `disabledReason`; `enabled: true` also forgets the current
    * run of failures (`failingSince`), so a re-enabled endpoint gets 5 fresh days. A new `secret`
    * replaces the old one at once: no previous secret keeps signing (that is `rotate-secret`'s job).
    * An empty patch writes nothing. With `conditions.ifMatch`, nothing changes unless the
-   * endpoint's {@link entityTag} (of its API view, {@link toEndpoint}) matches, checked in the same
-   * compare-and-set as the write.
-   * @throws ParleyError `validation_failed`, `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
+   * endpoint's {@link entityTag} (of its API view, {@link toEndpoint}) matches, decided in the
+   * same step as the write.
+   * @throws ParleyError `validation_failed`, `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
   async update(workspaceId: string, id: string, input: WebhookUpdateInput, conditions: WriteConditions = {}): Promise<WebhookEndpoint> {
     const changes = givenFields(parse(WebhookUpdateSchema, input));
     // Before the lookup by id: a refused URL is a 400, which answers before a 404 (docs/errors.md).
     if (changes.url !== undefined) await this.checkTarget(changes.url);
+    const ifVersion = ifMatchVersions(conditions.ifMatch, id);
     if (Object.keys(changes).length === 0) {
       const endpoint = await this.get(workspaceId, id);
-      checkIfMatch(conditions.ifMatch, endpoint);
+      if (!versionMatches(ifVersion, endpoint)) throw preconditionFailed(endpoint);
       return endpoint;
     }
-    const record = await this.storage.webhookEndpoints.update(workspaceId, id, (current) => {
-      checkIfMatch(conditions.ifMatch, toEndpoint(current));
-      const next: WebhookEndpointRecord = { ...current, ...changes, updatedAt: isoTimestamp(this.clock.now()) };
-      if (changes.enabled !== undefined) next.disabledReason = null;
-      if (changes.enabled === true) next.failingSince = null;
-      if (changes.secret !== undefined) next.previousSecrets = [];
-      return { record: next };
-    });
-    if (!record) throw ParleyError.notFound('webhook endpoint', id);
-    return toEndpoint(record);
+    const set: Partial<WebhookEndpointRecord> = { ...changes };
+    if (changes.enabled !== undefined) set.disabledReason = null;
+    if (changes.enabled === true) set.failingSince = null;
+    if (changes.secret !== undefined) set.previousSecrets = [];
+    const result = await this.storage.webhookEndpoints.update(workspaceId, id, { set, touch: isoTimestamp(this.clock.now()), ifVersion });
+    if (!result) throw ParleyError.notFound('webhook endpoint', id);
+    if (result.outcome === 'unmet') throw preconditionFailed(toEndpoint(result.record));
+    return toEndpoint(result.record);
   }
 
   /**
    * Deletes the endpoint and its deliveries log. With `conditions.ifMatch`, only while the
    * endpoint's {@link entityTag} matches, checked in the same atomic step as the removal.
-   * @throws ParleyError `not_found`, `precondition_failed`, `invalid_request` (malformed `ifMatch`)
+   * @throws ParleyError `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
   async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<void> {
-    const { ifMatch } = conditions;
-    const check = ifMatch === undefined ? undefined : (current: WebhookEndpointRecord) => checkIfMatch(ifMatch, toEndpoint(current));
-    if (!(await this.storage.webhookEndpoints.delete(workspaceId, id, check))) throw ParleyError.notFound('webhook endpoint', id);
+    const result = await this.storage.webhookEndpoints.delete(workspaceId, id, { ifVersion: ifMatchVersions(conditions.ifMatch, id) });
+    if (!result) throw ParleyError.notFound('webhook endpoint', id);
+    if (result.outcome === 'unmet') throw preconditionFailed(toEndpoint(result.record));
   }
 
   /** @throws ParleyError `validation_failed` at path `url` when the policy refuses the target. */

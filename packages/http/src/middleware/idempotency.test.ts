@@ -157,6 +157,16 @@ describe('Idempotency-Key (memory)', () => {
     expect((await h.call('POST', '/api/agents', { json: agentInput })).status).toBe(201);
     expect(await agentCount(h)).toBe(2);
   });
+
+  it('an over-long key is refused naming its length and the limit', async () => {
+    const h = await harness();
+    const response = await h.call('POST', '/api/agents', { json: agentInput, headers: { 'Idempotency-Key': 'k'.repeat(300) } });
+    const { error } = await json(response);
+    expect(error.details.issues).toEqual([{ path: 'Idempotency-Key', message: 'Idempotency-Key is 300 characters long; the limit is 255.' }]);
+    expect(error.message).toContain('the limit is 255');
+    const spaced = await json(await h.call('POST', '/api/agents', { json: agentInput, headers: { 'Idempotency-Key': 'has space' } }));
+    expect(spaced.error.details.issues[0].message).toBe('Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces or control characters).');
+  });
 });
 
 const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());

@@ -13,8 +13,10 @@ export const IDEMPOTENCY_TTL_MS = 86_400_000;
  */
 export const IDEMPOTENCY_LEASE_MS = 60_000;
 
+/** The longest `Idempotency-Key` accepted, in characters. */
+const MAX_KEY_LENGTH = 255;
 /** 1–255 visible ASCII characters (`%x21-7E`). */
-const KEY = /^[\x21-\x7e]{1,255}$/;
+const KEY = new RegExp(`^[\\x21-\\x7e]{1,${MAX_KEY_LENGTH}}$`);
 
 /** Options of {@link idempotency}. */
 export interface IdempotencyOptions {
@@ -61,9 +63,12 @@ export function idempotency(options: IdempotencyOptions): MiddlewareHandler<Parl
     const key = c.req.header('Idempotency-Key');
     if (c.req.method !== 'POST' || key === undefined) return next();
     if (!KEY.test(key)) {
-      throw new ParleyError(ErrorCode.validationFailed, 'Validation failed.', {
-        issues: [{ path: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.' }],
-      });
+      // Say which rule failed: the length limit (with the length sent) or the characters.
+      const message =
+        key.length > MAX_KEY_LENGTH
+          ? `Idempotency-Key is ${key.length} characters long; the limit is ${MAX_KEY_LENGTH}.`
+          : `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters (no spaces or control characters).`;
+      throw new ParleyError(ErrorCode.validationFailed, `Validation failed. ${message}`, { issues: [{ path: 'Idempotency-Key', message }] });
     }
     const { workspaceId } = c.get('principal');
     const body: unknown = (c.req as unknown as { valid(target: 'json'): unknown }).valid('json');

@@ -104,6 +104,15 @@ const IF_MATCH_PARAMETER: OpenAPIV3_1.ParameterObject = {
   schema: { type: 'string' },
 };
 
+/** The `If-None-Match` request header of reads that answer an `ETag` (RFC 9110 §13.1.2). */
+const IF_NONE_MATCH_PARAMETER: OpenAPIV3_1.ParameterObject = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'When one of these entity tags (weak comparison) or `*` matches the resource\'s current `ETag`, the answer is `304 Not Modified` without a body.',
+  schema: { type: 'string' },
+};
+
 const IDEMPOTENCY_409 = '`idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed.';
 
 /**
@@ -123,6 +132,9 @@ function operationObject(doc: OperationDoc): OpenAPIV3_1.OperationObject {
   if (idempotent) success.headers = { ...success.headers, 'Idempotent-Replayed': headerRef('Idempotent-Replayed') };
   if (doc.success.etag) success.headers = { ...success.headers, ETag: headerRef('ETag') };
   const responses: OpenAPIV3_1.ResponsesObject = { [doc.success.status]: success };
+  // A read (no body, no If-Match) that answers an ETag honours If-None-Match with 304.
+  const revalidates = doc.success.etag === true && doc.body === undefined && !doc.ifMatch;
+  if (revalidates) responses[304] = { description: 'Not Modified: `If-None-Match` matches the current `ETag`; no body.', headers: { ...responseHeaders(304, authenticated), ETag: headerRef('ETag') } };
   const errors: Partial<Record<ErrorStatus, string | undefined>> = { ...doc.errors };
   if (idempotent) {
     errors[409] = errors[409] ? `${errors[409]} Or ${IDEMPOTENCY_409}` : IDEMPOTENCY_409;
@@ -136,6 +148,7 @@ function operationObject(doc: OperationDoc): OpenAPIV3_1.OperationObject {
     ...(doc.query ? parametersOf(doc.query, 'query') : []),
     ...(idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : []),
     ...(doc.ifMatch ? [IF_MATCH_PARAMETER] : []),
+    ...(revalidates ? [IF_NONE_MATCH_PARAMETER] : []),
   ];
   const scopeNote = doc.scope ? `Requires the scope \`${doc.scope}\` (or \`*\`).` : 'No API key needed.';
   return {

@@ -81,13 +81,17 @@ describe('/api/agents', () => {
     expect(JSON.stringify(error)).not.toContain('gpt-9');
   });
 
-  it('POST without a body is 400 validation_failed', async () => {
+  it('POST without a body is 400 validation_failed: a JSON object is required, at path body', async () => {
     const h = await harness();
     const response = await h.call('POST', '/api/agents');
     expect(response.status).toBe(400);
     const { error } = await json(response);
     expect(error.code).toBe('validation_failed');
-    expect(error.details.issues).toEqual([{ path: '', message: expect.any(String) }]);
+    expect(error.details.issues).toEqual([{ path: 'body', message: 'A JSON object is required: the request has no body.' }]);
+    for (const body of ['null', '"text"', '[]', '42']) {
+      const other = await json(await h.call('POST', '/api/agents', { raw: body, headers: { 'Content-Type': 'application/json' } }));
+      expect(other.error.details.issues).toEqual([{ path: 'body', message: 'A JSON object is required.' }]);
+    }
   });
 
   it.each([

@@ -16,6 +16,36 @@ async function eventCount(h: Harness, type: string): Promise<number> {
   return (await json(await h.call('GET', `/api/events?type=${type}&limit=100`))).events.length;
 }
 
+describe('If-None-Match', () => {
+  it('a GET whose If-None-Match matches the ETag answers 304 without a body; a changed resource 200', async () => {
+    const h = await harness();
+    const agent = await json(await h.call('POST', '/api/agents', { json: agentInput }));
+    const conversation = await json(await h.call('POST', '/api/conversations', { json: { agentId: agent.id } }));
+    for (const path of [`/api/agents/${agent.id}`, `/api/conversations/${conversation.id}`]) {
+      const etag = await etagOf(h, path);
+      for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+        const notModified = await h.call('GET', path, { headers: { 'If-None-Match': ifNoneMatch } });
+        expect([path, ifNoneMatch, notModified.status]).toEqual([path, ifNoneMatch, 304]);
+        expect(notModified.headers.get('ETag')).toBe(etag);
+        expect(await notModified.text()).toBe('');
+      }
+      for (const ifNoneMatch of ['"other"', 'not a tag']) {
+        const full = await h.call('GET', path, { headers: { 'If-None-Match': ifNoneMatch } });
+        expect(full.status).toBe(200);
+        expect(await json(full)).toMatchObject({ id: path.split('/').at(-1) });
+      }
+    }
+    const path = `/api/agents/${agent.id}`;
+    const before = await etagOf(h, path);
+    await h.call('PATCH', path, { json: { name: 'Changed' } });
+    const changed = await h.call('GET', path, { headers: { 'If-None-Match': before } });
+    expect(changed.status).toBe(200);
+    expect((await json(changed)).name).toBe('Changed');
+    // A write never answers 304: If-None-Match is for reads.
+    expect((await h.call('PATCH', path, { json: {}, headers: { 'If-None-Match': '*' } })).status).toBe(200);
+  });
+});
+
 describe('ETag and If-Match', () => {
   it('agents: GET and PATCH carry the same strong ETag; a stale If-Match is 412 and changes nothing', async () => {
     const h = await harness();

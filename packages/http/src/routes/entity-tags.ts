@@ -1,11 +1,17 @@
-/** @module `ETag` on single-resource responses and `If-Match` on writes (README "Optimistic concurrency"). */
-import { entityTag, type WriteConditions } from '@parley/core';
+/** @module `ETag` and `If-None-Match` on single-resource responses, `If-Match` on writes (docs/optimistic-concurrency.md). */
+import { entityTag, ifNoneMatchMatches, type WriteConditions } from '@parley/core';
 import type { Context } from 'hono';
 import type { ParleyEnv } from '../env.js';
 
-/** Answers 200 with `resource` as JSON and its strong `ETag` (RFC 9110 §8.8.3). */
+/**
+ * Answers 200 with `resource` as JSON and its strong `ETag` (RFC 9110 §8.8.3); a `GET` whose
+ * `If-None-Match` matches that tag answers `304 Not Modified` with the `ETag` and no body
+ * (§13.1.2, §15.4.5), so a client revalidating its copy downloads nothing.
+ */
 export function jsonWithEntityTag(c: Context<ParleyEnv>, resource: object): Response {
-  c.header('ETag', entityTag(resource));
+  const etag = entityTag(resource);
+  c.header('ETag', etag);
+  if ((c.req.method === 'GET' || c.req.method === 'HEAD') && ifNoneMatchMatches(c.req.header('If-None-Match'), etag)) return c.body(null, 304);
   return c.json(resource);
 }
 

@@ -1,6 +1,5 @@
 /** @module Storage contract: the agent store. */
 import type { Storage } from '../../ports/storage.js';
-import type { Agent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { ids, mutateResult, Records, WS } from './fixtures.js';
 
@@ -69,40 +68,35 @@ export function agentTests(t: ContractTestApi, open: () => Promise<OpenedFixture
       expect((await list({ offset: 0, limit: 2 })).total).toBe(5);
     });
 
-    test('update stores the record the function returns and resolves with it', async (storage) => {
+    test('update merges the given fields into the stored agent, moves it between the status lists, and resolves with it', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const other = await records.insertAgent(storage, WS);
-      const changed = { ...agent, name: 'Renamed', status: 'inactive' as const, configuration: { replaced: true }, updatedAt: '2026-03-02T00:00:00.000Z' };
-      let seen: unknown;
-      const result = await storage.agents.update(WS, agent.id, (current) => {
-        seen = current;
-        return { record: changed, event: records.event(WS, 'agent.updated', changed) };
+      const changed = { ...agent, name: 'Renamed', status: 'inactive' as const, configuration: { replaced: true }, systemPrompt: 'Be brief.', updatedAt: '2026-03-02T00:00:00.000Z' };
+      const result = await storage.agents.update(WS, agent.id, {
+        set: { name: 'Renamed', status: 'inactive', configuration: { replaced: true }, systemPrompt: 'Be brief.' },
+        touch: '2026-03-02T00:00:00.000Z',
+        event: records.draft(WS, 'agent.updated'),
       });
-      expect(seen).toEqual(agent);
-      expect(result).toEqual(changed);
+      expect(result).toEqual({ outcome: 'applied', record: changed });
       expect(await storage.agents.get(WS, agent.id)).toEqual(changed);
       expect(await storage.agents.get(WS, other.id)).toEqual(other);
       expect((await storage.agents.list(WS, { offset: 0, limit: 10, status: 'inactive' })).items).toEqual([changed]);
+      expect((await storage.agents.list(WS, { offset: 0, limit: 10, status: 'active' })).items).toEqual([other]);
     });
 
-    test('update resolves with the stored agent and writes nothing when the function returns null', async (storage) => {
+    test('update writes nothing and answers unmet with the stored agent when a condition fails', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
-      expect(await storage.agents.update(WS, agent.id, () => null)).toEqual(agent);
+      expect(await storage.agents.update(WS, agent.id, { set: { name: 'No' }, where: [{ field: 'status', equals: 'inactive' }] })).toEqual({ outcome: 'unmet', record: agent });
+      expect(await storage.agents.update(WS, agent.id, { set: { name: 'No' }, ifVersion: [] })).toEqual({ outcome: 'unmet', record: agent });
       expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
     });
 
-    test('update resolves with null, never calling the function, for a missing agent', async (storage) => {
+    test('update resolves with null for a missing agent and stores nothing', async (storage) => {
       const records = new Records();
       const ghost = records.agent();
-      let called = false;
-      const result = await storage.agents.update(WS, ghost.id, () => {
-        called = true;
-        return { record: ghost };
-      });
-      expect(result).toBeNull();
-      expect(called).toBe(false);
+      expect(await storage.agents.update(WS, ghost.id, { set: { name: 'Ghost' }, event: records.draft(WS, 'agent.updated') })).toBeNull();
       expect(await storage.agents.get(WS, ghost.id)).toBeNull();
       expect(await storage.agents.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [], total: 0 });
     });
@@ -111,11 +105,11 @@ export function agentTests(t: ContractTestApi, open: () => Promise<OpenedFixture
       const records = new Records();
       const kept = await records.insertAgent(storage, WS);
       const agent = await records.insertAgent(storage, WS);
-      const deleted = (gone: Agent) => records.event(WS, 'agent.deleted', gone);
-      expect(await storage.agents.delete(WS, agent.id, deleted)).toEqual(agent);
+      const deleted = records.draft(WS, 'agent.deleted');
+      expect(await storage.agents.delete(WS, agent.id, deleted)).toEqual({ outcome: 'applied', record: agent });
       expect(await storage.agents.get(WS, agent.id)).toBeNull();
       expect(await storage.agents.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [kept], total: 1 });
-      expect(await storage.agents.update(WS, agent.id, () => ({ record: agent }))).toBeNull();
+      expect(await storage.agents.update(WS, agent.id, { set: { name: 'Back' } })).toBeNull();
       expect(await storage.agents.delete(WS, agent.id, deleted)).toBeNull();
       expect(await storage.agents.delete(WS, records.id('agt'), deleted)).toBeNull();
     });
@@ -145,7 +139,7 @@ export function agentTests(t: ContractTestApi, open: () => Promise<OpenedFixture
       const got = (await storage.agents.get(WS, agent.id))!;
       const page = await storage.agents.list(WS, { offset: 0, limit: 10 });
       const updated = { ...agent, name: 'Renamed', configuration: { tools: ['changed'] } };
-      await storage.agents.update(WS, agent.id, () => ({ record: updated, event: records.event(WS, 'agent.updated', updated) }));
+      await storage.agents.update(WS, agent.id, { set: { name: 'Renamed', configuration: { tools: ['changed'] } }, event: records.draft(WS, 'agent.updated') });
       await records.insertAgent(storage, WS);
 
       expect(got).toEqual(agent);

@@ -1,6 +1,6 @@
 /** @module Storage contract: deleting an agent deletes its conversations and their messages. */
 import type { Storage } from '../../ports/storage.js';
-import type { Agent, Conversation, Message } from '../../types.js';
+import type { Conversation, Message } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { Records, WS } from './fixtures.js';
 
@@ -21,19 +21,19 @@ export function cascadeTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       conversations.push({ conversation: { ...inserted, lastMessageAt, updatedAt: lastMessageAt }, messages });
     }
     const of = (agentId: string) => conversations.filter(({ conversation }) => conversation.agentId === agentId);
-    const deleted = (agent: Agent) => records.event(WS, 'agent.deleted', agent);
+    const deleted = records.draft(WS, 'agent.deleted');
     return { records, doomed, kept, deleted, doomedConversations: of(doomed.id), keptConversations: of(kept.id) };
   }
 
   contractGroup(t, 'agent delete cascade', open, skip, (test) => {
     test('deleting an agent removes its conversations and their messages', async (storage) => {
       const { doomed, deleted, doomedConversations } = await world(storage);
-      expect(await storage.agents.delete(WS, doomed.id, deleted)).toEqual(doomed);
+      expect(await storage.agents.delete(WS, doomed.id, deleted)).toEqual({ outcome: 'applied', record: doomed });
       for (const { conversation, messages } of doomedConversations) {
         expect(await storage.conversations.get(WS, conversation.id)).toBeNull();
         expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
         expect(await storage.messages.page(WS, conversation.id, { before: messages[2]!.id, limit: 10 })).toBeNull();
-        expect(await storage.conversations.update(WS, conversation.id, (current) => ({ record: { ...current, status: 'completed' } }))).toBeNull();
+        expect(await storage.conversations.update(WS, conversation.id, { set: { status: 'completed' } })).toBeNull();
       }
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10, agentId: doomed.id })).toEqual({ items: [], total: 0 });
     });
@@ -81,9 +81,9 @@ export function cascadeTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
     });
 
     test('an agent without conversations is deleted alone', async (storage) => {
-      const { records, kept, deleted, keptConversations } = await world(storage);
+      const { records, kept, keptConversations } = await world(storage);
       const lonely = await records.insertAgent(storage, WS);
-      expect(await storage.agents.delete(WS, lonely.id, deleted)).toEqual(lonely);
+      expect(await storage.agents.delete(WS, lonely.id, records.draft(WS, 'agent.deleted'))).toEqual({ outcome: 'applied', record: lonely });
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(4);
       expect(await storage.conversations.get(WS, keptConversations[0]!.conversation.id)).toEqual(keptConversations[0]!.conversation);
       expect(await storage.agents.get(WS, kept.id)).toEqual(kept);

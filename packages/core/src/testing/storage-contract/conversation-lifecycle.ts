@@ -21,14 +21,12 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       for (const filter of [{}, { agentId: agent.id }, { userId: 'u1' }, { status: 'active' as const }, { agentId: agent.id, userId: 'u1' }]) {
         expect((await storage.conversations.list(WS, { offset: 0, limit: 10, ...filter })).items).toEqual([expected]);
       }
-      let seen: unknown;
-      const completed = await storage.conversations.update(WS, conversation.id, (current) => {
-        seen = current;
-        const record = { ...current, status: 'completed' as const };
-        return { record, event: records.event(WS, 'conversation.completed', record) };
+      const completed = await storage.conversations.update(WS, conversation.id, {
+        set: { status: 'completed' },
+        where: [{ field: 'status', equals: 'active' }],
+        event: records.draft(WS, 'conversation.completed'),
       });
-      expect(seen).toEqual(expected);
-      expect(completed).toEqual({ ...expected, status: 'completed' });
+      expect(completed).toEqual({ outcome: 'applied', record: { ...expected, status: 'completed' } });
       const page = await storage.events.list(WS, { limit: 10, type: 'conversation.completed' });
       expect(page?.events.map((event) => event.data)).toEqual([{ ...expected, status: 'completed' }]);
     });
@@ -38,15 +36,11 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const message = records.message(conversation.id);
-      let appending: Promise<string> | undefined;
-      const completed = await storage.conversations.update(WS, conversation.id, (current) => {
-        // Started between the update's read and its write (not awaited: an update function is pure
-        // of I/O, but nothing stops another client from writing at that moment).
-        appending ??= storage.messages.append(WS, message, records.sent(WS, message));
-        const record = { ...current, status: 'completed' as const };
-        return { record, event: records.event(WS, 'conversation.completed', record) };
-      });
-      const outcome = await appending;
+      const [outcome, result] = await Promise.all([
+        storage.messages.append(WS, message, records.sent(WS, message)),
+        storage.conversations.update(WS, conversation.id, { set: { status: 'completed' }, event: records.draft(WS, 'conversation.completed') }),
+      ]);
+      const completed = result?.record;
       const [event] = (await storage.events.list(WS, { limit: 10, type: 'conversation.completed' }))?.events ?? [];
       const expected = outcome === 'appended' ? message.createdAt : null;
       expect(completed?.lastMessageAt).toBe(expected);
@@ -71,9 +65,12 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const [message] = await records.appendMessages(storage, WS, conversation.id, 1);
       const later = new Date(Date.parse(message!.createdAt) + 60_000).toISOString();
-      const updated = await storage.conversations.update(WS, conversation.id, (current) => ({ record: { ...current, metadata: { x: 1 }, updatedAt: later } }));
-      expect(updated).toEqual({ ...conversation, metadata: { x: 1 }, lastMessageAt: message!.createdAt, updatedAt: later });
-      expect(await storage.conversations.get(WS, conversation.id)).toEqual(updated);
+      const updated = await storage.conversations.update(WS, conversation.id, { set: { metadata: { x: 1 } }, touch: later });
+      expect(updated?.record).toEqual({ ...conversation, metadata: { x: 1 }, lastMessageAt: message!.createdAt, updatedAt: later });
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(updated?.record);
+      // `touch` never moves updatedAt backwards.
+      const earlier = await storage.conversations.update(WS, conversation.id, { set: { metadata: { x: 2 } }, touch: conversation.createdAt });
+      expect(earlier?.record).toEqual({ ...conversation, metadata: { x: 2 }, lastMessageAt: message!.createdAt, updatedAt: later });
     });
   });
 
@@ -83,10 +80,11 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       const agent = await records.insertAgent(storage, WS);
       const kept = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
       const doomed = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
-      const [message] = await records.appendMessages(storage, WS, doomed.id, 3);
+      const [message, , last] = await records.appendMessages(storage, WS, doomed.id, 3);
+      const lastMessageAt = last?.createdAt;
       const eventsBefore = (await storage.events.list(WS, { limit: 100 }))?.events.length;
 
-      expect(await storage.conversations.delete(WS, doomed.id)).toBe(true);
+      expect((await storage.conversations.delete(WS, doomed.id))?.record).toEqual({ ...doomed, lastMessageAt: lastMessageAt!, updatedAt: lastMessageAt! });
       expect(await storage.conversations.get(WS, doomed.id)).toBeNull();
       for (const filter of [{}, { agentId: agent.id }, { userId: 'u1' }, { status: 'active' as const }, { agentId: agent.id, userId: 'u1' }]) {
         expect(await storage.conversations.list(WS, { offset: 0, limit: 10, ...filter })).toEqual({ items: [kept], total: 1 });
@@ -96,15 +94,15 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       const late = records.message(doomed.id);
       expect(await storage.messages.append(WS, late, records.sent(WS, late))).toBe('conversation_not_found');
       expect((await storage.events.list(WS, { limit: 100 }))?.events.length).toBe(eventsBefore);
-      expect(await storage.conversations.delete(WS, doomed.id)).toBe(false);
+      expect(await storage.conversations.delete(WS, doomed.id)).toBeNull();
     });
 
     test('delete answers false for an unknown id and for another workspace\'s conversation, which stays', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
-      expect(await storage.conversations.delete(WS, records.id('conv'))).toBe(false);
-      expect(await storage.conversations.delete(OTHER_WS, conversation.id)).toBe(false);
+      expect(await storage.conversations.delete(WS, records.id('conv'))).toBeNull();
+      expect(await storage.conversations.delete(OTHER_WS, conversation.id)).toBeNull();
       expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
     });
 
@@ -113,8 +111,8 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       const agent = await records.insertAgent(storage, WS);
       const first = await records.insertConversation(storage, WS, agent.id);
       const second = await records.insertConversation(storage, WS, agent.id);
-      expect(await storage.conversations.delete(WS, first.id)).toBe(true);
-      expect(await storage.agents.delete(WS, agent.id, (deleted) => records.event(WS, 'agent.deleted', deleted))).not.toBeNull();
+      expect((await storage.conversations.delete(WS, first.id))?.outcome).toBe('applied');
+      expect(await storage.agents.delete(WS, agent.id, records.draft(WS, 'agent.deleted'))).not.toBeNull();
       expect(await storage.conversations.get(WS, second.id)).toBeNull();
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [], total: 0 });
     });

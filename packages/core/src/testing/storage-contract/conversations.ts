@@ -101,42 +101,35 @@ export function conversationTests(t: ContractTestApi, open: () => Promise<Opened
       await check({ userId: 'u1' }, 3, 5);
     });
 
-    test('update stores the record the function returns, indexes included, and resolves with it', async (storage) => {
+    test('update merges the given fields into the stored conversation, moves it between the status lists, and resolves with it', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
-      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
       const completed: Conversation = { ...conversation, status: 'completed', metadata: { outcome: 'solved' } };
-      let seen: unknown;
-      const result = await storage.conversations.update(WS, conversation.id, (current) => {
-        seen = current;
-        return { record: completed, event: records.event(WS, 'conversation.completed', completed) };
-      });
-      expect(seen).toEqual(conversation);
-      expect(result).toEqual(completed);
+      const result = await storage.conversations.update(WS, conversation.id, { set: { status: 'completed', metadata: { outcome: 'solved' } } });
+      expect(result).toEqual({ outcome: 'applied', record: completed });
       expect(await storage.conversations.get(WS, conversation.id)).toEqual(completed);
-      expect(await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'completed' })).toEqual({ items: [completed], total: 1 });
-      expect((await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'active' })).total).toBe(0);
+      for (const filter of [{}, { agentId: agent.id }, { userId: 'u1' }, { agentId: agent.id, userId: 'u1' }]) {
+        expect(await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'completed', ...filter })).toEqual({ items: [completed], total: 1 });
+        expect((await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'active', ...filter })).total).toBe(0);
+      }
     });
 
-    test('update resolves with the stored conversation and writes nothing when the function returns null', async (storage) => {
+    test('update writes nothing and answers unmet with the stored conversation when a condition fails', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
-      const conversation = await records.insertConversation(storage, WS, agent.id);
-      expect(await storage.conversations.update(WS, conversation.id, () => null)).toEqual(conversation);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { status: 'completed' });
+      const result = await storage.conversations.update(WS, conversation.id, { set: { metadata: { x: 1 } }, where: [{ field: 'status', equals: 'active' }], event: records.draft(WS, 'conversation.completed') });
+      expect(result).toEqual({ outcome: 'unmet', record: conversation });
       expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
+      expect((await storage.events.list(WS, { limit: 10, type: 'conversation.completed' }))?.events).toEqual([]);
     });
 
-    test('update resolves with null, never calling the function, for a missing conversation', async (storage) => {
+    test('update resolves with null for a missing conversation and stores nothing', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const ghost = records.conversation(agent.id);
-      let called = false;
-      const result = await storage.conversations.update(WS, ghost.id, () => {
-        called = true;
-        return { record: ghost };
-      });
-      expect(result).toBeNull();
-      expect(called).toBe(false);
+      expect(await storage.conversations.update(WS, ghost.id, { set: { metadata: {} } })).toBeNull();
       expect(await storage.conversations.get(WS, ghost.id)).toBeNull();
       expect((await storage.conversations.list(WS, { offset: 0, limit: 10 })).total).toBe(0);
     });
@@ -169,7 +162,7 @@ export function conversationTests(t: ContractTestApi, open: () => Promise<Opened
       // An append moves the stored conversation's lastMessageAt and updatedAt.
       const message = records.message(conversation.id);
       await storage.messages.append(WS, message, records.sent(WS, message));
-      await storage.conversations.update(WS, conversation.id, (current) => ({ record: { ...current, metadata: { changed: true } } }));
+      await storage.conversations.update(WS, conversation.id, { set: { metadata: { changed: true } } });
 
       expect(got).toEqual(conversation);
       expect(page).toEqual({ items: [conversation], total: 1 });

@@ -130,8 +130,7 @@ export function eventLogTests(
       expect(page).toEqual({ events: [expected], hasMore: false });
 
       const read = await storage.events.get(WS, expected.id);
-      const renamed = { ...expected.data, name: 'Renamed' } as typeof agent;
-      await storage.agents.update(WS, agent.id, () => ({ record: renamed, event: records.event(WS, 'agent.updated', renamed) }));
+      await storage.agents.update(WS, agent.id, { set: { name: 'Renamed' }, event: records.draft(WS, 'agent.updated') });
       expect(page).toEqual({ events: [expected], hasMore: false });
       expect(read).toEqual(expected);
     });

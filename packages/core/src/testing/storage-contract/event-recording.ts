@@ -1,5 +1,4 @@
 /** @module Storage contract: every write that emits an event records it with the change, and only then. */
-import { ParleyError } from '../../errors.js';
 import type { Storage } from '../../ports/storage.js';
 import type { DomainEvent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
@@ -29,16 +28,6 @@ export async function drainOutbox(storage: Storage): Promise<DomainEvent[]> {
   throw new Error('Contract: the outbox did not run dry.');
 }
 
-/** A promise's rejection, or a failure when it resolved. */
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('Contract: expected a rejection.');
-}
-
 /** @internal Registers the tests of event recording by the writes of every store. */
 export function eventRecordingTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
   const { expect } = t;
@@ -53,44 +42,36 @@ export function eventRecordingTests(t: ContractTestApi, open: () => Promise<Open
       expect(await drainOutbox(storage)).toEqual([event]);
     });
 
-    test('agents.update records the event of the change; null or an event-less change records nothing', async (storage) => {
+    test('agents.update records its event, data the agent as stored after the change; an unmet or event-less change records nothing', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
-      const renamed = { ...agent, name: 'Renamed' };
-      const event = records.event(WS, 'agent.updated', renamed);
-      await storage.agents.update(WS, agent.id, () => ({ record: renamed, event }));
-      await storage.agents.update(WS, agent.id, () => null);
-      await storage.agents.update(WS, agent.id, (current) => ({ record: { ...current, description: 'silent' } }));
+      const draft = records.draft(WS, 'agent.updated');
+      await storage.agents.update(WS, agent.id, { set: { name: 'Renamed' }, event: draft });
+      await storage.agents.update(WS, agent.id, { set: { name: 'Refused' }, ifVersion: [1], event: records.draft(WS, 'agent.updated') });
+      await storage.agents.update(WS, agent.id, { set: { description: 'silent' } });
       const log = await logOf(storage);
       expect(log.map((recorded) => recorded.type)).toEqual(['agent.created', 'agent.updated']);
-      expect(log[1]).toEqual(event);
-      expect((await storage.agents.get(WS, agent.id))?.description).toBe('silent');
+      expect(log[1]).toEqual({ ...draft, data: { ...agent, name: 'Renamed' } });
+      expect(await storage.agents.get(WS, agent.id)).toEqual({ ...agent, name: 'Renamed', description: 'silent' });
     });
 
-    test('agents.delete records event(deleted) built from the stored agent; a missing agent records nothing', async (storage) => {
+    test('agents.delete records its event with the stored agent as data; a missing agent records nothing', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
-      let built: DomainEvent | undefined;
-      await storage.agents.delete(WS, agent.id, (deleted) => (built = records.event(WS, 'agent.deleted', deleted)));
-      expect(built?.data).toEqual(agent);
-      expect(await storage.agents.delete(WS, agent.id, (deleted) => records.event(WS, 'agent.deleted', deleted))).toBeNull();
-      expect(await storage.agents.delete(WS, records.id('agt'), (deleted) => records.event(WS, 'agent.deleted', deleted))).toBeNull();
+      const draft = records.draft(WS, 'agent.deleted');
+      expect(await storage.agents.delete(WS, agent.id, draft)).toEqual({ outcome: 'applied', record: agent });
+      expect(await storage.agents.delete(WS, agent.id, records.draft(WS, 'agent.deleted'))).toBeNull();
+      expect(await storage.agents.delete(WS, records.id('agt'), records.draft(WS, 'agent.deleted'))).toBeNull();
       const log = await logOf(storage);
       expect(log.map((recorded) => recorded.type)).toEqual(['agent.created', 'agent.deleted']);
-      expect(log[1]).toEqual(built);
+      expect(log[1]).toEqual({ ...draft, data: agent });
     });
 
-    test('agents.delete whose event function throws deletes nothing and records nothing', async (storage) => {
+    test('agents.delete whose conditions fail deletes nothing and records nothing', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
-      const refusal = new ParleyError('conflict', 'Refused by the test.');
-      const error = await rejectionOf(
-        storage.agents.delete(WS, agent.id, () => {
-          throw refusal;
-        }),
-      );
-      expect(error).toBe(refusal);
+      expect(await storage.agents.delete(WS, agent.id, records.draft(WS, 'agent.deleted'), { ifVersion: [2] })).toEqual({ outcome: 'unmet', record: agent });
       expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
       expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
       expect((await logOf(storage)).map((recorded) => recorded.type)).toEqual(['agent.created', 'conversation.started']);
@@ -112,17 +93,17 @@ export function eventRecordingTests(t: ContractTestApi, open: () => Promise<Open
       expect(log[2]).toEqual(startedEvent);
     });
 
-    test('conversations.update records the completion event; null records nothing', async (storage) => {
+    test('conversations.update records the completion event; an unmet change records nothing', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
-      const completed = { ...conversation, status: 'completed' as const };
-      const event = records.event(WS, 'conversation.completed', completed);
-      await storage.conversations.update(WS, conversation.id, () => ({ record: completed, event }));
-      await storage.conversations.update(WS, conversation.id, () => null);
+      const complete = () => ({ set: { status: 'completed' as const }, where: [{ field: 'status' as const, equals: 'active' }], event: records.draft(WS, 'conversation.completed') });
+      const change = complete();
+      await storage.conversations.update(WS, conversation.id, change);
+      await storage.conversations.update(WS, conversation.id, complete());
       const log = await logOf(storage);
       expect(log.map((recorded) => recorded.type)).toEqual(['agent.created', 'conversation.started', 'conversation.completed']);
-      expect(log[2]).toEqual(event);
+      expect(log[2]).toEqual({ ...change.event, data: { ...conversation, status: 'completed' } });
     });
 
     test('messages.append records its event only when it appends', async (storage) => {
@@ -142,32 +123,10 @@ export function eventRecordingTests(t: ContractTestApi, open: () => Promise<Open
       expect(log[3]).toEqual(event);
     });
 
-    test('an update function that throws writes nothing, records nothing, and its error propagates', async (storage) => {
-      const records = new Records();
-      const agent = await records.insertAgent(storage, WS);
-      const conversation = await records.insertConversation(storage, WS, agent.id);
-      const endpoint = await records.insertEndpoint(storage, WS);
-      const refusal = new ParleyError('conflict', 'Refused by the test.');
-      const refuse = (): never => {
-        throw refusal;
-      };
-      expect(await rejectionOf(storage.agents.update(WS, agent.id, refuse))).toBe(refusal);
-      expect(await rejectionOf(storage.conversations.update(WS, conversation.id, refuse))).toBe(refusal);
-      expect(await rejectionOf(storage.webhookEndpoints.update(WS, endpoint.id, refuse))).toBe(refusal);
-      expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
-      expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
-      expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual(endpoint);
-      expect((await logOf(storage)).map((recorded) => recorded.type)).toEqual(['agent.created', 'conversation.started']);
-    });
-
     test('webhook endpoint writes record no event, even when a change carries one', async (storage) => {
       const records = new Records();
       const endpoint = await records.insertEndpoint(storage, WS);
-      const agent = records.agent();
-      await storage.webhookEndpoints.update(WS, endpoint.id, (current) => ({
-        record: { ...current, enabled: false },
-        event: records.event(WS, 'agent.updated', agent),
-      }));
+      await storage.webhookEndpoints.update(WS, endpoint.id, { set: { enabled: false }, event: records.draft(WS, 'agent.updated') });
       await storage.webhookEndpoints.delete(WS, endpoint.id);
       expect(await logOf(storage)).toEqual([]);
       expect(await storage.outbox.take(10, 50)).toBeNull();

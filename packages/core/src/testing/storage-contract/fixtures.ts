@@ -1,6 +1,6 @@
 /** @module Records with deterministic, time-sortable ids for the storage contract suite. */
 import { createUlidGenerator, type IdPrefix } from '../../ports/ids.js';
-import type { Storage } from '../../ports/storage.js';
+import type { EventDraft, Storage } from '../../ports/storage.js';
 import type { Agent, Conversation, DeliveryAttempt, DomainEvent, EventType, Message, WebhookEndpointRecord } from '../../types.js';
 import { ManualClock } from '../clock.js';
 
@@ -88,6 +88,11 @@ export class Records {
   /** A new event of `type` about `data`, with a fresh `evt_` id and the current real time. */
   event(workspaceId: string, type: EventType, data: DomainEvent['data']): DomainEvent {
     return { id: this.eventIds.next('evt'), type, workspaceId, occurredAt: new Date().toISOString(), data: structuredClone(data) };
+  }
+
+  /** A new event draft of `type` (an update or delete fills in its `data`), like {@link event}. */
+  draft(workspaceId: string, type: EventType): EventDraft {
+    return { id: this.eventIds.next('evt'), type, workspaceId, occurredAt: new Date().toISOString() };
   }
 
   /** A delivery attempt of `event` to `endpointId` (a 200 unless overridden), with a new `dlv_` id. */

@@ -3,7 +3,7 @@ import type { Storage } from '../../ports/storage.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { agentTests } from './agents.js';
 import { cascadeTests } from './cascade.js';
-import { compareAndSetTests } from './compare-and-set.js';
+import { concurrentChangeTests } from './concurrent-changes.js';
 import { conversationLifecycleTests } from './conversation-lifecycle.js';
 import { conversationTests } from './conversations.js';
 import { deliveryTests } from './deliveries.js';
@@ -24,7 +24,7 @@ export interface StorageContractOptions {
   /**
    * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
    * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`,
-   * `conversation activity`, `conversation delete`, `message get`, `workspace isolation`, `agent delete cascade`, `event recording`, `compare-and-set`,
+   * `conversation activity`, `conversation delete`, `message get`, `workspace isolation`, `agent delete cascade`, `event recording`, `concurrent changes`,
    * `event log`, `event retention`, `outbox`, `outbox leases`, `deliveries`,
    * `deliveries retention`, `ping`.
    */
@@ -70,7 +70,7 @@ export function runStorageContract(t: ContractTestApi, factory: StorageFactory, 
     isolationTests(t, open, skip);
     cascadeTests(t, open, skip);
     eventRecordingTests(t, open, skip);
-    compareAndSetTests(t, open, skip);
+    concurrentChangeTests(t, open, skip);
     eventLogTests(t, openWith, skip);
     outboxTests(t, openWith, skip);
     deliveryTests(t, openWith, skip);

@@ -15,8 +15,8 @@ export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFix
       expect(await storage.agents.get(OTHER_WS, agent.id)).toBeNull();
       expect(await storage.agents.list(OTHER_WS, { offset: 0, limit: 10 })).toEqual(EMPTY);
       expect(await storage.agents.list(OTHER_WS, { offset: 0, limit: 10, status: 'active' })).toEqual(EMPTY);
-      expect(await storage.agents.update(OTHER_WS, agent.id, (current) => ({ record: { ...current, name: 'Hijacked' } }))).toBeNull();
-      expect(await storage.agents.delete(OTHER_WS, agent.id, (gone) => records.event(OTHER_WS, 'agent.deleted', gone))).toBeNull();
+      expect(await storage.agents.update(OTHER_WS, agent.id, { set: { name: 'Hijacked' } })).toBeNull();
+      expect(await storage.agents.delete(OTHER_WS, agent.id, records.draft(OTHER_WS, 'agent.deleted'))).toBeNull();
       expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
       expect(await storage.agents.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [agent], total: 1 });
     });
@@ -28,7 +28,7 @@ export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFix
       await storage.agents.insert(OTHER_WS, twin, records.event(OTHER_WS, 'agent.created', twin));
       expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
       expect(await storage.agents.get(OTHER_WS, agent.id)).toEqual(twin);
-      expect(await storage.agents.delete(OTHER_WS, agent.id, (gone) => records.event(OTHER_WS, 'agent.deleted', gone))).toEqual(twin);
+      expect(await storage.agents.delete(OTHER_WS, agent.id, records.draft(OTHER_WS, 'agent.deleted'))).toEqual({ outcome: 'applied', record: twin });
       expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
     });
 
@@ -42,7 +42,7 @@ export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFix
       expect(await storage.conversations.list(OTHER_WS, { offset: 0, limit: 10 })).toEqual(EMPTY);
       expect(await storage.conversations.list(OTHER_WS, { offset: 0, limit: 10, agentId: agent.id })).toEqual(EMPTY);
       expect(await storage.conversations.list(OTHER_WS, { offset: 0, limit: 10, userId: 'u1', status: 'active' })).toEqual(EMPTY);
-      expect(await storage.conversations.update(OTHER_WS, conversation.id, (current) => ({ record: { ...current, status: 'completed' } }))).toBeNull();
+      expect(await storage.conversations.update(OTHER_WS, conversation.id, { set: { status: 'completed' } })).toBeNull();
       expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
       expect(await storage.conversations.list(WS, { offset: 0, limit: 10 })).toEqual({ items: [conversation], total: 1 });
     });
@@ -66,8 +66,8 @@ export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFix
       expect(await storage.webhookEndpoints.get(OTHER_WS, endpoint.id)).toBeNull();
       expect(await storage.webhookEndpoints.list(OTHER_WS, { offset: 0, limit: 20 })).toEqual(EMPTY);
       expect(await storage.webhookEndpoints.subscribed(OTHER_WS, 'agent.created')).toEqual([]);
-      expect(await storage.webhookEndpoints.update(OTHER_WS, endpoint.id, (current) => ({ record: { ...current, url: 'https://evil.example.com/' } }))).toBeNull();
-      expect(await storage.webhookEndpoints.delete(OTHER_WS, endpoint.id)).toBe(false);
+      expect(await storage.webhookEndpoints.update(OTHER_WS, endpoint.id, { set: { url: 'https://evil.example.com/' } })).toBeNull();
+      expect(await storage.webhookEndpoints.delete(OTHER_WS, endpoint.id)).toBeNull();
       expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual(endpoint);
       expect(await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).toEqual({ items: [endpoint], total: 1 });
     });
@@ -91,7 +91,7 @@ export function isolationTests(t: ContractTestApi, open: () => Promise<OpenedFix
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const messages = await records.appendMessages(storage, WS, conversation.id, 2);
-      expect(await storage.agents.delete(OTHER_WS, agent.id, (gone) => records.event(OTHER_WS, 'agent.deleted', gone))).toBeNull();
+      expect(await storage.agents.delete(OTHER_WS, agent.id, records.draft(OTHER_WS, 'agent.deleted'))).toBeNull();
       const lastMessageAt = messages.at(-1)!.createdAt;
       expect(await storage.conversations.get(WS, conversation.id)).toEqual({ ...conversation, lastMessageAt, updatedAt: lastMessageAt });
       expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages, hasMore: false });

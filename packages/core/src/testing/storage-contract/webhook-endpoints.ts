@@ -1,5 +1,6 @@
 /** @module Storage contract: the webhook endpoint store. */
 import type { Storage } from '../../ports/storage.js';
+import { recordVersion } from '../../record-version.js';
 import { EVENT_TYPES, type EventType, type WebhookEndpointRecord } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { mutateResult, Records, WS } from './fixtures.js';
@@ -41,7 +42,7 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
       expect(await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).toEqual({ items: [], total: 0 });
     });
 
-    test('update stores the record the function returns and resolves with it', async (storage) => {
+    test('update merges the given fields into the stored endpoint and resolves with it', async (storage) => {
       const records = new Records();
       const endpoint = await records.insertEndpoint(storage, WS);
       const changed: WebhookEndpointRecord = {
@@ -55,29 +56,25 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
         failingSince: '2026-03-01T10:00:00.000Z',
         updatedAt: '2026-03-02T00:00:00.000Z',
       };
-      let seen: unknown;
-      const result = await storage.webhookEndpoints.update(WS, endpoint.id, (current) => {
-        seen = current;
-        return { record: changed };
-      });
-      expect(seen).toEqual(endpoint);
-      expect(result).toEqual(changed);
+      const { id: _id, createdAt: _createdAt, updatedAt, ...set } = changed;
+      const result = await storage.webhookEndpoints.update(WS, endpoint.id, { set, touch: updatedAt });
+      expect(result).toEqual({ outcome: 'applied', record: changed });
       expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual(changed);
       expect((await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).items).toEqual([changed]);
     });
 
-    test('update resolves with the stored endpoint when the function returns null, and with null for a missing one', async (storage) => {
+    test('update answers unmet (nothing written) when a condition fails, and null for a missing endpoint', async (storage) => {
       const records = new Records();
-      const endpoint = await records.insertEndpoint(storage, WS);
-      expect(await storage.webhookEndpoints.update(WS, endpoint.id, () => null)).toEqual(endpoint);
+      const endpoint = await records.insertEndpoint(storage, WS, { failingSince: '2026-03-01T10:00:00.000Z' });
+      const disable = { set: { enabled: false, disabledReason: 'failing' as const } };
+      for (const where of [[{ field: 'enabled' as const, equals: false }], [{ field: 'failingSince' as const, equals: null }], [{ field: 'failingSince' as const, before: '2026-03-01T10:00:00.000Z' }]]) {
+        expect(await storage.webhookEndpoints.update(WS, endpoint.id, { ...disable, where })).toEqual({ outcome: 'unmet', record: endpoint });
+      }
+      expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual(endpoint);
+      const applied = await storage.webhookEndpoints.update(WS, endpoint.id, { ...disable, where: [{ field: 'enabled', equals: true }, { field: 'failingSince', before: '2026-03-01T10:00:00.001Z' }] });
+      expect(applied).toEqual({ outcome: 'applied', record: { ...endpoint, enabled: false, disabledReason: 'failing' } });
       const ghost = records.endpoint();
-      let called = false;
-      const result = await storage.webhookEndpoints.update(WS, ghost.id, () => {
-        called = true;
-        return { record: ghost };
-      });
-      expect(result).toBeNull();
-      expect(called).toBe(false);
+      expect(await storage.webhookEndpoints.update(WS, ghost.id, { set: { enabled: false } })).toBeNull();
       expect(await storage.webhookEndpoints.get(WS, ghost.id)).toBeNull();
       expect((await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).total).toBe(1);
     });
@@ -105,45 +102,38 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
       expect(sorted(await storage.webhookEndpoints.subscribed(WS, 'agent.created'))).toEqual([both, agentsOnly]);
       expect(await storage.webhookEndpoints.subscribed(WS, 'message.sent')).toEqual([both]);
       expect(await storage.webhookEndpoints.subscribed(WS, 'agent.deleted')).toEqual([]);
-      await storage.webhookEndpoints.update(WS, both.id, (current) => ({ record: { ...current, enabled: false } }));
-      await storage.webhookEndpoints.update(WS, agentsOnly.id, (current) => ({ record: { ...current, events: ['agent.updated'] } }));
+      await storage.webhookEndpoints.update(WS, both.id, { set: { enabled: false } });
+      await storage.webhookEndpoints.update(WS, agentsOnly.id, { set: { events: ['agent.updated'] } });
       expect(await storage.webhookEndpoints.subscribed(WS, 'agent.created')).toEqual([]);
       expect(await storage.webhookEndpoints.subscribed(WS, 'agent.updated')).toEqual([{ ...agentsOnly, events: ['agent.updated'] }]);
     });
 
-    test('delete returns true once, then false; the endpoint can no longer be read', async (storage) => {
+    test('delete answers applied with the endpoint once, then null; the endpoint can no longer be read', async (storage) => {
       const records = new Records();
       const kept = records.endpoint();
       const endpoint = records.endpoint();
       await storage.webhookEndpoints.insert(WS, kept);
       await storage.webhookEndpoints.insert(WS, endpoint);
-      expect(await storage.webhookEndpoints.delete(WS, endpoint.id)).toBe(true);
+      expect(await storage.webhookEndpoints.delete(WS, endpoint.id)).toEqual({ outcome: 'applied', record: endpoint });
       expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toBeNull();
       expect(await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).toEqual({ items: [kept], total: 1 });
-      expect(await storage.webhookEndpoints.update(WS, endpoint.id, () => ({ record: endpoint }))).toBeNull();
+      expect(await storage.webhookEndpoints.update(WS, endpoint.id, { set: { enabled: true } })).toBeNull();
       expect(await storage.webhookEndpoints.subscribed(WS, 'agent.created')).toEqual([kept]);
-      expect(await storage.webhookEndpoints.delete(WS, endpoint.id)).toBe(false);
-      expect(await storage.webhookEndpoints.delete(WS, records.id('wh'))).toBe(false);
+      expect(await storage.webhookEndpoints.delete(WS, endpoint.id)).toBeNull();
+      expect(await storage.webhookEndpoints.delete(WS, records.id('wh'))).toBeNull();
     });
 
-    test('delete with a check: a throwing check deletes nothing; the check sees the record as stored', async (storage) => {
+    test('delete with ifVersion: a version not listed deletes nothing and answers unmet with the endpoint as stored', async (storage) => {
       const records = new Records();
       const endpoint = records.endpoint();
       await storage.webhookEndpoints.insert(WS, endpoint);
-      await storage.webhookEndpoints.update(WS, endpoint.id, (current) => ({ record: { ...current, enabled: false } }));
-      const refusal = new Error('precondition');
-      const thrown = await storage.webhookEndpoints
-        .delete(WS, endpoint.id, (current) => {
-          if (!current.enabled) throw refusal;
-        })
-        .catch((error: unknown) => error);
-      expect(thrown).toBe(refusal);
+      const disabled = (await storage.webhookEndpoints.update(WS, endpoint.id, { set: { enabled: false } }))!.record;
+      expect(recordVersion(disabled)).toBe(2);
+      expect(await storage.webhookEndpoints.delete(WS, endpoint.id, { ifVersion: [1, 3] })).toEqual({ outcome: 'unmet', record: { ...endpoint, enabled: false } });
       expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual({ ...endpoint, enabled: false });
-      const seen: boolean[] = [];
-      expect(await storage.webhookEndpoints.delete(WS, endpoint.id, (current) => void seen.push(current.enabled))).toBe(true);
-      expect(seen.at(-1)).toBe(false);
+      expect(await storage.webhookEndpoints.delete(WS, endpoint.id, { ifVersion: [1, 2] })).toEqual({ outcome: 'applied', record: { ...endpoint, enabled: false } });
       expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toBeNull();
-      expect(await storage.webhookEndpoints.delete(WS, endpoint.id, () => void seen.push(true))).toBe(false);
+      expect(await storage.webhookEndpoints.delete(WS, endpoint.id, { ifVersion: [2] })).toBeNull();
     });
 
     test('records handed out do not alias stored state: mutating an input or a result changes nothing stored, and a later write changes no record read before it', async (storage) => {
@@ -167,7 +157,7 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
       expect((await storage.webhookEndpoints.list(WS, { offset: 0, limit: 1 })).items).toEqual([expected]);
 
       const read = (await storage.webhookEndpoints.get(WS, expected.id))!;
-      await storage.webhookEndpoints.update(WS, expected.id, (current) => ({ record: { ...current, enabled: false, events: ['agent.deleted'] } }));
+      await storage.webhookEndpoints.update(WS, expected.id, { set: { enabled: false, events: ['agent.deleted'] } });
       expect(read).toEqual(expected);
       expect(await storage.webhookEndpoints.get(WS, expected.id)).toEqual({ ...expected, enabled: false, events: ['agent.deleted'] });
     });
