@@ -7,7 +7,9 @@
 --     -c 'CREATE SCHEMA IF NOT EXISTS parley; SET search_path TO parley' -f 0001_init.sql
 --
 -- Records are kept whole (`data`, the record as the API returns it); the columns beside it are
--- what queries filter, join and sort on. Append-only records (messages, events, delivery attempts)
+-- what queries filter, join and sort on. Agents, conversations and webhook endpoints carry a
+-- `version` (1 on insert, +1 per write that changes what the API returns, a message append
+-- included): If-Match is decided on it and entity tags are derived from it. Append-only records (messages, events, delivery attempts)
 -- are `json`, kept as written (key order included, no re-encoding on insert); records changed in
 -- place are `jsonb`. Ids are ULID-based text compared bytewise
 -- (COLLATE "C"), so "newest first" is descending id order whatever the database's locale.
@@ -23,6 +25,7 @@ CREATE TABLE agents (
   id           text COLLATE "C" NOT NULL,
   status       text NOT NULL,
   data         jsonb NOT NULL,
+  version      integer NOT NULL DEFAULT 1,
   PRIMARY KEY (workspace_id, id)
 );
 CREATE INDEX agents_by_status ON agents (workspace_id, status, id);
@@ -34,6 +37,7 @@ CREATE TABLE conversations (
   user_id      text,
   status       text NOT NULL,
   data         jsonb NOT NULL,
+  version      integer NOT NULL DEFAULT 1,
   PRIMARY KEY (workspace_id, id),
   -- Deleting an agent deletes its conversations (and, below, their messages).
   FOREIGN KEY (workspace_id, agent_id) REFERENCES agents (workspace_id, id) ON DELETE CASCADE
@@ -57,6 +61,7 @@ CREATE TABLE webhook_endpoints (
   workspace_id text COLLATE "C" NOT NULL,
   id           text COLLATE "C" NOT NULL,
   data         jsonb NOT NULL,
+  version      integer NOT NULL DEFAULT 1,
   PRIMARY KEY (workspace_id, id)
 );
 

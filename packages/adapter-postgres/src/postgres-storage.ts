@@ -1,11 +1,11 @@
 /**
  * @module {@link PostgresStorage}: the storage port on PostgreSQL or PGlite, and its retention sweep.
  *
- * Guarantees (ports/storage.ts): each write, its preconditions and the event it records (log and
- * outbox) are one SQL statement, or — for `update` and the deletes with a check, whose deciding
- * function runs in TypeScript — one transaction holding the record's row lock (SELECT … FOR
- * UPDATE), so concurrent writers queue instead of retrying. Every statement is unnamed, so it
- * works behind a transaction-mode pooler.
+ * Guarantees (ports/storage.ts): each write, its preconditions (If-Match versions, conditions,
+ * an inactive agent, a completed conversation) and the event it records (log and outbox) are one
+ * SQL statement — a declarative change is merged in the database (storage/changes.ts), so
+ * concurrent writers of one row queue on its lock instead of retrying. Every statement is
+ * unnamed, so it works behind a transaction-mode pooler.
  */
 import type { AgentStore, ConversationStore, DeliveryStore, EventOutbox, EventStore, MessageStore, PlantStore, Storage, WebhookEndpointStore } from '@parley/core';
 import { quoteSchema, DEFAULT_SCHEMA } from './schema.js';

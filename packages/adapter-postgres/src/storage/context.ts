@@ -1,5 +1,5 @@
 /** @module What every PostgreSQL store shares: the connection, the schema and the event-recording CTEs. */
-import type { DomainEvent } from '@parley/core';
+import { withVersion, type DomainEvent } from '@parley/core';
 import type { Sql } from '../sql.js';
 
 /** Settings and connection of one `PostgresStorage`, handed to each of its stores. */
@@ -44,7 +44,13 @@ export function recordEvent(s: string, after: string, p: { ws: string; id: strin
   leases AS (INSERT INTO ${s}.outbox_leases (workspace_id) SELECT ${p.ws}::text FROM queued ON CONFLICT DO NOTHING)`;
 }
 
-/** A page of a page-numbered list, from a row `{ total, items }` (items a jsonb array). */
-export function offsetPage<T>(row: { total: number; items: T[] } | undefined): { items: T[]; total: number } {
-  return { items: row?.items ?? [], total: row?.total ?? 0 };
+/**
+ * A page of a page-numbered list, from a row `{ total, items }`, items a jsonb array of
+ * `[record, version]` pairs (`jsonb_build_array(data, version)`): versioned records.
+ */
+export function offsetPage<T extends object>(row: { total: number; items: [T, number][] } | undefined): { items: T[]; total: number } {
+  return { items: (row?.items ?? []).map(([data, version]) => withVersion(data, version)), total: row?.total ?? 0 };
 }
+
+/** The select list of a page-numbered list's items (see {@link offsetPage}) over a subquery `page`. */
+export const pageItems = `coalesce(jsonb_agg(jsonb_build_array(data, version) ORDER BY id DESC), '[]')`;

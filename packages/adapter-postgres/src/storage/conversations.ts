@@ -1,9 +1,14 @@
-/** @module Conversations on PostgreSQL: insert checks its agent in the same statement; updates and deletes under a row lock. */
+/** @module Conversations on PostgreSQL: each write, its preconditions (its agent, on insert) and its event in one statement. */
 import type { Conversation, ConversationStore } from '@parley/core';
-import { eventJson, offsetPage, recordEvent, type StoreContext } from './context.js';
+import { applyChange, deleteRecord, versioned, type RecordTable } from './changes.js';
+import { eventJson, offsetPage, pageItems, recordEvent, type StoreContext } from './context.js';
+
+// Callers never change `agentId` (ports/storage.ts), so only these columns follow `data`.
+const CONVERSATIONS: RecordTable = { name: 'conversations', columns: { status: 'status', user_id: 'userId' } };
 
 /** `storage.conversations` on PostgreSQL. */
-export function conversationStore({ sql, s, recorded }: StoreContext): ConversationStore {
+export function conversationStore(context: StoreContext): ConversationStore {
+  const { sql, s, recorded } = context;
   return {
     insert: async (workspaceId, conversation, event) => {
       // FOR SHARE on the agent: a concurrent deactivation or delete (which lock it for update)
@@ -24,51 +29,25 @@ export function conversationStore({ sql, s, recorded }: StoreContext): Conversat
       return row?.agent_status == null ? 'agent_not_found' : 'agent_inactive';
     },
 
-    get: async (workspaceId, id) =>
-      (await sql.query<{ data: Conversation }>(`SELECT data FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]))[0]?.data ?? null,
+    get: async (workspaceId, id) => {
+      const [row] = await sql.query<{ data: Conversation; version: number }>(`SELECT data, version FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+      return row ? versioned(row.data, row.version) : null;
+    },
 
     list: async (workspaceId, { offset, limit, agentId, userId, status }) => {
       const filter = `workspace_id = $1 AND ($2::text IS NULL OR agent_id = $2) AND ($3::text IS NULL OR user_id = $3) AND ($4::text IS NULL OR status = $4)`;
-      const [row] = await sql.query<{ total: number; items: Conversation[] }>(
+      const [row] = await sql.query<{ total: number; items: [Conversation, number][] }>(
         `SELECT (SELECT count(*)::int FROM ${s}.conversations WHERE ${filter}) AS total,
-                (SELECT coalesce(jsonb_agg(data ORDER BY id DESC), '[]') FROM
-                  (SELECT id, data FROM ${s}.conversations WHERE ${filter} ORDER BY id DESC OFFSET $5 LIMIT $6) page) AS items`,
+                (SELECT ${pageItems} FROM
+                  (SELECT id, data, version FROM ${s}.conversations WHERE ${filter} ORDER BY id DESC OFFSET $5 LIMIT $6) page) AS items`,
         [workspaceId, agentId ?? null, userId ?? null, status ?? null, offset, limit],
       );
       return offsetPage(row);
     },
 
-    update: (workspaceId, id, update) =>
-      sql.transaction(async (tx) => {
-        const [row] = await tx.query<{ data: Conversation }>(`SELECT data FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2 FOR NO KEY UPDATE`, [workspaceId, id]);
-        if (!row) return null;
-        const change = update(row.data);
-        if (!change) return row.data;
-        // Callers never move a conversation to another agent: the stored agent is kept.
-        const record = { ...change.record, id, agentId: row.data.agentId };
-        const params: unknown[] = [workspaceId, id, record.userId, record.status, JSON.stringify(record)];
-        const write = `UPDATE ${s}.conversations SET user_id = $3, status = $4, data = $5::jsonb WHERE workspace_id = $1 AND id = $2 RETURNING 1`;
-        if (change.event) {
-          const event = change.event;
-          await tx.query(`WITH rec AS (${write}), ${recordEvent(s, 'rec', { ws: '$1', id: '$6', type: '$7', event: '$8' })} SELECT 1`, [
-            ...params,
-            event.id,
-            event.type,
-            eventJson(workspaceId, event),
-          ]);
-          recorded();
-        } else await tx.query(write, params);
-        return record;
-      }),
+    update: (workspaceId, id, change) => applyChange<Conversation>(context, CONVERSATIONS, workspaceId, id, change),
 
-    delete: (workspaceId, id, check) =>
-      sql.transaction(async (tx) => {
-        const [row] = await tx.query<{ data: Conversation }>(`SELECT data FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [workspaceId, id]);
-        if (!row) return false;
-        check?.(row.data);
-        // Its messages go by ON DELETE CASCADE, in the same statement.
-        await tx.query(`DELETE FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
-        return true;
-      }),
+    // Its messages go by ON DELETE CASCADE, in the same statement.
+    delete: (workspaceId, id, conditions) => deleteRecord<Conversation>(context, CONVERSATIONS, workspaceId, id, conditions),
   };
 }

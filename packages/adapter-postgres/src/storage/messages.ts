@@ -1,15 +1,14 @@
 /**
  * @module Messages on PostgreSQL. An append is one statement: it moves the conversation's
- * `lastMessageAt`/`updatedAt` (only forwards) on the condition that it is active, inserts the
+ * `lastMessageAt`/`updatedAt` (only forwards) and its version on the condition that it is active, inserts the
  * message and records its event. History pages are keyset reads of the primary key
  * (workspace_id, conversation_id, id): `EXPLAIN` shows an Index Scan Backward with the cursor as
  * an index condition and a Limit on top, so a page costs O(limit) at any history length.
  */
 import type { Message, MessagePage, MessageStore } from '@parley/core';
+import { later } from './changes.js';
 import { eventJson, recordEvent, type StoreContext } from './context.js';
 
-/** The later of a stored ISO timestamp (jsonb) and `$param`, as jsonb: ISO 8601 UTC strings sort bytewise. */
-const later = (stored: string, param: string) => `CASE WHEN ${stored} IS NULL OR ${stored} = 'null'::jsonb OR (${stored} #>> '{}') COLLATE "C" < ${param}::text THEN to_jsonb(${param}::text) ELSE ${stored} END`;
 
 /** `storage.messages` on PostgreSQL. */
 export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
@@ -20,7 +19,8 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
         `WITH conv AS (
            UPDATE ${s}.conversations SET data = data
              || jsonb_build_object('lastMessageAt', ${later(`data->'lastMessageAt'`, '$4')})
-             || jsonb_build_object('updatedAt', ${later(`data->'updatedAt'`, '$4')})
+             || jsonb_build_object('updatedAt', ${later(`data->'updatedAt'`, '$4')}),
+             version = version + 1
            WHERE workspace_id = $1 AND id = $2 AND status = 'active' RETURNING 1
          ),
          rec AS (INSERT INTO ${s}.messages (workspace_id, conversation_id, id, data) SELECT $1, $2, $3, $5::json FROM conv RETURNING 1),
