@@ -1,6 +1,6 @@
 /**
  * @module LISTEN on one dedicated connection per process: the wake-up hints of the queues and the
- * conversation feed's signals (docs/storage.md "Queues" and "Streams").
+ * conversation feed's signals (docs/postgres-queues.md).
  */
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';

@@ -1,7 +1,7 @@
 /**
  * @module VACUUM of the queue tables on a timer: their rows churn (every job is inserted, updated
  * by its lease and deleted), so their space must be reclaimed often, whether or not autovacuum
- * runs on the server (docs/storage.md "Retention").
+ * runs on the server (docs/postgres-queues.md "Retention").
  */
 import { DEFAULT_SCHEMA, quoteSchema } from '../schema.js';
 import type { Sql } from '../sql.js';
