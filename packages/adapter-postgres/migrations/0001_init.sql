@@ -6,8 +6,10 @@
 --   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -1 \
 --     -c 'CREATE SCHEMA IF NOT EXISTS parley; SET search_path TO parley' -f 0001_init.sql
 --
--- Records are kept whole as jsonb (`data`, the record exactly as the API returns it); the columns
--- beside it are what queries filter, join and sort on. Ids are ULID-based text compared bytewise
+-- Records are kept whole (`data`, the record as the API returns it); the columns beside it are
+-- what queries filter, join and sort on. Append-only records (messages, events, delivery attempts)
+-- are `json`, kept as written (key order included, no re-encoding on insert); records changed in
+-- place are `jsonb`. Ids are ULID-based text compared bytewise
 -- (COLLATE "C"), so "newest first" is descending id order whatever the database's locale.
 
 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -46,7 +48,7 @@ CREATE TABLE messages (
   workspace_id    text COLLATE "C" NOT NULL,
   conversation_id text COLLATE "C" NOT NULL,
   id              text COLLATE "C" NOT NULL,
-  data            jsonb NOT NULL,
+  data            json NOT NULL,
   PRIMARY KEY (workspace_id, conversation_id, id),
   FOREIGN KEY (workspace_id, conversation_id) REFERENCES conversations (workspace_id, id) ON DELETE CASCADE
 );
@@ -61,7 +63,8 @@ CREATE TABLE webhook_endpoints (
 CREATE TABLE plants (
   workspace_id text COLLATE "C" NOT NULL,
   id           bigint NOT NULL,
-  data         jsonb NOT NULL,
+  name         text NOT NULL,
+  tag          text,
   PRIMARY KEY (workspace_id, id)
 );
 -- Workspaces whose plants were seeded once (later seeds do nothing, even after deletes).
@@ -83,7 +86,7 @@ CREATE TABLE events (
   id           text COLLATE "C" NOT NULL,
   type         text NOT NULL,
   recorded_at  timestamptz NOT NULL DEFAULT now(),
-  event        jsonb NOT NULL,
+  event        json NOT NULL,
   PRIMARY KEY (workspace_id, seq)
 );
 CREATE UNIQUE INDEX events_by_id ON events (workspace_id, id);
@@ -113,7 +116,7 @@ CREATE TABLE deliveries (
   event_id     text COLLATE "C" NOT NULL,
   succeeded    boolean NOT NULL,
   recorded_at  timestamptz NOT NULL DEFAULT now(),
-  data         jsonb NOT NULL,
+  data         json NOT NULL,
   PRIMARY KEY (workspace_id, endpoint_id, id),
   FOREIGN KEY (workspace_id, endpoint_id) REFERENCES webhook_endpoints (workspace_id, id) ON DELETE CASCADE
 );

@@ -5,6 +5,7 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { storageError } from './faults.js';
 
 /** A row as the driver returns it: column name → value (jsonb parsed, int8 as a `number`). */
 export type Row = Record<string, unknown>;
@@ -38,17 +39,26 @@ class PgSql implements Sql {
   constructor(private readonly target: Queryable, private readonly owned: boolean) {}
 
   async query<R extends Row = Row>(text: string, params: readonly unknown[] = []): Promise<R[]> {
-    const result = await this.target.query<R>({ text, values: params as unknown[], types: pgTypes });
-    return result.rows;
+    try {
+      return (await this.target.query<R>({ text, values: params as unknown[], types: pgTypes })).rows;
+    } catch (error) {
+      throw storageError(error);
+    }
   }
 
   async exec(script: string): Promise<void> {
-    await this.target.query(script);
+    try {
+      await this.target.query(script);
+    } catch (error) {
+      throw storageError(error);
+    }
   }
 
   async transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     if (!(this.target instanceof pg.Pool)) return work(this); // already inside one
-    const client = await this.target.connect();
+    const client = await this.target.connect().catch((error: unknown) => {
+      throw storageError(error);
+    });
     let broken = false;
     try {
       await client.query('BEGIN');
@@ -57,7 +67,7 @@ class PgSql implements Sql {
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => (broken = true));
-      throw error;
+      throw storageError(error);
     } finally {
       client.release(broken);
     }
@@ -84,8 +94,11 @@ class PgliteSql implements Sql {
   constructor(private readonly db: PGliteLike, private readonly owned: boolean) {}
 
   async query<R extends Row = Row>(text: string, params: readonly unknown[] = []): Promise<R[]> {
-    const result = await this.db.query<R>(text, params as unknown[], { parsers: { [INT8]: parseInt8 } });
-    return result.rows;
+    try {
+      return (await this.db.query<R>(text, params as unknown[], { parsers: { [INT8]: parseInt8 } })).rows;
+    } catch (error) {
+      throw storageError(error);
+    }
   }
 
   async exec(script: string): Promise<void> {
