@@ -14,8 +14,9 @@
  * part of `npm test`; no figure is asserted.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
-import { createRedisAdapters, RedisDeliveryQueue } from '@parley/adapter-redis';
-import { createCore, createDeliveryWorker, undiciTransport, type CoreOptions, type DeliveryJob, type DomainEvent } from '@parley/core';
+import { redisAdapters } from '@parley/adapter-redis';
+import { Redis } from 'ioredis';
+import { createCore, undiciTransport, type Adapters, type DeliveryJob, type DomainEvent } from '@parley/core';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -58,12 +59,17 @@ interface Row {
   e2eP99: number;
 }
 
-async function run(backend: string, adapters: CoreOptions): Promise<Row> {
+async function run(backend: string, adapters: Adapters): Promise<Row> {
   arrivals.clear();
   const transport = undiciTransport({ allowPrivate: true });
-  const core = createCore({ ...adapters, webhookTransport: transport, allowPrivateWebhookUrls: true });
+  const core = createCore(adapters, {
+    webhookTransport: transport,
+    allowPrivateWebhookUrls: true,
+    workers: { delivery: { concurrency: { first: 32, retry: 4 }, perEndpoint: 32 } },
+  });
   const endpoint = await core.webhooks.create(WS, { url, events: ['agent.created'] });
-  const worker = createDeliveryWorker(core, { concurrency: { first: 32, retry: 4 }, perEndpoint: 32 });
+  // Only the delivery worker: the burst's jobs go straight to the queue.
+  const worker = core.workers.delivery;
   worker.start();
   const jobFor = (event: DomainEvent): DeliveryJob => ({ id: randomUUID(), workspaceId: WS, endpointId: endpoint.id, event, attempt: 1, trigger: 'scheduled' });
   const eventNow = (): DomainEvent => ({ id: `evt_${randomUUID()}`, type: 'agent.created', workspaceId: WS, occurredAt: new Date().toISOString(), data: {} as never });
@@ -145,23 +151,23 @@ const round = (ms: number) => Math.round(ms * 10) / 10;
 const rows: Row[] = [];
 rows.push(await run('memory', memoryAdapters()));
 const prefix = `parley-bench:${randomUUID().slice(0, 8)}:`;
-const redis = createRedisAdapters({ url: redisUrl, prefix, timeoutMs: 10_000 });
-const redisQueue = new RedisDeliveryQueue({ client: redis.client, prefix, timeoutMs: 10_000 });
+const client = new Redis(redisUrl);
+const redis = redisAdapters({ client, prefix, timeoutMs: 10_000 });
 try {
   await redis.storage.ping();
-  rows.push(await run('redis', { storage: redis.storage, apiKeys: redis.apiKeys, rateLimits: redis.rateLimits, deliveryQueue: redisQueue }));
+  rows.push(await run('redis', redis));
 } catch (error) {
   console.error(`Redis at ${redisUrl} skipped: ${error instanceof Error ? error.message : String(error)}`);
 } finally {
-  await redisQueue.close();
+  await redis.close();
   // Remove the bench's keys.
   let cursor = '0';
   do {
-    const [next, keys] = await redis.client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
     cursor = next;
-    if (keys.length > 0) await redis.client.del(...keys);
+    if (keys.length > 0) await client.del(...keys);
   } while (cursor !== '0');
-  await redis.close();
+  await client.quit();
 }
 receiver.close();
 

@@ -2,7 +2,7 @@
  * @module Example (e): a host app built on whatever adapters it is given, so production passes
  * Redis ones (`server.ts`) and tests pass memory ones (`app.test.ts`).
  */
-import { createCore, type CoreOptions } from '@parley/core';
+import { createCore, type Adapters } from '@parley/core';
 import { createApp, createLogger, toErrorResponse } from '@parley/http';
 import { Hono } from 'hono';
 
@@ -16,7 +16,7 @@ export const WORKSPACE = 'support';
  * `404 {"error": {"code": "not_found", …}}` and a bad question `400 validation_failed`, not a
  * bare 500 with a stack trace on stderr.
  */
-export function createSupportDesk(adapters: CoreOptions) {
+export function createSupportDesk(adapters: Adapters) {
   const core = createCore(adapters);
   const logger = createLogger('warn');
   const app = new Hono();

@@ -2,14 +2,12 @@
  * @module Example (e), production side: the support desk on Redis (`REDIS_URL`). Not run by the
  * tests, which swap in the memory adapters instead; `npm start` needs a Redis server.
  */
-import { MemoryDeliveryQueue } from '@parley/adapter-memory';
-import { createRedisAdapters } from '@parley/adapter-redis';
+import { redisAdapters } from '@parley/adapter-redis';
 import { serve } from '@parley/http/server';
 import { createSupportDesk } from './app.js';
 
-const redis = createRedisAdapters({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });
-// TODO(delivery): the Redis delivery queue replaces this in-process one once it lands.
-const { app } = createSupportDesk({ ...redis, deliveryQueue: new MemoryDeliveryQueue() });
+const redis = redisAdapters({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });
+const { app } = createSupportDesk(redis);
 const server = await serve(app, { port: Number(process.env.PORT ?? 3000) });
 console.log(`Support desk on ${server.url}`);
 process.once('SIGTERM', () => void server.close().then(() => redis.close()));

@@ -1,31 +1,47 @@
-/** @module @parley/adapter-memory: Parley's ports implemented in this process's memory. */
+/** @module @parley/adapter-memory: every port Parley needs, in this process's memory. */
+import { InProcessConversationFeed, type Adapters } from '@parley/core';
 import { MemoryApiKeyStore } from './memory-api-keys.js';
-import { MemoryDeliveryQueue } from './memory-delivery-queue.js';
-import { MemoryStorage, type MemoryStorageOptions } from './memory-storage.js';
-import { MemoryRateLimitStore } from './memory-rate-limit.js';
+import { MemoryDeliveryQueue, type MemoryDeliveryQueueOptions } from './memory-delivery-queue.js';
 import { MemoryIdempotencyStore } from './memory-idempotency.js';
-import { MemoryReplyQueue } from './memory-reply-queue.js';
+import { MemoryRateLimitStore } from './memory-rate-limit.js';
+import { MemoryReplyQueue, type MemoryReplyQueueOptions } from './memory-reply-queue.js';
+import { MemoryStorage, type MemoryStorageOptions } from './memory-storage.js';
 
-export { MemoryApiKeyStore, MemoryDeliveryQueue, MemoryIdempotencyStore, MemoryStorage };
-export { DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, type MemoryStorageOptions } from './memory-storage.js';
+export { MemoryApiKeyStore, MemoryDeliveryQueue, MemoryIdempotencyStore, MemoryReplyQueue, MemoryStorage };
+export type { MemoryDeliveryQueueOptions, MemoryReplyQueueOptions, MemoryStorageOptions };
 export { MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from './memory-rate-limit.js';
-export type { MemoryDeliveryQueueOptions } from './memory-delivery-queue.js';
-export { MemoryReplyQueue };
-export type { MemoryReplyQueueOptions } from './memory-reply-queue.js';
+
+/** Options of {@link memoryAdapters}. */
+export interface MemoryAdaptersOptions {
+  /** Retention, outbox lease and clock of the event log (see {@link MemoryStorageOptions}). */
+  storage?: MemoryStorageOptions;
+  deliveryQueue?: MemoryDeliveryQueueOptions;
+  replyQueue?: MemoryReplyQueueOptions;
+}
 
 /**
- * A fresh set of memory adapters, ready for `createCore(memoryAdapters())`:
- * `{ storage: MemoryStorage, apiKeys: MemoryApiKeyStore, rateLimits: MemoryRateLimitStore,
- * deliveryQueue: MemoryDeliveryQueue, idempotency: MemoryIdempotencyStore, replyQueue:
- * MemoryReplyQueue }`. `storage` takes `options` (retention, outbox lease).
+ * A fresh bundle of memory adapters, ready for `createCore(memoryAdapters())`: every port in this
+ * process (`MemoryStorage`, `MemoryApiKeyStore`, `MemoryRateLimitStore`, `MemoryIdempotencyStore`,
+ * `MemoryDeliveryQueue`, `MemoryReplyQueue`, an in-process conversation feed). Everything is lost
+ * when the process exits; `info.durable` is `false`. `ready()` resolves at once; `close()` wakes the
+ * queues' waiting leases so workers stop at once.
  */
-export function memoryAdapters(options: { storage?: MemoryStorageOptions } = {}) {
+export function memoryAdapters(options: MemoryAdaptersOptions = {}): Adapters {
+  const deliveryQueue = new MemoryDeliveryQueue(options.deliveryQueue);
+  const replyQueue = new MemoryReplyQueue(options.replyQueue);
   return {
     storage: new MemoryStorage(options.storage),
     apiKeys: new MemoryApiKeyStore(),
     rateLimits: new MemoryRateLimitStore(),
-    deliveryQueue: new MemoryDeliveryQueue(),
     idempotency: new MemoryIdempotencyStore(),
-    replyQueue: new MemoryReplyQueue(),
+    deliveryQueue,
+    replyQueue,
+    conversationFeed: new InProcessConversationFeed(),
+    info: { name: 'memory', description: 'memory storage: data is lost when the server stops', durable: false },
+    ready: async () => {},
+    onReconnect: () => {},
+    close: async () => {
+      await Promise.all([deliveryQueue.close(), replyQueue.close()]);
+    },
   };
 }

@@ -1,5 +1,5 @@
 /** @module The delivery queue in this process's memory: two lanes, leases, scheduled retries; lost on exit. */
-import { frozenCopy, type DeliveryJob, type DeliveryLane, type DeliveryQueue, type DeliveryQueueStats, type LeasedJob } from '@parley/core';
+import { checkWaitMs, DEFAULT_DELIVERY_LEASE_MS, frozenCopy, positiveInteger, type DeliveryJob, type DeliveryLane, type DeliveryQueue, type DeliveryQueueStats, type LeasedJob } from '@parley/core';
 import { Fifo, MinHeap } from './queue-structures.js';
 
 /** Options of {@link MemoryDeliveryQueue}. */
@@ -7,9 +7,6 @@ export interface MemoryDeliveryQueueOptions {
   /** How long a leased job is held for its worker before it is handed out again, in ms; default 30 000. */
   leaseMs?: number;
 }
-
-/** The default lease: longer than an attempt's 15 s deadline (see the port's JSDoc). */
-export const DEFAULT_LEASE_MS = 30_000;
 
 /** A job in the queue, from enqueue (or promotion of its retry) until it is acked or rescheduled. */
 interface Entry {
@@ -52,7 +49,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  */
 function checkLeaseArguments(max: number, waitMs: number): void {
   if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`max must be an integer ≥ 1, got ${max}`);
-  if (!(waitMs >= 0)) throw new RangeError(`waitMs must be a number of ms ≥ 0, got ${waitMs}`);
+  checkWaitMs(waitMs);
 }
 
 /**
@@ -85,8 +82,7 @@ export class MemoryDeliveryQueue implements DeliveryQueue {
 
   /** @throws RangeError for a `leaseMs` that is not a positive integer. */
   constructor(options: MemoryDeliveryQueueOptions = {}) {
-    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    if (!Number.isSafeInteger(this.leaseMs) || this.leaseMs < 1) throw new RangeError(`leaseMs must be a positive integer, got ${this.leaseMs}`);
+    this.leaseMs = positiveInteger(options.leaseMs, DEFAULT_DELIVERY_LEASE_MS, 'leaseMs');
   }
 
   async enqueue(jobs: readonly DeliveryJob[]): Promise<void> {

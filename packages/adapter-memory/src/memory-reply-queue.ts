@@ -1,5 +1,5 @@
 /** @module The reply queue in this process's memory: a FIFO per conversation with leases; lost on exit. */
-import type { LeasedReply, ReplyJob, ReplyQueue } from '@parley/core';
+import { checkWaitMs, DEFAULT_REPLY_LEASE_MS, positiveInteger, type LeasedReply, type ReplyJob, type ReplyQueue } from '@parley/core';
 
 /** Options of {@link MemoryReplyQueue}. */
 export interface MemoryReplyQueueOptions {
@@ -32,8 +32,7 @@ export class MemoryReplyQueue implements ReplyQueue {
 
   /** @throws RangeError when `leaseMs` is not an integer ≥ 1 */
   constructor(options: MemoryReplyQueueOptions = {}) {
-    this.leaseMs = options.leaseMs ?? 30_000;
-    if (!Number.isSafeInteger(this.leaseMs) || this.leaseMs < 1) throw new RangeError('leaseMs must be an integer ≥ 1.');
+    this.leaseMs = positiveInteger(options.leaseMs, DEFAULT_REPLY_LEASE_MS, 'leaseMs');
   }
 
   async enqueue(job: ReplyJob): Promise<void> {
@@ -45,7 +44,7 @@ export class MemoryReplyQueue implements ReplyQueue {
   }
 
   async lease(waitMs: number): Promise<LeasedReply | null> {
-    if (!(waitMs >= 0)) throw new RangeError(`waitMs must be a number of ms ≥ 0, got ${waitMs}`);
+    checkWaitMs(waitMs);
     const deadline = Date.now() + waitMs;
     for (;;) {
       const leased = this.take();

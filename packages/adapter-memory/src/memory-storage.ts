@@ -12,7 +12,10 @@
  * event pages are a binary search over the commit-ordered log.
  */
 import {
+  DEFAULT_EVENT_RETENTION_MS,
+  DEFAULT_OUTBOX_LEASE_MS,
   ErrorCode,
+  positiveMs,
   ParleyError,
   systemClock,
   type Agent,
@@ -49,11 +52,6 @@ export interface MemoryStorageOptions {
   /** The clock retention and leases are measured with (default the system clock). */
   clock?: Clock;
 }
-
-/** Default `eventRetentionMs`: 14 days. */
-export const DEFAULT_EVENT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
-/** Default `outboxLeaseMs`: 30 s. */
-export const DEFAULT_OUTBOX_LEASE_MS = 30_000;
 
 /** A workspace's records; every record held here is deep-frozen (`frozenCopy`). */
 interface Workspace {
@@ -106,10 +104,8 @@ export class MemoryStorage implements Storage {
 
   constructor(options: MemoryStorageOptions = {}) {
     const clock = options.clock ?? systemClock;
-    const retentionMs = options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS;
-    if (!(retentionMs > 0)) throw new RangeError('eventRetentionMs must be a positive number of ms.');
-    const leaseMs = options.outboxLeaseMs ?? DEFAULT_OUTBOX_LEASE_MS;
-    if (!(leaseMs > 0)) throw new RangeError('outboxLeaseMs must be a positive number of ms.');
+    const retentionMs = positiveMs(options.eventRetentionMs, DEFAULT_EVENT_RETENTION_MS, 'eventRetentionMs');
+    const leaseMs = positiveMs(options.outboxLeaseMs, DEFAULT_OUTBOX_LEASE_MS, 'outboxLeaseMs');
     this.log = new MemoryEventLog({ clock, retentionMs, leaseMs });
     this.deliveryLog = new MemoryDeliveryLog({ clock, retentionMs });
   }

@@ -10,7 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createUlidGenerator, type DomainEvent, type EventType, type Message } from '@parley/core';
-import { createRedisAdapters } from '../src/index.js';
+import { Redis } from 'ioredis';
+import { redisAdapters } from '../src/index.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const total = Number(process.argv[2] ?? 1_000_000);
@@ -21,7 +22,8 @@ const ROUNDS = 2_000;
 
 const prefix = `parley-bench:${randomUUID().slice(0, 8)}:`;
 // A generous deadline: the bulk load keeps thousands of calls in flight.
-const redis = createRedisAdapters({ url, prefix, timeoutMs: 60_000 });
+const client = new Redis(url);
+const redis = redisAdapters({ client, prefix, timeoutMs: 60_000 });
 const { storage } = redis;
 const ids = createUlidGenerator();
 
@@ -106,7 +108,6 @@ try {
   // Whatever happened, leave nothing behind (SCAN is fine here: this is not a request path).
   let left = 0;
   let cursor = '0';
-  const client = redis.client as import('ioredis').Redis;
   do {
     const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
     cursor = next;
@@ -115,4 +116,5 @@ try {
   } while (cursor !== '0');
   console.log(`keys left under the prefix after the cascade: ${left} (now removed)`);
   await redis.close();
+  await client.quit();
 }

@@ -1,9 +1,9 @@
 /** @module @parley/adapter-redis: Parley's ports on Redis (standalone or Cluster), via ioredis. */
-export { RedisStorage, DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, type RedisStorageOptions } from './redis-storage.js';
+export { RedisStorage, type RedisStorageOptions } from './redis-storage.js';
 export { RedisApiKeyStore } from './redis-api-keys.js';
 export { RedisRateLimitStore } from './redis-rate-limits.js';
 export { RedisIdempotencyStore } from './redis-idempotency.js';
-export { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
+export { redisAdapters, type RedisAdaptersOptions } from './redis-adapters.js';
 export {
   DEFAULT_TIMEOUT_MS,
   resilientRedisOptions,
@@ -13,10 +13,6 @@ export {
 } from './connection.js';
 export { DEFAULT_PREFIX } from './keys.js';
 export { isConnectionFault, redactRedisError } from './faults.js';
-export {
-  DEFAULT_DELIVERY_LEASE_MS,
-  RedisDeliveryQueue,
-  type RedisDeliveryQueueOptions,
-} from './delivery-queue/redis-delivery-queue.js';
+export { RedisDeliveryQueue, type RedisDeliveryQueueOptions } from './delivery-queue/redis-delivery-queue.js';
 export { RedisReplyQueue, type RedisReplyQueueOptions } from './replies/redis-reply-queue.js';
 export { RedisConversationFeed } from './replies/redis-conversation-feed.js';

@@ -3,7 +3,10 @@
  * Redis-specific tests as on standalone Redis, through an ioredis `Cluster` client.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
+import type { Adapters as RedisAdapters } from '@parley/core';
+import { Cluster } from 'ioredis';
+import { resilientRedisOptions } from './connection.js';
+import { redisAdapters } from './redis-adapters.js';
 import { runRedisContracts } from '../test/contract-suites.js';
 import { runEventLogTests } from '../test/event-log-suite.js';
 import { runRedisDeliveryQueueTests } from '../test/delivery-queue-suite.js';
@@ -17,20 +20,25 @@ const describeCluster = describeIfAvailable('A private Redis Cluster (redis-serv
 describeCluster('Redis adapters on Redis Cluster', () => {
   let cluster: RedisClusterProcesses | undefined;
   let adapters: RedisAdapters | undefined;
+  let clusterClient: Cluster | undefined;
 
   beforeAll(async () => {
     cluster = await startCluster();
-    adapters = createRedisAdapters({ clusterNodes: cluster.nodes, prefix: 'parley-cluster:' });
+    // The tests read slots through the client, so they pass one of their own (the bundle leaves it open).
+    clusterClient = new Cluster(cluster.nodes, { enableOfflineQueue: false, redisOptions: resilientRedisOptions() });
+    clusterClient.on('error', () => {});
+    adapters = redisAdapters({ client: clusterClient, prefix: 'parley-cluster:' });
     await adapters.storage.ping();
   }, 60_000);
 
   // Registered before the suites' hooks, so it runs last: processes and temp dirs always go.
   afterAll(async () => {
     await adapters?.close();
+    clusterClient?.disconnect();
     await cluster?.stop();
   }, 30_000);
 
-  const client = () => adapters!.client;
+  const client = () => clusterClient!;
 
   // The cluster is private and torn down afterwards, so this test does not clean up its keys.
   it('spreads workspaces over several slots, each workspace whole on one', async () => {

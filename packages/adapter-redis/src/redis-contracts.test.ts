@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createRedisAdapters } from './create-redis-adapters.js';
+import { redisAdapters } from './redis-adapters.js';
 import { RedisStorage } from './redis-storage.js';
 import { runRedisContracts } from '../test/contract-suites.js';
 import { runEventLogTests } from '../test/event-log-suite.js';
@@ -32,7 +32,7 @@ describeRedis('Redis adapters on standalone Redis', () => {
     const connectionName = `parley-refused-${randomUUID().slice(0, 8)}`;
     const options = { url: REDIS_URL, prefix: 'bad{prefix}:', options: { connectionName } };
     expect(() => new RedisStorage(options)).toThrow(TypeError);
-    expect(() => createRedisAdapters(options)).toThrow(TypeError);
+    expect(() => redisAdapters(options)).toThrow(TypeError);
     // A client created before the check would have connected (and kept reconnecting) by now.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await client.client('LIST')).not.toContain(connectionName);

@@ -9,7 +9,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisRunner, resilientRedisOptions } from './connection.js';
-import { createRedisAdapters, type RedisAdapters } from './create-redis-adapters.js';
+import type { Adapters as RedisAdapters } from '@parley/core';
+import { redisAdapters } from './redis-adapters.js';
 import { RedisStorage } from './redis-storage.js';
 import { describeIfAvailable } from '../test/redis-available.js';
 import { freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../test/redis-available.js';
@@ -66,17 +67,21 @@ describeServer('Redis outage and recovery', () => {
   const temp = tempDir('outage');
   let port: number;
   let server: RedisProcess | undefined;
-  let adapters: RedisAdapters;
+  let adapters: RedisAdapters & { client: Redis };
   const records = new Records();
 
   beforeAll(async () => {
     port = await freePort();
     server = await startRedisServer(port, temp.dir);
-    adapters = createRedisAdapters({ url: server.url, prefix: 'parley-outage:' });
+    // The test watches the connection, so it passes a client of its own (the bundle leaves it open).
+    const client = new Redis(server.url, resilientRedisOptions());
+    client.on('error', () => {});
+    adapters = { ...redisAdapters({ client, prefix: 'parley-outage:' }), client };
   });
 
   afterAll(async () => {
     await adapters?.close();
+    adapters?.client.disconnect();
     server?.resume();
     await server?.kill();
     temp.remove();
@@ -142,7 +147,7 @@ describeServer('Redis outage and recovery', () => {
 
   it('never hangs on a server that was never there, even with a client on default ioredis options', async () => {
     const nowhere = `redis://127.0.0.1:${await freePort()}`;
-    const owned = createRedisAdapters({ url: nowhere });
+    const owned = redisAdapters({ url: nowhere });
     // Default options: offline queue on, no command timeout, 20 retries — the deadline still holds.
     const client = new Redis(nowhere);
     client.on('error', () => {});

@@ -10,6 +10,9 @@
  * has applied it in memory.
  */
 import {
+  DEFAULT_EVENT_RETENTION_MS,
+  DEFAULT_OUTBOX_LEASE_MS,
+  positiveMs,
   systemClock,
   type AgentStore,
   type Clock,
@@ -31,11 +34,6 @@ import { RedisEventOutbox } from './stores/outbox.js';
 import { RedisPlantStore } from './stores/plant-store.js';
 import { RedisWebhookEndpointStore } from './stores/webhook-endpoint-store.js';
 
-/** Default `eventRetentionMs`: 14 days. */
-export const DEFAULT_EVENT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
-/** Default `outboxLeaseMs`: 30 s. */
-export const DEFAULT_OUTBOX_LEASE_MS = 30_000;
-
 /** Options of {@link RedisStorage}: where Redis is (see {@link RedisAdapterOptions}), plus the event log's settings. */
 export type RedisStorageOptions = RedisAdapterOptions & {
   /** How long events and delivery attempts are kept, in ms (default 14 days). */
@@ -51,11 +49,11 @@ export type RedisStorageOptions = RedisAdapterOptions & {
  * @throws RangeError for a retention or lease that is not a positive number of ms.
  */
 export function eventLogSettings(options: RedisStorageOptions): EventLogOptions {
-  const retentionMs = options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS;
-  const leaseMs = options.outboxLeaseMs ?? DEFAULT_OUTBOX_LEASE_MS;
-  if (!(retentionMs > 0)) throw new RangeError('eventRetentionMs must be a positive number of ms.');
-  if (!(leaseMs > 0)) throw new RangeError('outboxLeaseMs must be a positive number of ms.');
-  return { retentionMs, leaseMs, clock: options.clock ?? systemClock };
+  return {
+    retentionMs: positiveMs(options.eventRetentionMs, DEFAULT_EVENT_RETENTION_MS, 'eventRetentionMs'),
+    leaseMs: positiveMs(options.outboxLeaseMs, DEFAULT_OUTBOX_LEASE_MS, 'outboxLeaseMs'),
+    clock: options.clock ?? systemClock,
+  };
 }
 
 /**

@@ -38,7 +38,7 @@ function clientWith(apiKey: string, headers?: Record<string, string>): ParleyCli
 beforeAll(async () => {
   // No network in tests: webhook host names do not resolve (and are accepted).
   // Private targets allowed: test events go to a receiver on loopback.
-  core = createCore({ ...memoryAdapters(), hostResolver: new StaticHostResolver(), allowPrivateWebhookUrls: true });
+  core = createCore(memoryAdapters(), { hostResolver: new StaticHostResolver(), allowPrivateWebhookUrls: true });
   server = await serve(createApp(core, { logLevel: 'silent' }), { port: 0 });
   parley = clientWith((await core.apiKeys.issue({ workspaceId: 'acme', plan: 'pro' })).key);
 });

@@ -1,13 +1,17 @@
-/** @module Wires the services to the adapters in a container of their own. */
-import { instanceCachingFactory, container as rootContainer, type DependencyContainer } from './di.js';
-import type { ApiKeyStore } from './ports/api-keys.js';
+/**
+ * @module The composition root (docs/architecture.md#the-composition-root): registers an adapter
+ * bundle and the settings in a container of their own, and builds the services and workers from it.
+ * This is the only place a container is resolved from.
+ */
+import { container as rootContainer, type DependencyContainer } from './di.js';
+import type { Adapters } from './ports/adapters.js';
 import { systemClock, type Clock } from './ports/clock.js';
-import type { DeliveryQueue } from './ports/delivery-queue.js';
-import type { WebhookTransport } from './ports/webhook-transport.js';
-import { createUlidGenerator, type IdGenerator } from './ports/ids.js';
-import type { RateLimitStore } from './ports/rate-limit.js';
+import type { ConversationFeed } from './ports/conversation-feed.js';
 import type { IdempotencyStore } from './ports/idempotency.js';
+import { createUlidGenerator, type IdGenerator } from './ports/ids.js';
+import type { WorkerLogger } from './ports/logger.js';
 import type { Storage } from './ports/storage.js';
+import type { WebhookTransport } from './ports/webhook-transport.js';
 import type { HostResolver } from './ports/webhook-targets.js';
 import type { PlanRules } from './rate-limit/plans.js';
 import { RateLimiter, type RateLimiterOptions, type RateLimitFailurePolicy } from './rate-limit/rate-limiter.js';
@@ -19,42 +23,37 @@ import { PlantService } from './services/plant-service.js';
 import { WebhookService } from './services/webhook-service.js';
 import { WebhookTargetPolicy } from './services/webhook-targets.js';
 import { DeliveryService } from './delivery/delivery-service.js';
+import { DeliveryWorker, type DeliveryAttemptReport, type DeliveryWorkerOptions } from './delivery/delivery-worker.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS, checkRetryDelays } from './delivery/retry-schedule.js';
 import { undiciTransport } from './delivery/undici-transport.js';
-import type { ConversationFeed } from './ports/conversation-feed.js';
-import type { ReplyQueue } from './ports/reply-queue.js';
 import { agentModelNames, resolveModels, type ModelMap } from './models/registry.js';
-import { InProcessConversationFeed } from './replies/in-process-feed.js';
 import { openConversationStream, type ConversationStream, type ConversationStreamOptions } from './replies/conversation-stream.js';
-import { ReplyService, type ReplyOptions } from './replies/reply-service.js';
+import { ReplyService, type ReplyOptions, type ReplyOutcome } from './replies/reply-service.js';
+import { ReplyWorker, type ReplyWorkerOptions } from './replies/reply-worker.js';
 import { agentSchemas } from './schemas/agent.js';
 import { TOKENS } from './tokens.js';
+import { OutboxRelay, type OutboxRelayOptions } from './workers/outbox-relay.js';
+import { WebhookFanOut } from './workers/webhook-fan-out.js';
 
 /**
- * The adapters a core runs on. `clock` defaults to the system clock, `ids` to prefixed ULIDs.
- * Plan rate limits are enforced only when `rateLimits` is given (see {@link Core.rateLimiter}).
+ * How a core behaves, apart from where it stores things (that is the {@link Adapters} bundle).
+ * Every field is optional; the defaults suit a production server.
  */
-export interface CoreOptions {
-  storage: Storage;
-  apiKeys: ApiKeyStore;
-  /** Where webhook delivery jobs wait for workers (memory or Redis adapter). */
-  deliveryQueue: DeliveryQueue;
+export interface CoreSettings {
+  /** Default the system clock. Ids (prefixed ULIDs) and timestamps follow it. */
+  clock?: Clock;
+  /** Default prefixed ULIDs on `clock`. */
+  ids?: IdGenerator;
   /**
    * How webhook requests are sent (default `undiciTransport({ allowPrivate:
    * allowPrivateWebhookUrls })`: 15 s / 5 s deadlines, no redirects, connect-time target checks).
    */
   webhookTransport?: WebhookTransport;
   /**
-   * Seconds between delivery attempts (default the Standard Webhooks schedule
-   * `5,300,1800,7200,18000,36000,50400,72000,86400`: ten attempts over about 75 h).
+   * Seconds between delivery attempts (default {@link DEFAULT_WEBHOOK_RETRY_DELAYS}, the Standard
+   * Webhooks schedule: ten attempts over about 75 h).
    */
   webhookRetryDelays?: readonly number[];
-  clock?: Clock;
-  ids?: IdGenerator;
-  /** Where rate-limit state lives; without it `core.rateLimiter` is `undefined`. */
-  rateLimits?: RateLimitStore;
-  /** Where `Idempotency-Key`s live; without it the HTTP API ignores the header. */
-  idempotency?: IdempotencyStore;
   /** Overrides of the plan table (default Free 100/h, Pro 1 000/h, Enterprise per key). */
   plans?: Partial<PlanRules>;
   /** What to decide when the rate-limit store fails or takes over `rateLimitTimeoutMs` (default `'open'`). */
@@ -68,49 +67,58 @@ export interface CoreOptions {
    * (default `false`: refused with `validation_failed`, docs/events-and-webhooks.md). For local development and tests.
    */
   allowPrivateWebhookUrls?: boolean;
-  /**
-   * Where webhook URL host names are resolved at registration (default the operating system's
-   * resolver, `systemHostResolver`). Tests inject one that needs no network.
-   */
+  /** Where webhook URL host names are resolved at registration (default the operating system's resolver). */
   hostResolver?: HostResolver;
   /**
-   * Called with the core's own container after Parley registered the adapters and options above
-   * under {@link TOKENS}, and before any service is built. Registrations made here win: replace a
-   * port (`container.register(TOKENS.clock, { useValue: myClock })`; the default id generator
-   * then reads that clock) or a service (`container.register(AgentService, { useFactory: (c) =>
-   * new AuditedAgentService(c.resolve(TOKENS.storage),
-   * c.resolve(TOKENS.clock), c.resolve(TOKENS.ids)) })`: a factory, because tsyringe does not
-   * inherit the base class's `@inject` tokens). Every service that depends on what you
-   * replaced receives the replacement; `core.storage` and `core.clock` are the replacements too.
-   */
-  register?: (container: DependencyContainer) => void;
-  /**
-   * Language models agents reply with, by agent `model` name (README "Agents that reply"): AI SDK
-   * language models (any `@ai-sdk/*` provider, e.g. `createOpenAICompatible(…)('llama3.2')`) or
-   * Parley {@link LanguageModel}s. The names join the spec's three as allowed agent `model` values.
-   * Default none: agents never reply.
+   * Language models agents reply with, by agent `model` name (docs/replies-and-streams.md): AI SDK
+   * language models (any `@ai-sdk/*` provider) or Parley {@link LanguageModel}s. The names join the
+   * spec's three as allowed agent `model` values. Default none: agents never reply.
    */
   models?: ModelMap;
-  /** Where reply requests wait for reply workers; required when `models` is not empty. */
-  replyQueue?: ReplyQueue;
-  /**
-   * Where live stream signals travel (default an in-process feed: right for one process; several
-   * instances sharing Redis need the Redis adapter's feed).
-   */
-  conversationFeed?: ConversationFeed;
   /** How many latest messages a reply is generated from (default 50, `REPLY_CONTEXT_MESSAGES`). */
   replyContextMessages?: number;
   /** Waits between the 3 tries of a failing language model, in ms (default `[1000, 4000]`). */
   replyRetryDelaysMs?: readonly number[];
+  /** Where the workers report (pino's logger fits; default silent). */
+  logger?: WorkerLogger;
+  /** Tuning and hooks of `core.workers` (metrics count attempts and replies through the hooks). */
+  workers?: {
+    relay?: Omit<OutboxRelayOptions, 'logger'>;
+    delivery?: Pick<DeliveryWorkerOptions, 'concurrency' | 'perEndpoint' | 'pollMs' | 'random'>;
+    replies?: Pick<ReplyWorkerOptions, 'concurrency' | 'heartbeatMs' | 'pollMs' | 'drainMs'>;
+    /** Told of every settled delivery attempt; never throws into the worker. */
+    onDeliveryAttempt?: (report: DeliveryAttemptReport) => void;
+    /** Told of every finished reply request. */
+    onReplyOutcome?: (outcome: ReplyOutcome) => void;
+  };
+  /**
+   * Replaces a service before any is built, in the core's own container (tsyringe, docs/architecture.md
+   * "Replacing a service"): `container.register(AgentService, { useClass: AuditedAgentService })`,
+   * where the subclass declares its constructor with `@inject(TOKENS.…)` like Parley's services.
+   * What is registered here wins, and every service that depends on it gets the replacement. Ports
+   * are replaced in the bundle instead (`{ ...adapters, rateLimits: other }`).
+   */
+  register?: (container: DependencyContainer) => void;
 }
 
-/** Delivery settings of a core (`TOKENS.deliveryOptions`), read by the workers it creates. */
-export interface DeliveryOptions {
-  /** Seconds between attempts (`CoreOptions.webhookRetryDelays`). */
-  retryDelaysSeconds: readonly number[];
+/** The workers of a core, built but not started: one process runs them (`parley serve`, `parley worker`). */
+export interface CoreWorkers {
+  /** Moves recorded events to their consumers: webhook fan-out, then automatic agent replies. */
+  relay: OutboxRelay;
+  /** Makes webhook delivery attempts. */
+  delivery: DeliveryWorker;
+  /** Makes agent replies; `undefined` when no language model is configured. */
+  replies: ReplyWorker | undefined;
+  /** Starts every worker. */
+  start(): void;
+  /**
+   * Takes no new work, lets the work in hand finish (delivery attempts within their 15 s deadline,
+   * replies within the reply worker's drain time) and resolves once every worker ended.
+   */
+  stop(): Promise<void>;
 }
 
-/** Parley's services over one set of adapters. */
+/** Parley's services over one adapter bundle. */
 export interface Core {
   agents: AgentService;
   conversations: ConversationService;
@@ -121,11 +129,19 @@ export interface Core {
   apiKeys: ApiKeyService;
   /** Operator actions on webhook delivery: deliveries log, retry, recover, test, rotate-secret. */
   deliveries: DeliveryService;
-  /** Agent replies: asking for one, and making them (reply workers). */
+  /** Agent replies: asking for one, and making them (the reply worker). */
   replies: ReplyService;
+  /** Per-workspace plan limits over the bundle's rate-limit store (docs/rate-limits.md). */
+  rateLimiter: RateLimiter;
+  /** The bundle's `Idempotency-Key` store, for the HTTP layer. */
+  idempotency: IdempotencyStore;
   /** Live signals of each conversation, read by its streams. */
   feed: ConversationFeed;
-  /** The `model` values agents may take: the spec's three, then every name of `options.models`. */
+  /** The storage the services use, for what is not a service call (the readiness probe's `ping`). */
+  storage: Storage;
+  /** The clock every service reads. */
+  clock: Clock;
+  /** The `model` values agents may take: the spec's three, then every name of `settings.models`. */
   agentModels: readonly string[];
   /**
    * Opens a conversation's live stream (`GET /api/conversations/:id/stream`), see
@@ -133,83 +149,96 @@ export interface Core {
    * @throws ParleyError `not_found`, `invalid_request` (bad cursor)
    */
   openStream(workspaceId: string, conversationId: string, options?: ConversationStreamOptions): Promise<ConversationStream>;
-  /**
-   * Per-workspace plan limits over `options.rateLimits`; `undefined` when no store was given, which
-   * suits scripts and tests (the HTTP rate-limit middleware refuses such a core rather than serve
-   * without limits).
-   */
-  rateLimiter: RateLimiter | undefined;
-  /** The storage the services use (`options.storage` unless `register` replaced it), for what is not a service call (the readiness probe's `ping`). */
-  storage: Storage;
-  /** `options.idempotency`: the HTTP layer's `Idempotency-Key` store, when one was given. */
-  idempotency: IdempotencyStore | undefined;
-  /** The clock every service reads (`options.clock`, a `register` replacement, or the system clock). */
-  clock: Clock;
-  /** The child container the services were resolved from (see {@link CoreOptions.register}). */
-  container: DependencyContainer;
+  workers: CoreWorkers;
 }
 
 /**
- * Builds the services in a new child container (the global tsyringe container is never
- * touched, so several cores can live in one process). `options.register` may replace any port
- * or service first; `rateLimiter` is built when a rate-limit store is registered either way.
- * @throws RangeError when `plans`, `rateLimitFailure` or `rateLimitTimeoutMs` is invalid (only
- *   checked when `rateLimits` is given), or `webhookRetryDelays` or `replyContextMessages` is, so a bad
- *   configuration fails at start-up.
- * @throws TypeError when a `models` entry is not a language model or has a bad name, or `models` comes
- *   without a `replyQueue`.
+ * Builds a core: registers `adapters`' members and `settings` in a new child container (the global
+ * tsyringe container is never touched, so several cores live in one process), lets
+ * `settings.register` replace services, and resolves the services and workers once.
+ * @throws RangeError when `plans`, `rateLimitFailure`, `rateLimitTimeoutMs`, `webhookRetryDelays`
+ *   or `replyContextMessages` is invalid, so a bad configuration fails at start-up.
+ * @throws TypeError when a `models` entry is not a language model or has a bad name.
  */
-export function createCore(options: CoreOptions): Core {
+export function createCore(adapters: Adapters, settings: CoreSettings = {}): Core {
   const container = rootContainer.createChildContainer();
-  container.register(TOKENS.storage, { useValue: options.storage });
-  container.register(TOKENS.apiKeys, { useValue: options.apiKeys });
-  container.register(TOKENS.deliveryQueue, { useValue: options.deliveryQueue });
-  const retryDelaysSeconds = options.webhookRetryDelays ?? DEFAULT_WEBHOOK_RETRY_DELAYS;
+  const clock = settings.clock ?? systemClock;
+  const ids = settings.ids ?? createUlidGenerator(() => clock.now());
+  const retryDelaysSeconds = settings.webhookRetryDelays ?? DEFAULT_WEBHOOK_RETRY_DELAYS;
   checkRetryDelays(retryDelaysSeconds);
-  container.register(TOKENS.deliveryOptions, { useValue: { retryDelaysSeconds } satisfies DeliveryOptions });
-  container.register(TOKENS.webhookTransport, {
-    useValue: options.webhookTransport ?? undiciTransport({ allowPrivate: options.allowPrivateWebhookUrls ?? false }),
-  });
-  const models = resolveModels(options.models);
-  if (models.size > 0 && !options.replyQueue) throw new TypeError('createCore: `models` needs a `replyQueue` (e.g. MemoryReplyQueue).');
-  const contextMessages = options.replyContextMessages ?? 50;
+  const contextMessages = settings.replyContextMessages ?? 50;
   if (!Number.isSafeInteger(contextMessages) || contextMessages < 1) throw new RangeError('replyContextMessages: expected an integer ≥ 1.');
+  const models = resolveModels(settings.models);
   const agentModels = agentModelNames(models);
-  const feed = options.conversationFeed ?? new InProcessConversationFeed();
-  container.register(TOKENS.models, { useValue: models });
-  container.register(TOKENS.agentSchemas, { useValue: agentSchemas(agentModels) });
-  // tsyringe treats a null value as unregistered: the queue is registered only when given, and the
-  // reply service reads it from its options.
-  if (options.replyQueue) container.register(TOKENS.replyQueue, { useValue: options.replyQueue });
-  container.register(TOKENS.conversationFeed, { useValue: feed });
-  container.register(TOKENS.replyOptions, {
-    useValue: { contextMessages, retryDelaysMs: options.replyRetryDelaysMs ?? [1_000, 4_000], queue: options.replyQueue ?? null } satisfies ReplyOptions,
+  const transport = settings.webhookTransport ?? undiciTransport({ allowPrivate: settings.allowPrivateWebhookUrls ?? false });
+
+  const values: Array<[symbol, unknown]> = [
+    [TOKENS.storage, adapters.storage],
+    [TOKENS.apiKeys, adapters.apiKeys],
+    [TOKENS.rateLimits, adapters.rateLimits],
+    [TOKENS.deliveryQueue, adapters.deliveryQueue],
+    [TOKENS.replyQueue, adapters.replyQueue],
+    [TOKENS.conversationFeed, adapters.conversationFeed],
+    [TOKENS.clock, clock],
+    [TOKENS.ids, ids],
+    [TOKENS.webhookTransport, transport],
+    [TOKENS.deliveryOptions, { retryDelaysSeconds } satisfies DeliveryOptions],
+    [TOKENS.models, models],
+    [TOKENS.agentSchemas, agentSchemas(agentModels)],
+    [TOKENS.replyOptions, { contextMessages, retryDelaysMs: settings.replyRetryDelaysMs ?? [1_000, 4_000] } satisfies ReplyOptions],
+    [TOKENS.rateLimiterOptions, rateLimiterOptions(settings)],
+    [
+      TOKENS.webhookTargets,
+      new WebhookTargetPolicy({ allowPrivate: settings.allowPrivateWebhookUrls ?? false, ...(settings.hostResolver && { resolver: settings.hostResolver }) }),
+    ],
+  ];
+  for (const [token, value] of values) container.register(token, { useValue: value });
+  settings.register?.(container);
+
+  const replies = container.resolve(ReplyService);
+  const logger = settings.logger;
+  const tuning = settings.workers ?? {};
+  const relay = new OutboxRelay(
+    adapters.storage,
+    [new WebhookFanOut(adapters.storage, adapters.deliveryQueue), { name: 'replies', consume: (batch) => replies.queueAutomaticReplies(batch) }],
+    { ...tuning.relay, ...(logger && { logger }) },
+  );
+  const delivery = new DeliveryWorker({
+    ...tuning.delivery,
+    storage: adapters.storage,
+    queue: adapters.deliveryQueue,
+    transport,
+    clock,
+    ids,
+    retryDelaysSeconds,
+    ...(logger && { logger }),
+    ...(tuning.onDeliveryAttempt && { onAttempt: tuning.onDeliveryAttempt }),
   });
-  container.register(TOKENS.clock, { useValue: options.clock ?? systemClock });
-  if (options.ids) container.register(TOKENS.ids, { useValue: options.ids });
-  else {
-    // One generator per core (ids stay monotonic across services), on whichever clock is registered.
-    container.register(TOKENS.ids, {
-      useFactory: instanceCachingFactory((resolver) => {
-        const clock = resolver.resolve<Clock>(TOKENS.clock);
-        return createUlidGenerator(() => clock.now());
-      }),
-    });
-  }
-  if (options.rateLimits) container.register(TOKENS.rateLimits, { useValue: options.rateLimits });
-  const limiterOptions: RateLimiterOptions = {
-    ...(options.plans && { plans: options.plans }),
-    ...(options.rateLimitFailure && { failure: options.rateLimitFailure }),
-    ...(options.rateLimitTimeoutMs !== undefined && { timeoutMs: options.rateLimitTimeoutMs }),
-    ...(options.onRateLimitStoreError && { onStoreError: options.onRateLimitStoreError }),
+  // Without models nothing is ever queued: no loop polling the reply queue for nothing.
+  const replyWorker =
+    models.size === 0
+      ? undefined
+      : new ReplyWorker({
+          ...tuning.replies,
+          replies,
+          queue: adapters.replyQueue,
+          ...(logger && { logger }),
+          ...(tuning.onReplyOutcome && { onOutcome: tuning.onReplyOutcome }),
+        });
+  const workers: CoreWorkers = {
+    relay,
+    delivery,
+    replies: replyWorker,
+    start() {
+      relay.start();
+      delivery.start();
+      replyWorker?.start();
+    },
+    async stop() {
+      await Promise.all([relay.stop(), delivery.stop(), replyWorker?.stop()]);
+    },
   };
-  container.register(TOKENS.rateLimiterOptions, { useValue: limiterOptions });
-  const targets = new WebhookTargetPolicy({
-    allowPrivate: options.allowPrivateWebhookUrls ?? false,
-    ...(options.hostResolver && { resolver: options.hostResolver }),
-  });
-  container.register(TOKENS.webhookTargets, { useValue: targets });
-  options.register?.(container);
+
   return {
     agents: container.resolve(AgentService),
     conversations: container.resolve(ConversationService),
@@ -218,15 +247,31 @@ export function createCore(options: CoreOptions): Core {
     plants: container.resolve(PlantService),
     apiKeys: container.resolve(ApiKeyService),
     deliveries: container.resolve(DeliveryService),
-    replies: container.resolve(ReplyService),
-    feed,
+    replies,
+    rateLimiter: container.resolve(RateLimiter),
+    idempotency: adapters.idempotency,
+    feed: adapters.conversationFeed,
+    storage: adapters.storage,
+    clock,
     agentModels,
     openStream: (workspaceId, conversationId, streamOptions) =>
-      openConversationStream({ storage: container.resolve<Storage>(TOKENS.storage), feed }, workspaceId, conversationId, streamOptions),
-    rateLimiter: container.isRegistered(TOKENS.rateLimits) ? container.resolve(RateLimiter) : undefined,
-    storage: container.resolve<Storage>(TOKENS.storage),
-    idempotency: options.idempotency,
-    clock: container.resolve<Clock>(TOKENS.clock),
-    container,
+      openConversationStream({ storage: adapters.storage, feed: adapters.conversationFeed }, workspaceId, conversationId, streamOptions),
+    workers,
+  };
+}
+
+/** Delivery settings of a core (`TOKENS.deliveryOptions`). */
+export interface DeliveryOptions {
+  /** Seconds between attempts (`CoreSettings.webhookRetryDelays`). */
+  retryDelaysSeconds: readonly number[];
+}
+
+/** The rate limiter's options among `settings`. */
+function rateLimiterOptions(settings: CoreSettings): RateLimiterOptions {
+  return {
+    ...(settings.plans && { plans: settings.plans }),
+    ...(settings.rateLimitFailure && { failure: settings.rateLimitFailure }),
+    ...(settings.rateLimitTimeoutMs !== undefined && { timeoutMs: settings.rateLimitTimeoutMs }),
+    ...(settings.onRateLimitStoreError && { onStoreError: settings.onRateLimitStoreError }),
   };
 }

@@ -3,8 +3,9 @@
  * through the same port) next to keys made with `parley keys create`; a development key only
  * on storage that dies with the process.
  */
-import { TOKENS, hashApiKey, planEntryIssues, type ApiKeyRecord, type ApiKeyStore, type Core, type IdGenerator, type PlanEntry } from '@parley/core';
+import { hashApiKey, type BackendInfo, type Core } from '@parley/core';
 import type { ApiKeyEntry } from './config.js';
+import { keyPlanProblems } from './key-plans.js';
 import type { Logger } from './logger.js';
 
 /** What start-up did about API keys, for the banner. */
@@ -15,56 +16,30 @@ export interface ApiKeySetup {
   lines: string[];
 }
 
-/** A plan entry with how to name it in a message (`API_KEYS[2]`, `key key_…`). */
-export type LabelledPlanEntry = PlanEntry & { label: string };
-
-/**
- * Core's plan rules (docs/rate-limits.md) over `entries`, as messages naming entries by label: all keys
- * of a workspace agree on `plan` and `limitPerHour`, `enterprise` needs a limit. `[]` when none.
- */
-export function keyPlanProblems(entries: ReadonlyArray<LabelledPlanEntry>): string[] {
-  const label = (index: string | number) => entries[Number(index)]?.label ?? `entry ${index}`;
-  return planEntryIssues(entries).map(({ path, message }) => {
-    const named = message.replace(/ at (\d+) but /, (_, first: string) => ` in ${label(first)} but `).replace(/ here$/, '');
-    return `${label(path.split('.')[0]!)}: ${named}.`;
-  });
-}
-
 /** The `ApiKeyEntry` fields a key record takes. */
 function grantOf(entry: ApiKeyEntry) {
   return { workspaceId: entry.workspace, plan: entry.plan, scopes: entry.scopes ?? ['*'], limitPerHour: entry.limitPerHour };
-}
-
-/** What start-up needs to know about where keys are stored. */
-export interface KeyStorage {
-  /** Named in the banner, e.g. `Redis` or `memory`. */
-  name: string;
-  /**
-   * Keys outlive this process and are shared with other instances (Redis): no development key
-   * is made, since one per start would pile up, and `parley keys` manages them.
-   */
-  persistent: boolean;
 }
 
 /**
  * Sets up the server's API keys on `core`'s key store, whatever its kind: every `API_KEYS` entry
  * is upserted by its hash, so restarts and instances starting together store each key once (a
  * changed entry updates the stored key's grant in place). Keys already stored stay; removing an
- * entry from `API_KEYS` does not revoke its key. Without `API_KEYS`, non-persistent storage gets
- * one development key (workspace `default`, plan `pro`, all scopes) whose raw value the banner
- * prints once; persistent storage gets none, and the banner says how to create one.
+ * entry from `API_KEYS` does not revoke its key. Without `API_KEYS`, a backend that is not durable
+ * (memory) gets one development key (workspace `default`, plan `pro`, all scopes) whose raw value
+ * the banner prints once; a durable one gets none (one per start would pile up), and the banner
+ * says how to create one with `parley keys`.
  * @throws Error listing every key whose plan disagrees with its workspace's other keys, before
  * anything is written; ParleyError `service_unavailable` when the store cannot be reached.
  */
-export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: ApiKeyEntry[] | undefined): Promise<ApiKeySetup> {
-  if (entries === undefined && !storage.persistent) {
+export async function setUpApiKeys(core: Core, storage: BackendInfo, entries: ApiKeyEntry[] | undefined): Promise<ApiKeySetup> {
+  if (entries === undefined && !storage.durable) {
     const { key } = await core.apiKeys.issue({ workspaceId: 'default', plan: 'pro', scopes: ['*'] });
     return { devKey: key, lines: [] };
   }
-  const store = core.container.resolve<ApiKeyStore>(TOKENS.apiKeys);
   const configured = entries ?? [];
   const hashes = new Set(configured.map((entry) => hashApiKey(entry.key)));
-  const kept = (await store.list()).filter((record) => !hashes.has(record.hash));
+  const kept = (await core.apiKeys.list()).filter((record) => !hashes.has(record.hash));
   const problems = keyPlanProblems([
     ...kept.map((record) => ({ ...record, label: `key ${record.keyId} (in ${storage.name})` })),
     ...configured.map((entry, index) => ({ ...grantOf(entry), label: `API_KEYS[${index}]` })),
@@ -77,7 +52,7 @@ export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: Api
   }
   const outcomes = await upsertConfiguredKeys(core, configured);
   const total = kept.length + configured.length;
-  if (total === 0 && storage.persistent) {
+  if (total === 0 && storage.durable) {
     return {
       lines: [
         'No API keys yet: every /api and /sandbox request answers 401 until you create one. With the same',
@@ -91,7 +66,7 @@ export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: Api
   }
   if (total === 0) return { lines: ['No API keys: API_KEYS is empty, so every /api and /sandbox request answers 401.'] };
   const fromConfig = configured.length === 0 ? [] : [`${configured.length} from API_KEYS (${outcomes.created} new, ${outcomes.updated} updated, ${outcomes.unchanged} unchanged)`];
-  const listing = storage.persistent ? ' List them with `parley keys list`.' : '';
+  const listing = storage.durable ? ' List them with `parley keys list`.' : '';
   return { lines: [`API keys: ${[...fromConfig, `${total} in ${storage.name} in total`].join('; ')}.${listing}`] };
 }
 
@@ -103,19 +78,11 @@ export async function setUpApiKeys(core: Core, storage: KeyStorage, entries: Api
  * @throws ParleyError `service_unavailable` when the store cannot be reached.
  */
 export async function upsertConfiguredKeys(core: Core, configured: readonly ApiKeyEntry[]): Promise<Record<'created' | 'updated' | 'unchanged', number>> {
-  const ids = core.container.resolve<IdGenerator>(TOKENS.ids);
   const outcomes = { created: 0, updated: 0, unchanged: 0 };
   for (const entry of configured) {
     const { limitPerHour, ...grant } = grantOf(entry);
-    const record: ApiKeyRecord = {
-      keyId: ids.next('key'),
-      ...grant,
-      ...(limitPerHour === undefined ? {} : { limitPerHour }),
-      hash: hashApiKey(entry.key),
-      createdAt: new Date(core.clock.now()).toISOString(),
-    };
     // Through the service, which forgets its cached principals when a grant changes.
-    outcomes[(await core.apiKeys.upsert(record)).outcome] += 1;
+    outcomes[(await core.apiKeys.configure({ ...grant, ...(limitPerHour === undefined ? {} : { limitPerHour }) }, entry.key)).outcome] += 1;
   }
   return outcomes;
 }

@@ -66,10 +66,8 @@ export interface AppOptions {
  * request id → request log → JSON compression → CORS (preflights answered here) → [/api,
  * /sandbox] bearer auth (401) → rate limit (429) → route
  * match (404/405) → scope (403) → body size (413) → media type (415) → JSON (400
- * `invalid_request`) → [/api POST with `Idempotency-Key`, when `core.idempotency` is set] replay,
+ * `invalid_request`) → [/api POST with `Idempotency-Key`] replay,
  * 422, 409 → core: schema (400 `validation_failed`), resource (404), state (409).
- * @throws TypeError when `core` was created without a `rateLimits` store: a server never runs
- * unlimited by mistake.
  */
 export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv> {
   const logger = options.logger ?? createLogger(options.logLevel ?? 'info');
@@ -102,12 +100,11 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
 }
 
 /**
- * The body reader of `/api` routes: `jsonBody`, then — when the core has an idempotency store —
- * `Idempotency-Key` handling, which fingerprints the body it read (see `middleware/idempotency.ts`).
+ * The body reader of `/api` routes: `jsonBody`, then `Idempotency-Key` handling, which
+ * fingerprints the body it read (see `middleware/idempotency.ts`).
  */
 function apiBody(core: Core, maxBytes: number, logger: Logger): MiddlewareHandler<ParleyEnv, string, JsonBodyInput> {
   const read = jsonBody({ maxBytes });
-  if (!core.idempotency) return read;
   const replay = idempotency({ store: core.idempotency, onStoreError: (error) => logger.warn({ err: error }, 'idempotency store failed') });
   return async function jsonBodyWithIdempotency(c, next) {
     await read(c, async () => {

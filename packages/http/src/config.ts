@@ -1,11 +1,11 @@
 /** @module Server configuration from environment variables (docs/operations.md), validated at start-up. */
-import { PLANS, SCOPES, apiKeyChecksumFails, type Plan, type RateLimitFailurePolicy, type Scope } from '@parley/core';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS, PLANS, SCOPES, apiKeyChecksumFails, type Plan, type RateLimitFailurePolicy, type Scope } from '@parley/core';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
 import { readModelsConfig, type ModelConfig } from './models-config.js';
 import { readRedisConfig, type RedisConfig } from './redis-config.js';
-import { keyPlanProblems } from './api-key-setup.js';
+import { keyPlanProblems } from './key-plans.js';
 
 export type { RedisConfig } from './redis-config.js';
 export type { ModelConfig } from './models-config.js';
@@ -71,7 +71,7 @@ export class ConfigError extends Error {
   }
 }
 
-const DEFAULT_RETRY_DELAYS = '5,300,1800,7200,18000,36000,50400,72000,86400';
+const DEFAULT_RETRY_DELAYS = DEFAULT_WEBHOOK_RETRY_DELAYS.join(',');
 
 function integer(min: number, max: number) {
   // A maximum that only guards against unsafe integers is not worth stating.

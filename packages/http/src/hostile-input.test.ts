@@ -30,7 +30,7 @@ interface World {
 /** A workspace with one of everything, and the operations the app documents. */
 async function world(): Promise<World> {
   // A plan limit the run never reaches: the properties are about input, not rate limits.
-  const h = await harness({}, { ...memoryAdapters(), plans: { pro: { limit: 3_000_000, periodMs: 3_600_000 } } });
+  const h = await harness({}, memoryAdapters(), { plans: { pro: { limit: 3_000_000, periodMs: 3_600_000 } } });
   const agent = (await (await h.call('POST', '/api/agents', { json: { name: 'A', description: 'd', model: 'modelA-4' } })).json()) as { id: string };
   const conversation = (await (await h.call('POST', '/api/conversations', { json: { agentId: agent.id } })).json()) as { id: string };
   await h.call('POST', `/api/conversations/${conversation.id}/messages`, { json: { role: 'user', content: 'hello' } });

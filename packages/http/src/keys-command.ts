@@ -2,11 +2,11 @@
  * @module `parley keys create|list|revoke`: API keys in Redis, managed from the command line.
  * Memory storage has no such command: its keys die with the server process (use `API_KEYS`).
  */
-import { createCore, isParleyError, type ApiKeyGrant, type ApiKeyRecord, type Core } from '@parley/core';
+import { createCore, isParleyError, type Adapters, type ApiKeyGrant, type ApiKeyRecord, type Core } from '@parley/core';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { keyPlanProblems } from './api-key-setup.js';
-import { openBackend, type Backend } from './backend.js';
+import { openAdapters } from './backend.js';
+import { keyPlanProblems } from './key-plans.js';
 import { KeyGrantSchemas, loadRedisConfig } from './config.js';
 
 /** Help of `parley keys`. */
@@ -135,7 +135,7 @@ function parse(argv: string[]) {
  * code: 0 done, 1 failed (Redis unavailable or unset, unknown key id, plan conflict), 2 usage.
  */
 export async function keysCommand(argv: string[], env: Record<string, string | undefined> = process.env, io: KeysCommandIo = stdio): Promise<number> {
-  let backend: Backend | undefined;
+  let adapters: Adapters | undefined;
   try {
     const command = parse(argv);
     if (command.kind === 'help') {
@@ -146,9 +146,9 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
     if (redis === undefined) {
       throw new KeysCommandError('keys live in Redis: set REDIS_URL (or REDIS_CLUSTER_NODES) and REDIS_PREFIX as for `parley serve`. With memory storage keys die with the server process; use API_KEYS instead.');
     }
-    backend = openBackend(redis, { timeoutMs: CLI_REDIS_TIMEOUT_MS });
-    await backend.waitUntilReachable(CLI_REDIS_TIMEOUT_MS);
-    const core = createCore(backend.adapters);
+    adapters = openAdapters({ redis }, { timeoutMs: CLI_REDIS_TIMEOUT_MS });
+    await adapters.ready(CLI_REDIS_TIMEOUT_MS);
+    const core = createCore(adapters);
     if (command.kind === 'create') await create(core, command.grant, io);
     else if (command.kind === 'list') printKeys(await core.apiKeys.list(command.workspace), io);
     else if (await core.apiKeys.revoke(command.keyId)) io.out(`Revoked ${command.keyId}: requests with it answer 401 within 5 s on every server.\n`);
@@ -160,6 +160,6 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
     io.err(`parley keys: ${message}\n`);
     return error instanceof KeysCommandError ? error.exitCode : 1;
   } finally {
-    await backend?.close();
+    await adapters?.close();
   }
 }

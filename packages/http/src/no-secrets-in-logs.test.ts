@@ -6,8 +6,8 @@
  * contains a planted string or the API key.
  */
 import { MemoryDeliveryQueue, memoryAdapters } from '@parley/adapter-memory';
-import { createRedisAdapters, type RedisAdapters } from '@parley/adapter-redis';
-import type { CoreOptions, RateLimitStore } from '@parley/core';
+import { redisAdapters } from '@parley/adapter-redis';
+import type { Adapters } from '@parley/core';
 import { StaticHostResolver } from '@parley/core/testing';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
@@ -29,7 +29,6 @@ const PLANTED = {
   userId: 'planted-user-2f9c6b1a8e',
 } as const;
 
-type Adapters = CoreOptions & { rateLimits: RateLimitStore };
 
 /**
  * An app at debug level over `adapters` and every log line it writes, calling with `given` or a
@@ -37,7 +36,7 @@ type Adapters = CoreOptions & { rateLimits: RateLimitStore };
  */
 async function logged(adapters: Adapters, given?: string) {
   const { lines, logger } = captureLogs('debug');
-  const core = createServerCore({ hostResolver: new StaticHostResolver(), ...adapters }, { rateLimitFailure: 'open', webhookAllowPrivateUrls: false }, logger);
+  const core = createServerCore(adapters, { rateLimitFailure: 'open', webhookAllowPrivateUrls: false }, logger, undefined, { hostResolver: new StaticHostResolver() });
   const key = given ?? (await core.apiKeys.issue({ workspaceId: 'acme', plan: 'enterprise', limitPerHour: 100_000 })).key;
   const app = createApp(core, { logger });
   const call = async (method: string, path: string, json?: unknown) => {
@@ -118,7 +117,7 @@ describeServer('no secret or content in any log: Redis faults at LOG_LEVEL=debug
   let redis: RedisProcess;
   let admin: Redis;
   const directory = tempDir('log-secrets');
-  const opened: RedisAdapters[] = [];
+  const opened: Adapters[] = [];
 
   beforeAll(async () => {
     redis = await startRedisServer(await freeRedisPort(), directory.dir);
@@ -135,9 +134,9 @@ describeServer('no secret or content in any log: Redis faults at LOG_LEVEL=debug
   });
 
   function adapters(url: string): Adapters {
-    const created = createRedisAdapters({ url, prefix: 'parley-log-secrets:', timeoutMs: SERVER_REDIS_TIMEOUT_MS });
+    const created = redisAdapters({ url, prefix: 'parley-log-secrets:', timeoutMs: SERVER_REDIS_TIMEOUT_MS });
     opened.push(created);
-    return { storage: created.storage, apiKeys: created.apiKeys, rateLimits: created.rateLimits, idempotency: created.idempotency, deliveryQueue: new MemoryDeliveryQueue() };
+    return { ...created, deliveryQueue: new MemoryDeliveryQueue() };
   }
 
   /** The statuses of the create and update routes among {@link everyRoute}'s, by index. */

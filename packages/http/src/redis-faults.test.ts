@@ -3,9 +3,9 @@
  * Redis listens (no mock, and no server needed): the key lookup failing is 503 in both error
  * shapes, `/readyz` is 503, and the rate limiter follows `RATE_LIMIT_FAILURE` within 250 ms.
  */
-import { MemoryApiKeyStore, MemoryDeliveryQueue, MemoryStorage } from '@parley/adapter-memory';
+import { memoryAdapters } from '@parley/adapter-memory';
 import { RedisApiKeyStore, RedisRateLimitStore, RedisStorage } from '@parley/adapter-redis';
-import { generateApiKey, type CoreOptions, type RateLimitStore } from '@parley/core';
+import { generateApiKey, type Adapters } from '@parley/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import { SERVER_REDIS_TIMEOUT_MS } from './backend.js';
@@ -37,9 +37,9 @@ describe('Redis faults at the HTTP layer', () => {
    * An app whose adapters are memory except `overrides`. Its bearer key is issued in memory, or,
    * when the key store is the unreachable one, any well-formed key (the lookup fails regardless).
    */
-  async function app(overrides: Partial<CoreOptions> & { rateLimits?: RateLimitStore }, failure: 'open' | 'closed' = 'open') {
+  async function app(overrides: Partial<Adapters>, failure: 'open' | 'closed' = 'open') {
     const { lines, logger } = captureLogs();
-    const adapters = { storage: new MemoryStorage(), apiKeys: new MemoryApiKeyStore(), deliveryQueue: new MemoryDeliveryQueue(), ...overrides };
+    const adapters = { ...memoryAdapters(), ...overrides };
     const core = createServerCore(adapters, { rateLimitFailure: failure, webhookAllowPrivateUrls: false }, logger);
     const key = overrides.apiKeys ? 'any-well-formed-key-0123456789' : (await core.apiKeys.issue({ workspaceId: 'acme', plan: 'free' })).key;
     const hono = createApp(core, { logger });

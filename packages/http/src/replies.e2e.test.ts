@@ -4,7 +4,7 @@
  * over a real listening server.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
-import { createCore, createDeliveryWorker, createReplyWorker, type Core, type InProcessConversationFeed } from '@parley/core';
+import { createCore, type Core, type InProcessConversationFeed } from '@parley/core';
 import { StaticHostResolver } from '@parley/core/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
@@ -38,7 +38,12 @@ async function start(keepAliveMs?: number, shutdown?: AbortSignal): Promise<Runn
   const problems: string[] = [];
   const { models } = readModelsConfig({ MODELS: JSON.stringify({ 'local-llm': { provider: 'openai-compatible', baseURL: fake.baseURL, model: 'tiny-1', apiKey: 'sk-fake' } }) }, problems);
   expect(problems).toEqual([]);
-  const core = createCore({ ...memoryAdapters(), hostResolver: new StaticHostResolver(), models: languageModels(models), replyRetryDelaysMs: [10, 10] });
+  const core = createCore(memoryAdapters(), {
+    hostResolver: new StaticHostResolver(),
+    models: languageModels(models),
+    replyRetryDelaysMs: [10, 10],
+    workers: { relay: { pollMs: 50 }, delivery: { pollMs: 50 }, replies: { pollMs: 50 } },
+  });
   const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, 'test-key-replies');
   const app = createApp(core, {
     logLevel: 'silent',
@@ -46,10 +51,7 @@ async function start(keepAliveMs?: number, shutdown?: AbortSignal): Promise<Runn
   });
   // Streams a test left open are cut at close rather than drained for 10 s.
   const handle: ServerHandle = await serve(app, { port: 0, drainTimeoutMs: 300 });
-  const delivery = createDeliveryWorker(core, { pollMs: 50 });
-  const replies = createReplyWorker(core, { pollMs: 50 })!;
-  delivery.start();
-  replies.start();
+  core.workers.start();
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     fetch(`${handle.url}${path}`, {
       method,
@@ -69,7 +71,7 @@ async function start(keepAliveMs?: number, shutdown?: AbortSignal): Promise<Runn
     },
     async stop() {
       readers.forEach((reader) => reader.close());
-      await Promise.all([delivery.stop(), replies.stop()]);
+      await core.workers.stop();
       await handle.close();
     },
   };

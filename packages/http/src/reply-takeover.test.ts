@@ -2,7 +2,7 @@
  * @module On Redis, a reply worker that dies mid-reply loses nothing: its lease ends and a worker of
  * another process (its own Redis connection) makes the reply, once.
  */
-import { MemoryApiKeyStore, MemoryDeliveryQueue, MemoryStorage } from '@parley/adapter-memory';
+import { memoryAdapters, MemoryStorage } from '@parley/adapter-memory';
 import { RedisReplyQueue } from '@parley/adapter-redis';
 import { createCore, ReplyWorker, type ReplyOutcome } from '@parley/core';
 import { scriptedModel } from '@parley/core/testing';
@@ -31,9 +31,9 @@ describeRedis('reply takeover on Redis', () => {
     const [queueA, queueB] = connections.map((connection) => new RedisReplyQueue({ client: connection, prefix, leaseMs, pollMs: 20 })) as [RedisReplyQueue, RedisReplyQueue];
     const hanging = scriptedModel([{ deltas: ['never'], hold: new Promise(() => {}) }]);
     const answering = scriptedModel([{ deltas: ['taken', ' over'] }]);
-    const common = { storage, apiKeys: new MemoryApiKeyStore(), deliveryQueue: new MemoryDeliveryQueue() };
-    const coreA = createCore({ ...common, models: { m: hanging }, replyQueue: queueA });
-    const coreB = createCore({ ...common, models: { m: answering }, replyQueue: queueB });
+    const common = { ...memoryAdapters(), storage };
+    const coreA = createCore({ ...common, replyQueue: queueA }, { models: { m: hanging } });
+    const coreB = createCore({ ...common, replyQueue: queueB }, { models: { m: answering } });
     const agent = await coreA.agents.create('ws1', { name: 'A', description: '', model: 'm', configuration: { autoReply: false } });
     const conversation = await coreA.conversations.create('ws1', { agentId: agent.id });
     const user = await coreA.conversations.sendMessage('ws1', conversation.id, { role: 'user', content: 'hi' });

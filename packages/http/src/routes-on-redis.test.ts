@@ -1,10 +1,10 @@
 /**
  * @module HTTP conformance on Redis: the route, auth, scope, probe and sandbox test files run
- * again, unchanged, with every harness on `createRedisAdapters` (the real Redis, a fresh key
+ * again, unchanged, with every harness on `redisAdapters` (the real Redis, a fresh key
  * prefix per harness, deleted afterwards) instead of memory. Same assertions, other storage.
  */
 import { MemoryDeliveryQueue } from '@parley/adapter-memory';
-import { createRedisAdapters } from '@parley/adapter-redis';
+import { redisAdapters } from '@parley/adapter-redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { useAdapters } from './test-support/harness.js';
@@ -27,8 +27,8 @@ describeRedis('HTTP routes over Redis storage', async () => {
   useAdapters(() => {
     const prefix = uniquePrefix('routes');
     prefixes.push(prefix);
-    const redis = createRedisAdapters({ client: client!, prefix });
-    return { storage: redis.storage, apiKeys: redis.apiKeys, rateLimits: redis.rateLimits, deliveryQueue: new MemoryDeliveryQueue() };
+    // The routes' storage on Redis; the delivery queue stays in memory (no worker runs here).
+    return { ...redisAdapters({ client: client!, prefix }), deliveryQueue: new MemoryDeliveryQueue() };
   });
 
   // Importing a test file registers its suites here, where harness() now builds on Redis.

@@ -1,17 +1,17 @@
 /**
- * @module Starts the ready-made server from a {@link Config}: storage (memory or Redis), API
- * keys, app, listener and (unless `DELIVERY_WORKER=false`) a delivery worker — and stops it:
- * drain requests and in-flight delivery attempts first, then close Redis. Also starts a
- * delivery worker alone (`parley worker`).
+ * @module Boots the ready-made server from a {@link Config} — `parley serve` (API, and unless
+ * `DELIVERY_WORKER=false` the workers) and `parley worker` (the workers alone) share one boot
+ * sequence: adapters, core, metrics, workers — and stops it: drain requests and in-flight work
+ * first, then close the adapters.
  */
 import { setMaxListeners } from 'node:events';
-import { createCore, createDeliveryWorker, createReplyWorker, type Core, type CoreOptions, type DeliveryWorker, type ReplyOutcome, type ReplyWorker } from '@parley/core';
+import { createCore, type Adapters, type Core, type CoreSettings, type CoreWorkers, type ReplyOutcome } from '@parley/core';
 import { languageModels } from './language-models.js';
 import { createMetrics, type ParleyMetrics } from './metrics/metrics.js';
 import { serveMetrics, type MetricsServerHandle } from './metrics/metrics-server.js';
 import { restoreConfiguredKeys, setUpApiKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
-import { openBackend } from './backend.js';
+import { openAdapters } from './backend.js';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { serve, type ServerHandle } from './serve.js';
@@ -23,10 +23,8 @@ export interface RunningServer {
   logger: Logger;
   /** The development key, when one was created (memory storage without `API_KEYS`). */
   devKey?: string;
-  /** The in-process delivery worker; `undefined` with `DELIVERY_WORKER=false`. */
-  worker: DeliveryWorker | undefined;
-  /** The in-process reply worker; `undefined` with `DELIVERY_WORKER=false` or without `MODELS`. */
-  replyWorker: ReplyWorker | undefined;
+  /** The workers running in this process; `undefined` with `DELIVERY_WORKER=false`. */
+  workers: CoreWorkers | undefined;
   /** The metrics listener (`METRICS_PORT`); `undefined` when it is unset. */
   metrics: MetricsServerHandle | undefined;
   /**
@@ -36,12 +34,11 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** A started delivery worker (`parley worker`) and what it runs on. */
+/** A started worker process (`parley worker`) and what it runs on. */
 export interface RunningWorker {
   core: Core;
-  worker: DeliveryWorker;
-  /** Makes agent replies; `undefined` without `MODELS`. */
-  replyWorker: ReplyWorker | undefined;
+  /** The outbox relay, delivery and (with `MODELS`) reply workers. */
+  workers: CoreWorkers;
   /** The metrics listener (`METRICS_PORT`); `undefined` when it is unset. */
   metrics: MetricsServerHandle | undefined;
   logger: Logger;
@@ -89,59 +86,85 @@ function banner(url: string, storage: string, keys: ApiKeySetup, models: readonl
  * The server's core over `adapters`: the rate limiter decides by `config.rateLimitFailure` when
  * its store fails or takes over 250 ms (docs/rate-limits.md), and each such failure is logged (pino,
  * `warn`, with the workspace and the policy). Webhook URLs with private or loopback hosts are
- * refused unless `config.webhookAllowPrivateUrls` (`WEBHOOK_ALLOW_PRIVATE_URLS=true`, docs/events-and-webhooks.md).
+ * refused unless `config.webhookAllowPrivateUrls` (`WEBHOOK_ALLOW_PRIVATE_URLS=true`,
+ * docs/events-and-webhooks.md). The workers log to `logger` and, with `metrics`, count attempts
+ * and replies there.
  */
 export function createServerCore(
-  adapters: CoreOptions,
+  adapters: Adapters,
   config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls'> & Partial<Pick<Config, 'webhookRetryDelaysSeconds' | 'models' | 'replyContextMessages'>>,
   logger: Logger,
+  metrics?: ParleyMetrics,
+  settings: Pick<CoreSettings, 'hostResolver'> = {},
 ): Core {
-  return createCore({
-    ...adapters,
-    // MODELS: each name becomes an allowed agent model whose agents reply (README "Agents that reply").
+  return createCore(adapters, {
+    ...settings,
+    // MODELS: each name becomes an allowed agent model whose agents reply (docs/replies-and-streams.md).
     models: languageModels(config.models ?? {}),
     ...(config.replyContextMessages !== undefined && { replyContextMessages: config.replyContextMessages }),
     rateLimitFailure: config.rateLimitFailure,
     allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
     ...(config.webhookRetryDelaysSeconds && { webhookRetryDelays: config.webhookRetryDelaysSeconds }),
     onRateLimitStoreError: (error, failure) => logger.warn({ err: error, ...failure }, 'rate-limit store failed'),
+    logger: logger.child({ component: 'workers' }),
+    ...(metrics && {
+      workers: { onDeliveryAttempt: metrics.recordDeliveryAttempt, onReplyOutcome: (outcome: ReplyOutcome) => void metrics.replies.inc({ outcome }) },
+    }),
   });
 }
 
-/** A delivery worker's options: its log, and its attempts counted in `metrics` when given. */
-function workerOptions(logger: Logger, metrics: ParleyMetrics | undefined) {
-  return { logger: logger.child({ component: 'delivery' }), ...(metrics && { onAttempt: metrics.recordDeliveryAttempt }) };
-}
-
-/** The reply worker's logger and, with metrics, its `parley_replies_total` count. */
-function replyWorkerOptions(logger: Logger, metrics: ParleyMetrics | undefined) {
-  return { logger: logger.child({ component: 'replies' }), ...(metrics && { onOutcome: (outcome: ReplyOutcome) => void metrics.replies.inc({ outcome }) }) };
+/** What {@link boot} started, whichever command it serves. */
+interface Booted {
+  adapters: Adapters;
+  core: Core;
+  logger: Logger;
+  metrics: ParleyMetrics | undefined;
+  metricsServer: MetricsServerHandle | undefined;
+  /** Started; `undefined` when this process runs none. */
+  workers: CoreWorkers | undefined;
 }
 
 /**
- * Builds the core on memory storage, or on Redis when `config.redis` is set (storage, event log,
- * delivery queue, rate limits and API keys), sets up the API keys (see `api-key-setup.ts`), starts
- * a delivery worker unless `config.deliveryWorker` is false, and starts listening. Prints where it
- * listens, on what, and how to get a key.
- * @throws Error when Redis does not answer within `redisWaitMs`, or stored keys disagree on a
+ * The boot sequence `parley serve` and `parley worker` share: open the adapters `config` names,
+ * wait for them, build the core, serve metrics, start the workers when `runWorkers`. On failure
+ * it closes what it opened and rethrows.
+ */
+async function boot(config: Config, runWorkers: boolean, waitMs: number): Promise<Booted> {
+  const logger = createLogger(config.logLevel);
+  const adapters = openAdapters(config, { logger });
+  let metricsServer: MetricsServerHandle | undefined;
+  try {
+    await adapters.ready(waitMs);
+    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: adapters.deliveryQueue });
+    const core = createServerCore(adapters, config, logger, metrics);
+    if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
+    const workers = runWorkers ? core.workers : undefined;
+    workers?.start();
+    return { adapters, core, logger, metrics, metricsServer, workers };
+  } catch (error) {
+    await metricsServer?.close();
+    await adapters.close();
+    throw error;
+  }
+}
+
+/**
+ * Boots on the backend `config` names (memory, or Redis), sets up the API keys (see
+ * `api-key-setup.ts`), starts the workers unless `config.deliveryWorker` is false, and starts
+ * listening. Prints where it listens, on what, and how to get a key.
+ * @throws Error when the backend does not answer within `redisWaitMs`, or stored keys disagree on a
  * workspace's plan; nothing is left open then.
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const print = options.print ?? ((text: string) => process.stdout.write(text));
-  const logger = createLogger(config.logLevel);
-  const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
-  let worker: DeliveryWorker | undefined;
-  let replyWorker: ReplyWorker | undefined;
-  let metricsServer: MetricsServerHandle | undefined;
+  const { adapters, core, logger, metrics, metricsServer, workers } = await boot(config, config.deliveryWorker, options.redisWaitMs ?? 10_000);
+  const shutdown = new AbortController();
+  const stopAll = () => Promise.allSettled([workers?.stop(), metricsServer?.close()]).then(() => adapters.close());
   try {
-    await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
-    const core = createServerCore(backend.adapters, config, logger);
-    const keys = await setUpApiKeys(core, backend.keyStorage, config.apiKeys);
-    if (config.apiKeys?.length) backend.onReconnect(restoreConfiguredKeys(core, config.apiKeys, logger));
-    const shutdown = new AbortController();
+    const keys = await setUpApiKeys(core, adapters.info, config.apiKeys);
+    if (config.apiKeys?.length) adapters.onReconnect(restoreConfiguredKeys(core, config.apiKeys, logger));
     // Every open live stream listens for it: thousands of listeners are expected, not a leak.
     setMaxListeners(0, shutdown.signal);
-    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: backend.adapters.deliveryQueue });
     const app = createApp(core, {
       bodyLimitBytes: config.bodyLimitBytes,
       logger,
@@ -149,65 +172,37 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       ...(config.corsOrigins && { corsOrigins: config.corsOrigins }),
       ...(metrics && { metrics }),
     });
-    if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
     const handle = await serve(app, { port: config.port, hostname: config.host });
-    if (config.deliveryWorker) {
-      worker = createDeliveryWorker(core, workerOptions(logger, metrics));
-      worker.start();
-      replyWorker = createReplyWorker(core, replyWorkerOptions(logger, metrics));
-      replyWorker?.start();
-    }
-    print(banner(reachableUrl(handle), backend.description, keys, Object.keys(config.models)));
+    print(banner(reachableUrl(handle), adapters.info.description, keys, Object.keys(config.models)));
     if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);
-    logger.info({ url: handle.url, storage: backend.description, deliveryWorker: config.deliveryWorker, models: Object.keys(config.models), metrics: metricsServer?.url }, 'listening');
+    logger.info({ url: handle.url, storage: adapters.info.description, deliveryWorker: config.deliveryWorker, models: Object.keys(config.models), metrics: metricsServer?.url }, 'listening');
     let closing: Promise<void> | undefined;
-    // Drain before closing Redis: in-flight requests and delivery attempts still need it to finish.
+    // Drain before closing the adapters: in-flight requests and delivery attempts still need them.
     // Open streams end first (clients resume elsewhere): they would hold the drain to its deadline.
-    const close = () =>
-      (closing ??= (shutdown.abort(), Promise.allSettled([handle.close(), worker?.stop(), replyWorker?.stop(), metricsServer?.close()]).then(() => backend.close())));
-    return { handle, core, logger, worker, replyWorker, metrics: metricsServer, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
+    const close = () => (closing ??= (shutdown.abort(), Promise.allSettled([handle.close(), stopAll()]).then(() => undefined)));
+    return { handle, core, logger, workers, metrics: metricsServer, close, ...(keys.devKey === undefined ? {} : { devKey: keys.devKey }) };
   } catch (error) {
-    await worker?.stop();
-    await replyWorker?.stop();
-    await metricsServer?.close();
-    await backend.close();
+    await stopAll();
     throw error;
   }
 }
 
 /**
- * Runs a delivery worker alone (`parley worker`): it relays the event log into the delivery queue
- * and makes the attempts, sharing the work with every other worker on the same Redis. Memory
- * storage lives in one process, so a worker of its own could never see the server's events:
- * refused with an `Error`.
- * @throws Error without Redis, or when Redis does not answer within `redisWaitMs`
+ * Runs the workers alone (`parley worker`): the outbox relay, webhook delivery and (with `MODELS`)
+ * agent replies, sharing the work with every other worker on the same backend. Memory storage
+ * lives in one process, so a worker of its own could never see the server's events: refused.
+ * @throws Error on a backend that is not durable, or when it does not answer within `redisWaitMs`
  */
 export async function startWorker(config: Config, options: Pick<StartOptions, 'print' | 'redisWaitMs'> = {}): Promise<RunningWorker> {
   if (config.redis === undefined) {
     throw new Error('parley worker needs REDIS_URL or REDIS_CLUSTER_NODES: with memory storage, deliveries are made by the worker inside parley serve.');
   }
   const print = options.print ?? ((text: string) => process.stdout.write(text));
-  const logger = createLogger(config.logLevel);
-  const backend = openBackend(config.redis, { logger, eventRetentionDays: config.eventRetentionDays });
-  let metricsServer: MetricsServerHandle | undefined;
-  try {
-    await backend.waitUntilReachable(options.redisWaitMs ?? 10_000);
-    const core = createServerCore(backend.adapters, config, logger);
-    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: backend.adapters.deliveryQueue });
-    if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
-    const worker = createDeliveryWorker(core, workerOptions(logger, metrics));
-    worker.start();
-    const replyWorker = createReplyWorker(core, replyWorkerOptions(logger, metrics));
-    replyWorker?.start();
-    print(`Parley delivery worker is running (${backend.description})${replyWorker ? ', making agent replies too' : ''}.\n\n`);
-    if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);
-    logger.info({ storage: backend.description, metrics: metricsServer?.url }, 'delivery worker started');
-    let closing: Promise<void> | undefined;
-    const close = () => (closing ??= Promise.allSettled([worker.stop(), replyWorker?.stop(), metricsServer?.close()]).then(() => backend.close()));
-    return { core, worker, replyWorker, metrics: metricsServer, logger, close };
-  } catch (error) {
-    await metricsServer?.close();
-    await backend.close();
-    throw error;
-  }
+  const { adapters, core, logger, metricsServer, workers } = await boot(config, true, options.redisWaitMs ?? 10_000);
+  print(`Parley delivery worker is running (${adapters.info.description})${workers!.replies ? ', making agent replies too' : ''}.\n\n`);
+  if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);
+  logger.info({ storage: adapters.info.description, metrics: metricsServer?.url }, 'delivery worker started');
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= Promise.allSettled([workers!.stop(), metricsServer?.close()]).then(() => adapters.close()));
+  return { core, workers: workers!, metrics: metricsServer, logger, close };
 }

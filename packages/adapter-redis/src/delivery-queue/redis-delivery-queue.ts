@@ -1,7 +1,7 @@
 /** @module The delivery queue on Redis: two Streams with consumer groups, XAUTOCLAIM leases, a ZSET of scheduled retries. */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { DeliveryJob, DeliveryLane, DeliveryQueue, DeliveryQueueStats, LeasedJob } from '@parley/core';
+import { checkWaitMs, DEFAULT_DELIVERY_LEASE_MS, positiveInteger, type DeliveryJob, type DeliveryLane, type DeliveryQueue, type DeliveryQueueStats, type LeasedJob } from '@parley/core';
 import { Cluster } from 'ioredis';
 import { RedisAdapter, RedisRunner, type RedisAdapterOptions, type RedisClient } from '../connection.js';
 import { deliveryQueueKeys, type DeliveryQueueKeys } from '../keys.js';
@@ -16,8 +16,6 @@ export type RedisDeliveryQueueOptions = RedisAdapterOptions & {
   promoteEveryMs?: number;
 };
 
-/** The default lease: longer than an attempt's 15 s deadline (see the port's JSDoc). */
-export const DEFAULT_DELIVERY_LEASE_MS = 30_000;
 const GROUP = 'workers';
 /** Due retries moved per script run: bounded work per script, so other clients never wait long. */
 const PROMOTE_BATCH = 500;
@@ -77,9 +75,8 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
 
   /** @throws TypeError for a prefix containing `{` or `}`; RangeError for a `leaseMs` or `promoteEveryMs` out of range. */
   constructor(options: RedisDeliveryQueueOptions) {
-    const leaseMs = options.leaseMs ?? DEFAULT_DELIVERY_LEASE_MS;
+    const leaseMs = positiveInteger(options.leaseMs, DEFAULT_DELIVERY_LEASE_MS, 'leaseMs');
     const promoteEveryMs = options.promoteEveryMs ?? 250;
-    if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new RangeError(`leaseMs must be a positive integer, got ${leaseMs}`);
     if (!Number.isSafeInteger(promoteEveryMs) || promoteEveryMs < 1 || promoteEveryMs > 500) {
       throw new RangeError(`promoteEveryMs must be an integer from 1 to 500, got ${promoteEveryMs}`);
     }
@@ -99,7 +96,7 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
 
   async lease(lane: DeliveryLane, max: number, waitMs: number): Promise<LeasedJob[]> {
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`max must be an integer ≥ 1, got ${max}`);
-    if (!(waitMs >= 0)) throw new RangeError(`waitMs must be a number of ms ≥ 0, got ${waitMs}`);
+    checkWaitMs(waitMs);
     if (lane === 'retry') this.startPromoting();
     if (!this.swept) {
       this.swept = true;

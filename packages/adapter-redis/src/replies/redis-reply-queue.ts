@@ -1,6 +1,6 @@
 /** @module The reply queue on Redis: a list per conversation, a ZSET of ready conversations, leases with tokens. */
 import { randomUUID } from 'node:crypto';
-import type { LeasedReply, ReplyJob, ReplyQueue } from '@parley/core';
+import { checkWaitMs, DEFAULT_REPLY_LEASE_MS, positiveInteger, type LeasedReply, type ReplyJob, type ReplyQueue } from '@parley/core';
 import { RedisAdapter, type RedisAdapterOptions } from '../connection.js';
 import { REPLY_ACK, REPLY_ENQUEUE, REPLY_EXTEND, REPLY_LEASE } from './redis-reply-queue.lua.js';
 
@@ -41,10 +41,8 @@ export class RedisReplyQueue extends RedisAdapter implements ReplyQueue {
 
   /** @throws TypeError for a prefix containing `{` or `}`; RangeError for a `leaseMs` or `pollMs` that is not an integer ≥ 1. */
   constructor(options: RedisReplyQueueOptions) {
-    const leaseMs = options.leaseMs ?? 30_000;
-    const pollMs = options.pollMs ?? 100;
-    if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new RangeError(`leaseMs must be a positive integer, got ${leaseMs}`);
-    if (!Number.isSafeInteger(pollMs) || pollMs < 1) throw new RangeError(`pollMs must be a positive integer, got ${pollMs}`);
+    const leaseMs = positiveInteger(options.leaseMs, DEFAULT_REPLY_LEASE_MS, 'leaseMs');
+    const pollMs = positiveInteger(options.pollMs, 100, 'pollMs');
     super(options);
     this.leaseMs = leaseMs;
     this.pollMs = pollMs;
@@ -74,7 +72,7 @@ export class RedisReplyQueue extends RedisAdapter implements ReplyQueue {
   }
 
   async lease(waitMs: number): Promise<LeasedReply | null> {
-    if (!(waitMs >= 0)) throw new RangeError(`waitMs must be a number of ms ≥ 0, got ${waitMs}`);
+    checkWaitMs(waitMs);
     const deadline = Date.now() + waitMs;
     const { heads, ready, leases, receipts } = this.keys();
     for (;;) {

@@ -9,7 +9,6 @@ import { createCore, ParleyError, type Core, type EventType } from '../index.js'
 import { StaticHostResolver } from '../testing/host-resolver.js';
 import { rejection } from '../test-support/errors.js';
 import { eventually, startReceiver, verifyHeaders, type Receiver } from '../testing/receiver.js';
-import { createDeliveryWorker } from './delivery-worker.js';
 import { undiciTransport } from './undici-transport.js';
 
 const WS = 'ws1';
@@ -21,12 +20,17 @@ afterEach(async () => {
 
 function setup(options: { worker?: boolean } = {}): Core {
   const transport = undiciTransport({ allowPrivate: true });
-  const core = createCore({ ...memoryAdapters(), allowPrivateWebhookUrls: true, hostResolver: new StaticHostResolver(), webhookTransport: transport, webhookRetryDelays: [0.05, 0.05] });
+  const core = createCore(memoryAdapters(), {
+    allowPrivateWebhookUrls: true,
+    hostResolver: new StaticHostResolver(),
+    webhookTransport: transport,
+    webhookRetryDelays: [0.05, 0.05],
+    workers: { relay: { pollMs: 50 }, delivery: { pollMs: 50 } },
+  });
   cleanup.push(() => transport.close());
   if (options.worker !== false) {
-    const worker = createDeliveryWorker(core, { pollMs: 50 });
-    worker.start();
-    cleanup.push(() => worker.stop());
+    core.workers.start();
+    cleanup.push(() => core.workers.stop());
   }
   return core;
 }

@@ -5,10 +5,10 @@
 import { memoryAdapters } from '@parley/adapter-memory';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCore, type Core, type EventType } from '../index.js';
+import { createCore, type Core, type CoreWorkers, type EventType } from '../index.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';
 import { eventually, startReceiver, verifyHeaders, type Receiver } from '../testing/receiver.js';
-import { createDeliveryWorker, type DeliveryAttemptReport, type DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
+import type { DeliveryAttemptReport, DeliveryWorkerOptions } from './delivery-worker.js';
 import { undiciTransport } from './undici-transport.js';
 
 const WS = 'ws1';
@@ -21,19 +21,23 @@ afterEach(async () => {
 
 interface Setup {
   core: Core;
-  worker: DeliveryWorker;
+  worker: CoreWorkers;
 }
 
 function setup(options: { delays?: number[]; transportTimeoutMs?: number; concurrency?: { first?: number; retry?: number }; onAttempt?: DeliveryWorkerOptions['onAttempt'] } = {}): Setup {
   const transport = undiciTransport({ allowPrivate: true, ...(options.transportTimeoutMs && { timeoutMs: options.transportTimeoutMs }) });
-  const core = createCore({
-    ...memoryAdapters(),
+  const core = createCore(memoryAdapters(), {
     allowPrivateWebhookUrls: true,
     hostResolver: new StaticHostResolver(),
     webhookTransport: transport,
     webhookRetryDelays: options.delays ?? [0.05, 0.05],
+    workers: {
+      relay: { pollMs: 50 },
+      delivery: { pollMs: 50, ...(options.concurrency && { concurrency: options.concurrency }) },
+      ...(options.onAttempt && { onDeliveryAttempt: options.onAttempt }),
+    },
   });
-  const worker = createDeliveryWorker(core, { pollMs: 50, ...(options.concurrency && { concurrency: options.concurrency }), ...(options.onAttempt && { onAttempt: options.onAttempt }) });
+  const worker = core.workers;
   worker.start();
   cleanup.push(() => transport.close());
   cleanup.push(() => worker.stop());

@@ -1,28 +1,18 @@
 /**
- * @module The delivery worker (README "Receiving webhooks"): relays the outbox into the delivery
- * queue and makes the attempts, each lane with its own concurrency, until stopped.
+ * @module The delivery worker (docs/events-and-webhooks.md): leases jobs from the delivery queue
+ * and makes the attempts, each lane with its own concurrency, until stopped.
  */
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { DeliveryJob, DeliveryLane, DeliveryQueue, LeasedJob } from '../ports/delivery-queue.js';
 import { createUlidGenerator, type IdGenerator } from '../ports/ids.js';
-import type { OutboxBatch, Storage } from '../ports/storage.js';
+import { silentLogger, type WorkerLogger } from '../ports/logger.js';
+import type { Storage } from '../ports/storage.js';
 import type { WebhookTransport } from '../ports/webhook-transport.js';
 import type { WebhookEndpointRecord } from '../types.js';
 import { attemptDelivery, isSuccess, type AttemptContext } from './attempt.js';
-import { dispatchBatch } from './dispatcher.js';
-import { TOKENS } from '../tokens.js';
+import { pause } from '../workers/pause.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS, FAILING_DISABLE_AFTER_MS, checkRetryDelays, retryDelayMs } from './retry-schedule.js';
-
-/** Where the worker reports; pino's logger fits. Entries carry ids and statuses, never a secret or a payload. */
-export interface DeliveryLogger {
-  debug(fields: object, message: string): void;
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-  error(fields: object, message: string): void;
-}
-
-const silentLogger: DeliveryLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** Options of {@link DeliveryWorker}. */
 export interface DeliveryWorkerOptions {
@@ -40,16 +30,9 @@ export interface DeliveryWorkerOptions {
    * lane's, at least 1): a receiver that hangs holds at most this many slots, never all of them.
    */
   perEndpoint?: number;
-  /** Run the outbox relay too (default `true`). */
-  dispatch?: boolean;
-  /**
-   * Also run on each outbox batch before it is acknowledged (default none): `createDeliveryWorker`
-   * passes the core's automatic agent replies (`ReplyService.queueAutomaticReplies`).
-   */
-  onOutboxBatch?: (batch: OutboxBatch) => Promise<unknown>;
-  /** How long one lease or outbox take waits for work, in ms (default 1 000): bounds how long `stop()` waits for an idle loop. */
+  /** How long one lease waits for work, in ms (default 1 000): bounds how long `stop()` waits for an idle loop. */
   pollMs?: number;
-  logger?: DeliveryLogger;
+  logger?: WorkerLogger;
   /**
    * Called after each attempt is settled (metrics): never throws into the worker, whatever it
    * does. Jobs dropped unsent (endpoint gone, disabled or unsubscribed) make no attempt and no call.
@@ -83,8 +66,8 @@ const FAULT_PAUSE_MS = 1_000;
 const BUSY_ENDPOINT_DEFER_MS = 1_000;
 
 /**
- * Delivers webhooks: one relay loop (outbox → `webhookEndpoints.subscribed` → queue → outbox ack)
- * and one loop per lane (`first`, `retry`) leasing jobs up to its concurrency. Per attempt the
+ * Delivers webhooks: one loop per lane (`first`, `retry`) leasing jobs up to its concurrency (the
+ * jobs come from the outbox relay's `WebhookFanOut` and from operator actions). Per attempt the
  * endpoint is read afresh: gone, disabled or — for a `scheduled` job — no longer subscribed to the
  * event's type → the job is acked without sending or logging;
  * otherwise the event is signed, sent and logged; a 2xx acks (and clears `failingSince`), a 410
@@ -104,13 +87,11 @@ export class DeliveryWorker {
   private readonly queue: DeliveryQueue;
   private readonly delays: readonly number[];
   private readonly concurrency: Record<DeliveryLane, number>;
-  private readonly dispatch: boolean;
   private readonly pollMs: number;
-  private readonly logger: DeliveryLogger;
+  private readonly logger: WorkerLogger;
   private readonly random: () => number;
   private readonly onAttempt: ((report: DeliveryAttemptReport) => void) | undefined;
   private readonly perEndpoint: number;
-  private readonly onOutboxBatch: DeliveryWorkerOptions['onOutboxBatch'];
   /** Attempts in flight per `workspaceId endpointId`. */
   private readonly busy = new Map<string, number>();
   private readonly stopSignal = new AbortController();
@@ -128,20 +109,16 @@ export class DeliveryWorker {
     }
     this.perEndpoint = options.perEndpoint ?? Math.max(1, Math.floor(this.concurrency.first / 2));
     if (!Number.isInteger(this.perEndpoint) || this.perEndpoint < 1) throw new RangeError('perEndpoint: expected an integer ≥ 1.');
-    this.dispatch = options.dispatch ?? true;
     this.pollMs = options.pollMs ?? 1_000;
     this.logger = options.logger ?? silentLogger;
     this.random = options.random ?? Math.random;
-    this.onOutboxBatch = options.onOutboxBatch;
     this.onAttempt = options.onAttempt;
   }
 
   /** Starts the loops; a no-op when started already. */
   start(): void {
     if (this.running || this.stopSignal.signal.aborted) return;
-    const loops = [this.lane('first'), this.lane('retry')];
-    if (this.dispatch) loops.push(this.relay());
-    this.running = Promise.all(loops).then(() => undefined);
+    this.running = Promise.all([this.lane('first'), this.lane('retry')]).then(() => undefined);
   }
 
   /**
@@ -157,31 +134,6 @@ export class DeliveryWorker {
     return this.stopSignal.signal.aborted;
   }
 
-  /** A pause that ends early when the worker stops. */
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      this.stopSignal.signal.addEventListener('abort', done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  }
-
-  private async relay(): Promise<void> {
-    while (!this.stopping) {
-      try {
-        const batch = await this.context.storage.outbox.take(100, this.pollMs);
-        if (!batch) continue;
-        const jobs = await dispatchBatch(this.context.storage, this.queue, batch, this.onOutboxBatch);
-        this.logger.debug({ workspaceId: batch.workspaceId, events: batch.events.length, jobs }, 'events handed to delivery');
-      } catch (error) {
-        this.logger.error({ err: error }, 'outbox relay failed; retrying');
-        await this.pause(FAULT_PAUSE_MS);
-      }
-    }
-  }
 
   private async lane(lane: DeliveryLane): Promise<void> {
     const limit = this.concurrency[lane];
@@ -198,7 +150,7 @@ export class DeliveryWorker {
         leased = await this.queue.lease(lane, limit - inFlight.size, this.pollMs);
       } catch (error) {
         this.logger.error({ err: error, lane }, 'leasing delivery jobs failed; retrying');
-        await this.pause(FAULT_PAUSE_MS);
+        await pause(FAULT_PAUSE_MS, this.stopSignal.signal);
         continue;
       }
       // Jobs leased while stopping are still worked: they are ours until the lease ends anyway.
@@ -307,28 +259,4 @@ export class DeliveryWorker {
       return record === null ? null : { record };
     });
   }
-}
-
-/** Options of {@link createDeliveryWorker}: everything but what the core already holds. */
-export type CoreDeliveryWorkerOptions = Omit<DeliveryWorkerOptions, 'storage' | 'queue' | 'transport' | 'clock' | 'ids' | 'retryDelaysSeconds'>;
-
-/**
- * A worker over `core`'s storage, delivery queue, transport, clock, ids and retry schedule (as
- * given to `createCore`); its relay also queues the core's automatic agent replies. Call `start()` to run it and `stop()` before closing the adapters.
- */
-export function createDeliveryWorker(
-  core: { container: { resolve<T>(token: symbol): T }; replies?: { queueAutomaticReplies(batch: OutboxBatch): Promise<number> } },
-  options: CoreDeliveryWorkerOptions = {},
-): DeliveryWorker {
-  const { container, replies } = core;
-  return new DeliveryWorker({
-    ...(replies && { onOutboxBatch: (batch: OutboxBatch) => replies.queueAutomaticReplies(batch) }),
-    ...options,
-    storage: container.resolve<Storage>(TOKENS.storage),
-    queue: container.resolve<DeliveryQueue>(TOKENS.deliveryQueue),
-    transport: container.resolve<WebhookTransport>(TOKENS.webhookTransport),
-    clock: container.resolve<Clock>(TOKENS.clock),
-    ids: container.resolve<IdGenerator>(TOKENS.ids),
-    retryDelaysSeconds: container.resolve<{ retryDelaysSeconds: readonly number[] }>(TOKENS.deliveryOptions).retryDelaysSeconds,
-  });
 }

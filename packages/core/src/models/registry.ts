@@ -3,7 +3,7 @@ import type { LanguageModel } from '../ports/language-model.js';
 import { AGENT_MODELS } from '../types.js';
 import { aiSdkModel, isAiSdkLanguageModel, type AiSdkLanguageModel } from './ai-sdk-model.js';
 
-/** What `createCore({ models })` takes: agent model names → Parley or AI SDK language models. */
+/** What `createCore(adapters, { models })` takes: agent model names → Parley or AI SDK language models. */
 export type ModelMap = Record<string, LanguageModel | AiSdkLanguageModel>;
 
 /** Agent model names: 1–128 visible ASCII characters, like the `MODELS` names of the server. */

@@ -11,4 +11,5 @@ export * from './clock.js';
 export * from './ids.js';
 export type * from './rate-limit.js';
 export type * from './idempotency.js';
+export * from './logger.js';
 export * from './webhook-targets.js';

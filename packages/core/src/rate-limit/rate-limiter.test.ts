@@ -44,7 +44,7 @@ describe('RateLimiter', () => {
 
   it('shares one quota between the keys of a workspace, not between workspaces', async () => {
     const clock = new ManualClock();
-    const limiter = createCore({ ...memoryAdapters(), clock }).rateLimiter!;
+    const limiter = createCore(memoryAdapters(), { clock }).rateLimiter!;
     const other = { ...principal('ws1'), keyId: 'key_second' };
     for (let i = 0; i < 50; i++) await limiter.check(principal('ws1'));
     for (let i = 0; i < 50; i++) await limiter.check(other);
@@ -164,27 +164,15 @@ describe('RateLimiter', () => {
 });
 
 describe('createCore and rate limits', () => {
-  it('has no rate limiter without a store, so existing callers are unchanged', () => {
-    const { rateLimits: _unused, ...adapters } = memoryAdapters();
-    expect(createCore(adapters).rateLimiter).toBeUndefined();
-  });
-
   it('passes plans, failure policy, timeout and error callback to the limiter', async () => {
     const onRateLimitStoreError = vi.fn();
-    const core = createCore({
-      ...memoryAdapters(),
-      rateLimits: { hit: () => Promise.reject(new Error('down')) },
-      plans: { free: { limit: 3, periodMs: 60_000 } },
-      rateLimitFailure: 'closed',
-      rateLimitTimeoutMs: 50,
-      onRateLimitStoreError,
-    });
+    const core = createCore({ ...memoryAdapters(), rateLimits: { hit: () => Promise.reject(new Error('down')) } }, { plans: { free: { limit: 3, periodMs: 60_000 } }, rateLimitFailure: 'closed', rateLimitTimeoutMs: 50, onRateLimitStoreError });
     expect(await core.rateLimiter!.check(principal('ws1'))).toMatchObject({ allowed: false, limit: 3, periodMs: 60_000, failure: 'closed' });
     expect(onRateLimitStoreError).toHaveBeenCalledTimes(1);
   });
 
   it('applies the plan table overrides to a working store', async () => {
-    const core = createCore({ ...memoryAdapters(), clock: new ManualClock(), plans: { free: { limit: 3, periodMs: 60_000 } } });
+    const core = createCore(memoryAdapters(), { clock: new ManualClock(), plans: { free: { limit: 3, periodMs: 60_000 } } });
     const decisions = [];
     for (let i = 0; i < 4; i++) decisions.push((await core.rateLimiter!.check(principal('ws1'))).allowed);
     expect(decisions).toEqual([true, true, true, false]);

@@ -3,16 +3,16 @@ import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
 import { createCore, type Message, type StreamItem } from '../index.js';
 import { domainEvent } from '../services/domain-events.js';
-import type { IdGenerator } from '../ports/ids.js';
-import { TOKENS } from '../tokens.js';
+import { createUlidGenerator } from '../ports/ids.js';
 import { systemClock } from '../ports/clock.js';
 
 async function setup() {
   const adapters = memoryAdapters();
-  const core = createCore(adapters);
+  const ids = createUlidGenerator(() => Date.now());
+  const core = createCore(adapters, { ids });
   const agent = await core.agents.create('ws1', { name: 'A', description: '', model: 'modelA-4' });
   const conversation = await core.conversations.create('ws1', { agentId: agent.id });
-  return { core, adapters, conversation };
+  return { core, adapters, conversation, ids };
 }
 
 /** Reads items until `count` messages came (or `done` for the end). */
@@ -28,9 +28,8 @@ async function take(iterator: AsyncIterator<StreamItem>, count: number): Promise
 
 describe('openConversationStream', () => {
   it('sends a message committed after a newer one (ids made before racing writes), once, and resumes after it without repeats', async () => {
-    const { core, adapters, conversation } = await setup();
     // The core's own generator: ids stay monotonic across the test's writes and the core's.
-    const ids = core.container.resolve<IdGenerator>(TOKENS.ids);
+    const { core, adapters, conversation, ids } = await setup();
     const message = (id: string, content: string): Message => ({ id, conversationId: conversation.id, content, role: 'user', metadata: {}, createdAt: new Date().toISOString() });
     const store = async (id: string, content: string) => {
       const stored = message(id, content);

@@ -10,7 +10,7 @@ import { ReplyWorker } from './reply-worker.js';
 async function setup(turns: ScriptedTurn[] = [{ deltas: ['Hi', ' there'] }], agentFields: Record<string, unknown> = {}) {
   const adapters = memoryAdapters();
   const model = scriptedModel(turns);
-  const core = createCore({ ...adapters, models: { tiny: model }, replyRetryDelaysMs: [5, 5] });
+  const core = createCore(adapters, { models: { tiny: model }, replyRetryDelaysMs: [5, 5] });
   const agent = await core.agents.create('ws1', {
     name: 'Ada',
     description: 'helper',
@@ -25,6 +25,7 @@ async function setup(turns: ScriptedTurn[] = [{ deltas: ['Hi', ' there'] }], age
   await core.feed.subscribe('ws1', conversation.id, (signal) => signals.push(signal));
   const logs: Array<{ fields: object; message: string }> = [];
   const logger = {
+    debug: (fields: object, message: string) => logs.push({ fields, message }),
     info: (fields: object, message: string) => logs.push({ fields, message }),
     warn: (fields: object, message: string) => logs.push({ fields, message }),
     error: (fields: object, message: string) => logs.push({ fields, message }),
@@ -184,7 +185,7 @@ describe('ReplyService', () => {
 describe('agent models of a core', () => {
   it('are the spec\'s three plus every configured name, in validation', async () => {
     const adapters = memoryAdapters();
-    const core = createCore({ ...adapters, models: { 'llama3.2:3b': scriptedModel([{}]) } });
+    const core = createCore(adapters, { models: { 'llama3.2:3b': scriptedModel([{}]) } });
     expect(core.agentModels).toEqual(['modelA-4', 'modelA-3.5-turbo', 'modelB-3', 'llama3.2:3b']);
     const agent = await core.agents.create('ws1', { name: 'A', description: '', model: 'llama3.2:3b' });
     expect(agent.model).toBe('llama3.2:3b');
@@ -193,10 +194,8 @@ describe('agent models of a core', () => {
     expect((await rejection(plain.agents.create('ws1', { name: 'A', description: '', model: 'llama3.2:3b' }))).code).toBe('validation_failed');
   });
 
-  it('refuses models without a reply queue, and values that are not models', () => {
-    const { replyQueue: _queue, ...adapters } = memoryAdapters();
-    expect(() => createCore({ ...adapters, models: { m: scriptedModel([{}]) } })).toThrow(TypeError);
-    expect(() => createCore({ ...memoryAdapters(), models: { m: {} as never } })).toThrow(TypeError);
-    expect(() => createCore({ ...memoryAdapters(), models: { 'bad name': scriptedModel([{}]) } })).toThrow(TypeError);
+  it('refuses values that are not models, and bad names', () => {
+    expect(() => createCore(memoryAdapters(), { models: { m: {} as never } })).toThrow(TypeError);
+    expect(() => createCore(memoryAdapters(), { models: { 'bad name': scriptedModel([{}]) } })).toThrow(TypeError);
   });
 });

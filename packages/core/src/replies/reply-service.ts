@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { inject, injectable } from '../di.js';
 import { ErrorCode, ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { ConversationFeed } from '../ports/conversation-feed.js';
+import type { FeedSignal } from '../ports/conversation-feed.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { LanguageModel, ModelRequest, FinishReason, TokenUsage } from '../ports/language-model.js';
 import type { ReplyJob, ReplyQueue } from '../ports/reply-queue.js';
 import type { OutboxBatch, Storage } from '../ports/storage.js';
-import { domainEvent } from '../services/domain-events.js';
+import { MessageWriter } from '../services/message-writer.js';
 import { TOKENS } from '../tokens.js';
 import type { Agent, Conversation, Message } from '../types.js';
 
@@ -18,11 +18,9 @@ export interface ReplyOptions {
   contextMessages: number;
   /** Waits between the 3 tries of a failing provider, in ms (default `[1000, 4000]`). */
   retryDelaysMs: readonly number[];
-  /** Where requests wait (`createCore`'s `replyQueue`); `null` without one: nothing can be asked for. */
-  queue: ReplyQueue | null;
 }
 
-/** Where replies report; pino's logger fits. Entries carry ids, model names and error kinds, never content. */
+/** Where replies report (a {@link WorkerLogger} fits). Entries carry ids, model names and error kinds, never content. */
 export interface ReplyLogger {
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
@@ -76,16 +74,13 @@ export function describeModelError(error: unknown): string {
 export class ReplyService {
   constructor(
     @inject(TOKENS.storage) private readonly storage: Storage,
-    @inject(TOKENS.conversationFeed) private readonly feed: ConversationFeed,
+    @inject(TOKENS.replyQueue) private readonly queue: ReplyQueue,
+    @inject(MessageWriter) private readonly writer: MessageWriter,
     @inject(TOKENS.models) private readonly models: ReadonlyMap<string, LanguageModel>,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
     @inject(TOKENS.replyOptions) private readonly options: ReplyOptions,
   ) {}
-
-  private get queue(): ReplyQueue | null {
-    return this.options.queue;
-  }
 
   /** True when `agent` would reply on its own to a user message (not counting the conversation's status). */
   repliesAutomatically(agent: Agent): boolean {
@@ -104,7 +99,7 @@ export class ReplyService {
     if (conversation.status === 'completed') throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and gets no replies.`);
     const agent = await this.storage.agents.get(workspaceId, conversation.agentId);
     if (!agent || agent.status !== 'active') throw new ParleyError(ErrorCode.conflict, `The agent of conversation '${conversationId}' is inactive.`);
-    if (!this.models.has(agent.model) || !this.queue) {
+    if (!this.models.has(agent.model)) {
       throw new ParleyError(ErrorCode.conflict, `No language model is configured for the agent's model '${agent.model}'.`, { model: agent.model });
     }
     const latest = await this.storage.messages.page(workspaceId, conversationId, { limit: 1 });
@@ -121,7 +116,7 @@ export class ReplyService {
    * Resolves with the number of requests queued.
    */
   async queueAutomaticReplies(batch: OutboxBatch): Promise<number> {
-    if (this.models.size === 0 || !this.queue) return 0;
+    if (this.models.size === 0) return 0;
     const conversations = new Map<string, Promise<Conversation | null>>();
     const agents = new Map<string, Promise<Agent | null>>();
     const jobs: ReplyJob[] = [];
@@ -215,20 +210,14 @@ export class ReplyService {
       },
       createdAt: new Date(this.clock.now()).toISOString(),
     };
-    const outcome = await this.storage.messages.append(job.workspaceId, message, domainEvent(this.ids, this.clock, job.workspaceId, 'message.received', message));
-    if (outcome !== 'appended') return 'skipped';
-    await this.publish(job.workspaceId, job.conversationId, { type: 'message', messageId: message.id });
+    if ((await this.writer.append(job.workspaceId, message)) !== 'appended') return 'skipped';
     logger?.info({ workspaceId: job.workspaceId, conversationId: job.conversationId, messageId: message.id, inReplyTo: job.inReplyTo, model: agent.model, finishReason: result.finishReason, usage: result.usage }, 'reply stored');
     return 'stored';
   }
 
   /** Live signals are best effort: a feed outage never fails a reply (streams re-read storage). */
-  private async publish(workspaceId: string, conversationId: string, signal: Parameters<ConversationFeed['publish']>[2]) {
-    try {
-      await this.feed.publish(workspaceId, conversationId, signal);
-    } catch {
-      // Nothing to do: the message, if stored, is read from storage by every stream.
-    }
+  private publish(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
+    return this.writer.signal(workspaceId, conversationId, signal);
   }
 
   private job(workspaceId: string, conversationId: string, inReplyTo: string | null): ReplyJob {

@@ -2,9 +2,10 @@
  * @module The reply worker (README "Agents that reply"): leases reply requests, one conversation at
  * a time, and makes them with {@link ReplyService.generate}, renewing each lease while it works.
  */
+import { silentLogger, type WorkerLogger } from '../ports/logger.js';
 import type { LeasedReply, ReplyQueue } from '../ports/reply-queue.js';
-import { TOKENS } from '../tokens.js';
-import type { ReplyLogger, ReplyOutcome, ReplyService } from './reply-service.js';
+import { pause } from '../workers/pause.js';
+import type { ReplyOutcome, ReplyService } from './reply-service.js';
 
 /** Options of {@link ReplyWorker}. */
 export interface ReplyWorkerOptions {
@@ -18,12 +19,11 @@ export interface ReplyWorkerOptions {
   pollMs?: number;
   /** How long `stop()` lets replies in flight finish before aborting them, in ms (default 10 000). */
   drainMs?: number;
-  logger?: ReplyLogger & { error(fields: object, message: string): void };
+  logger?: WorkerLogger;
   /** Told of each finished request (metrics, tests). */
   onOutcome?: (outcome: ReplyOutcome, leased: LeasedReply) => void;
 }
 
-const silent = { info() {}, warn() {}, error() {} };
 const FAULT_PAUSE_MS = 1_000;
 
 /**
@@ -39,7 +39,7 @@ export class ReplyWorker {
   private readonly heartbeatMs: number;
   private readonly pollMs: number;
   private readonly drainMs: number;
-  private readonly logger: NonNullable<ReplyWorkerOptions['logger']>;
+  private readonly logger: WorkerLogger;
   private readonly stopping = new AbortController();
   /** Aborted when the drain time is up: generations still running then stop. */
   private readonly aborting = new AbortController();
@@ -51,7 +51,7 @@ export class ReplyWorker {
     this.heartbeatMs = options.heartbeatMs ?? 10_000;
     this.pollMs = options.pollMs ?? 1_000;
     this.drainMs = options.drainMs ?? 10_000;
-    this.logger = options.logger ?? silent;
+    this.logger = options.logger ?? silentLogger;
   }
 
   /** Starts the loop; a no-op when started already. */
@@ -74,19 +74,6 @@ export class ReplyWorker {
     }
   }
 
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const signal = this.stopping.signal;
-      signal.addEventListener('abort', done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-    });
-  }
-
   private async loop(): Promise<void> {
     const inFlight = new Set<Promise<void>>();
     while (!this.stopping.signal.aborted) {
@@ -99,7 +86,7 @@ export class ReplyWorker {
         leased = await this.options.queue.lease(this.pollMs);
       } catch (error) {
         this.logger.error({ err: error }, 'leasing reply requests failed; retrying');
-        await this.pause(FAULT_PAUSE_MS);
+        await pause(FAULT_PAUSE_MS, this.stopping.signal);
         continue;
       }
       if (!leased) continue;
@@ -135,20 +122,4 @@ export class ReplyWorker {
     await this.options.queue.ack(leased);
     this.options.onOutcome?.(outcome, leased);
   }
-}
-
-/** Options of {@link createReplyWorker}: everything but what the core already holds. */
-export type CoreReplyWorkerOptions = Omit<ReplyWorkerOptions, 'replies' | 'queue'>;
-
-/**
- * A reply worker over `core`'s reply service and reply queue; `undefined` when the core has no
- * reply queue or no models configured. Call `start()` to run it and `stop()` before closing adapters.
- */
-export function createReplyWorker(
-  core: { replies: ReplyService; container: { isRegistered(token: symbol): boolean; resolve<T>(token: symbol): T } },
-  options: CoreReplyWorkerOptions = {},
-): ReplyWorker | undefined {
-  // Without models nothing is ever queued: no loop polling the queue for nothing.
-  if (!core.container.isRegistered(TOKENS.replyQueue) || core.container.resolve<ReadonlyMap<string, unknown>>(TOKENS.models).size === 0) return undefined;
-  return new ReplyWorker({ ...options, replies: core.replies, queue: core.container.resolve<ReplyQueue>(TOKENS.replyQueue) });
 }

@@ -12,14 +12,14 @@ const base: AgentCreateInput = { name: 'Ada', description: 'helper', model: 'mod
 function setup() {
   const adapters = memoryAdapters();
   const clock = new ManualClock(Date.parse(START));
-  const core = createCore({ ...adapters, clock });
+  const core = createCore(adapters, { clock });
   return { core, clock, events: async () => (await recordedEvents(adapters.storage)).map((event) => ({ type: event.type, id: event.data.id })) };
 }
 
 describe('AgentService', () => {
   it('creates an active agent with nulls for unset optional fields and emits agent.created with it', async () => {
     const adapters = memoryAdapters();
-    const core = createCore({ ...adapters, clock: new ManualClock(Date.parse(START)) });
+    const core = createCore(adapters, { clock: new ManualClock(Date.parse(START)) });
     const agent = await core.agents.create('ws1', base);
     expect(agent).toEqual({
       id: agent.id,

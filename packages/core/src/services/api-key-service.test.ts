@@ -10,7 +10,7 @@ const START = '2026-01-01T00:00:00.000Z';
 
 function setup() {
   const adapters = memoryAdapters();
-  const core = createCore({ ...adapters, clock: new ManualClock(Date.parse(START)) });
+  const core = createCore(adapters, { clock: new ManualClock(Date.parse(START)) });
   return { core, store: adapters.apiKeys };
 }
 
@@ -164,7 +164,7 @@ describe('ApiKeyService', () => {
     function cached() {
       const clock = new ManualClock(Date.parse(START));
       const store = new SlowStore();
-      return { clock, store, core: createCore({ ...memoryAdapters(), apiKeys: store, clock }) };
+      return { clock, store, core: createCore({ ...memoryAdapters(), apiKeys: store }, { clock }) };
     }
 
     it('reuses a known key for 5 s: a revoke elsewhere (the store directly) is seen once that has passed', async () => {

@@ -147,15 +147,7 @@ export class ApiKeyService {
       // It could never authenticate: say so now rather than store a dead key.
       throw new ParleyError(ErrorCode.validationFailed, 'A prl_ key of 40 characters must carry a valid checksum.', { issues: [{ path: 'key', message: 'Checksum does not match.' }] });
     }
-    const record: ApiKeyRecord = {
-      keyId: this.ids.next('key'),
-      workspaceId: grant.workspaceId,
-      plan: grant.plan,
-      scopes: grant.scopes ?? ['*'],
-      ...(grant.limitPerHour === undefined ? {} : { limitPerHour: grant.limitPerHour }),
-      hash: hashApiKey(key),
-      createdAt: new Date(this.clock.now()).toISOString(),
-    };
+    const record = this.record(grant, key);
     await this.store.insert(record);
     // A given key may replace a stored record with the same hash: no principal of it may outlive that.
     this.cache.clear();
@@ -175,6 +167,16 @@ export class ApiKeyService {
     }
   }
 
+  /**
+   * Stores a key given in configuration (`API_KEYS`) by its hash, with `grant`: created when new,
+   * its grant updated in place when it changed (the stored key id and creation time stay), left
+   * alone otherwise. Restarts and instances starting together store each key once.
+   * @throws ParleyError `service_unavailable` when the store cannot answer.
+   */
+  configure(grant: ApiKeyGrant, key: string): Promise<ApiKeyUpsert> {
+    return this.upsert(this.record(grant, key));
+  }
+
   /** Every key (hashes only), or those of one workspace; oldest first. */
   list(workspaceId?: string): Promise<ApiKeyRecord[]> {
     return this.store.list(workspaceId);
@@ -191,5 +193,17 @@ export class ApiKeyService {
       // Also after a failure: the store may have applied the revoke before the reply was lost.
       this.cache.clear();
     }
+  }
+
+  private record(grant: ApiKeyGrant, key: string): ApiKeyRecord {
+    return {
+      keyId: this.ids.next('key'),
+      workspaceId: grant.workspaceId,
+      plan: grant.plan,
+      scopes: grant.scopes ?? ['*'],
+      ...(grant.limitPerHour === undefined ? {} : { limitPerHour: grant.limitPerHour }),
+      hash: hashApiKey(key),
+      createdAt: new Date(this.clock.now()).toISOString(),
+    };
   }
 }

@@ -11,7 +11,7 @@ const START = '2026-01-01T00:00:00.000Z';
 async function setup() {
   const adapters = memoryAdapters();
   const clock = new ManualClock(Date.parse(START));
-  const core = createCore({ ...adapters, clock });
+  const core = createCore(adapters, { clock });
   const agent = await core.agents.create('ws1', { name: 'Ada', description: 'helper', model: 'modelA-4' });
   const events = async () => (await recordedEvents(adapters.storage)).slice(1);
   return { core, clock, agent, events, types: async () => (await events()).map((event) => event.type) };

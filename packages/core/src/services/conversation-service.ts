@@ -2,7 +2,6 @@
 import { inject, injectable } from '../di.js';
 import { ErrorCode, ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { ConversationFeed, FeedSignal } from '../ports/conversation-feed.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { Storage } from '../ports/storage.js';
 import {
@@ -24,6 +23,7 @@ import { decodeCursor, encodeCursor, invalidCursor } from './cursor.js';
 import { domainEvent } from './domain-events.js';
 import { checkIfMatch, type WriteConditions } from './entity-tag.js';
 import { isoTimestamp } from './timestamp.js';
+import { MessageWriter } from './message-writer.js';
 
 /** A page of conversations: `page` and `limit` echo the (defaulted) query. */
 export interface ConversationList {
@@ -53,8 +53,8 @@ export class ConversationService {
     @inject(TOKENS.storage) private readonly storage: Storage,
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
-    // Live streams of this conversation learn of the change at once (README "Live streams").
-    @inject(TOKENS.conversationFeed) private readonly feed?: ConversationFeed,
+    // Messages take one path into storage and to live streams, shared with agent replies.
+    @inject(MessageWriter) private readonly writer: MessageWriter,
   ) {}
 
   /**
@@ -131,7 +131,7 @@ export class ConversationService {
       return completing ? { record: next, event: this.event(workspaceId, 'conversation.completed', next) } : { record: next };
     });
     if (!conversation) throw ParleyError.notFound('conversation', id);
-    if (completed) await this.signal(workspaceId, id, { type: 'conversation.completed' });
+    if (completed) await this.writer.signal(workspaceId, id, { type: 'conversation.completed' });
     return conversation;
   }
 
@@ -173,13 +173,11 @@ export class ConversationService {
       metadata: fields.metadata ?? {},
       createdAt: isoTimestamp(this.clock.now()),
     };
-    const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
-    const outcome = await this.storage.messages.append(workspaceId, message, this.event(workspaceId, type, message));
+    const outcome = await this.writer.append(workspaceId, message);
     if (outcome === 'conversation_not_found') throw ParleyError.notFound('conversation', conversationId);
     if (outcome === 'conversation_completed') {
       throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and takes no messages.`);
     }
-    await this.signal(workspaceId, conversationId, { type: 'message', messageId: message.id });
     return message;
   }
 
@@ -214,16 +212,7 @@ export class ConversationService {
     return { messages: page.messages, hasMore: true, nextCursor: encodeCursor(conversationId, edge.id) };
   }
 
-  /** Live signals are best effort: the write happened, and streams re-read storage anyway. */
-  private async signal(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
-    try {
-      await this.feed?.publish(workspaceId, conversationId, signal);
-    } catch {
-      // A feed outage must not turn a stored write into an error.
-    }
-  }
-
-  private event(workspaceId: string, type: 'conversation.started' | 'conversation.completed' | 'message.sent' | 'message.received', data: Conversation | Message) {
+  private event(workspaceId: string, type: 'conversation.started' | 'conversation.completed', data: Conversation) {
     return domainEvent(this.ids, this.clock, workspaceId, type, data);
   }
 }

@@ -11,7 +11,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 function setup() {
   const clock = new ManualClock(Date.parse(START));
   const adapters = memoryAdapters({ storage: { clock, eventRetentionMs: 14 * DAY_MS } });
-  const core = createCore({ ...adapters, clock });
+  const core = createCore(adapters, { clock });
   return { core, clock };
 }
 

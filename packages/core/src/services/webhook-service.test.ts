@@ -21,7 +21,7 @@ function setup(options: { allowPrivateWebhookUrls?: boolean } = {}) {
   const clock = new ManualClock(Date.parse(START));
   // No network in tests: every name other than INTERNAL_HOST fails to resolve (and is accepted).
   const resolver = new StaticHostResolver({ [INTERNAL_HOST]: ['93.184.215.14', '10.20.30.40'] });
-  const core = createCore({ ...adapters, clock, hostResolver: resolver, ...options });
+  const core = createCore(adapters, { clock, hostResolver: resolver, ...options });
   const stored = async (id: string) => (await core.storage.webhookEndpoints.get('ws1', id))!;
   return { core, clock, stored, resolver, events: () => recordedEvents(adapters.storage) };
 }

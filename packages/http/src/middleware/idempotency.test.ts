@@ -3,9 +3,10 @@
  * flight, 20 concurrent requests run once, 5xx not kept — on memory, and across two app instances
  * sharing Redis.
  */
-import { MemoryDeliveryQueue } from '@parley/adapter-memory';
-import { createRedisAdapters, type RedisAdapters } from '@parley/adapter-redis';
+import { redisAdapters } from '@parley/adapter-redis';
+import type { Adapters as RedisAdapters } from '@parley/core';
 import { ErrorCode, ParleyError } from '@parley/core';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentInput, harness, json, type Harness } from '../test-support/harness.js';
 import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from '../test-support/redis.js';
@@ -164,16 +165,17 @@ describeRedis('Idempotency-Key across two instances sharing Redis', () => {
   const prefix = uniquePrefix('idempotency');
   const opened: RedisAdapters[] = [];
   afterAll(async () => {
-    await deletePrefix(opened[0]!.client, prefix);
+    const client = new Redis(REDIS_URL);
+    await deletePrefix(client, prefix);
+    await client.quit();
     await Promise.all(opened.map((adapters) => adapters.close()));
   });
 
   /** An app instance of its own (its own client) over the shared prefix. */
   async function instance(): Promise<Harness> {
-    const redis = createRedisAdapters({ url: REDIS_URL, prefix });
+    const redis = redisAdapters({ url: REDIS_URL, prefix });
     opened.push(redis);
-    const adapters = { storage: redis.storage, apiKeys: redis.apiKeys, rateLimits: redis.rateLimits, idempotency: redis.idempotency, deliveryQueue: new MemoryDeliveryQueue() };
-    return harness({}, adapters);
+    return harness({}, redis);
   }
 
   it('a create through one instance replays through the other; 20 concurrent requests over both run once', async () => {

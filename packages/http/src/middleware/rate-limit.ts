@@ -40,15 +40,13 @@ export function rateLimitHeaders(result: RateLimitResult): Array<[string, string
  * `details.retryAfterSeconds`, for the app's `onError` to render as 429 (it also sets
  * `Retry-After` itself). A refusal costs no quota.
  *
- * `source` is a core (throws `TypeError` when it was built without a rate-limit store, so a
- * server never runs unlimited by mistake) or a {@link RateLimiter}.
+ * `source` is a core (its limiter over the bundle's rate-limit store) or a {@link RateLimiter}.
  */
 export function rateLimit(
   source: Pick<Core, 'rateLimiter'> | Pick<RateLimiter, 'check'>,
   options: RateLimitOptions = {},
 ): MiddlewareHandler<ParleyEnv> {
   const limiter = 'check' in source ? source : source.rateLimiter;
-  if (!limiter) throw new TypeError('rateLimit() needs a core created with a `rateLimits` store (or a RateLimiter)');
   const failClosedCode = options.failClosedCode ?? ErrorCode.serviceUnavailable;
 
   return async function rateLimit(c, next) {

@@ -12,7 +12,7 @@ import { fetchDocument, operation, operationsOf, schemaValidator } from '../test
 describe('responses conform to /openapi.json', () => {
   it('for every operation, successes and errors alike', async () => {
     // Private targets allowed: the test event goes to a receiver on loopback.
-    const h = await harness({ bodyLimitBytes: 4096 }, { ...memoryAdapters(), allowPrivateWebhookUrls: true });
+    const h = await harness({ bodyLimitBytes: 4096 }, memoryAdapters(), { allowPrivateWebhookUrls: true });
     const document = await fetchDocument(h.app);
     const validate = schemaValidator(document);
     const exercised = new Set<string>();

@@ -3,7 +3,6 @@
  * the events routes, over memory adapters with a worker and a real receiver on loopback.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
-import { createDeliveryWorker } from '@parley/core';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startReceiver, verifyHeaders, type Receiver } from '@parley/core/testing';
@@ -16,10 +15,9 @@ afterEach(async () => {
 });
 
 async function setup(): Promise<{ h: Harness; target: Receiver; hookId: string }> {
-  const h = await harness({}, { ...memoryAdapters(), allowPrivateWebhookUrls: true, webhookRetryDelays: [0.05, 0.05] });
-  const worker = createDeliveryWorker(h.core, { pollMs: 50 });
-  worker.start();
-  cleanup.push(() => worker.stop());
+  const h = await harness({}, memoryAdapters(), { allowPrivateWebhookUrls: true, webhookRetryDelays: [0.05, 0.05], workers: { relay: { pollMs: 50 }, delivery: { pollMs: 50 } } });
+  h.core.workers.start();
+  cleanup.push(() => h.core.workers.stop());
   const target = await startReceiver();
   cleanup.push(() => target.close());
   const hook = await json(await h.call('POST', '/api/webhooks', { json: { url: target.url, events: ['agent.created', 'agent.updated'], secret: SECRET } }));

@@ -70,7 +70,7 @@ describe('/api/webhooks', () => {
 
   it('private targets are 400 validation_failed at url, on POST and PATCH, echoing nothing; nothing changes', async () => {
     const resolver = new StaticHostResolver({ 'zq9-mark.internal.example': ['10.9.8.7'] });
-    const h = await harness({}, { ...memoryAdapters(), hostResolver: resolver });
+    const h = await harness({}, memoryAdapters(), { hostResolver: resolver });
     for (const url of ['http://127.0.0.1:9000/zq9-mark', 'http://[::1]/zq9-mark', 'https://zq9-mark.internal.example/hooks']) {
       const response = await h.call('POST', '/api/webhooks', { json: { ...registration, url } });
       expect(response.status, url).toBe(400);
@@ -93,7 +93,7 @@ describe('/api/webhooks', () => {
   });
 
   it('private targets are accepted when the core allows them', async () => {
-    const h = await harness({}, { ...memoryAdapters(), allowPrivateWebhookUrls: true });
+    const h = await harness({}, memoryAdapters(), { allowPrivateWebhookUrls: true });
     const response = await h.call('POST', '/api/webhooks', { json: { ...registration, url: 'http://localhost:4000/hooks' } });
     expect(response.status).toBe(201);
   });

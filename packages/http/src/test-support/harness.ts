@@ -3,7 +3,7 @@
  * installed, e.g. Redis) with keys of every kind, and a logger whose lines a test can read. Not built.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
-import { createCore, type Core, type CoreOptions, type RateLimitStore, type Scope } from '@parley/core';
+import { createCore, type Adapters, type Core, type CoreSettings, type Scope } from '@parley/core';
 import { StaticHostResolver } from '@parley/core/testing';
 import type { Hono } from 'hono';
 import { Writable } from 'node:stream';
@@ -11,8 +11,8 @@ import { createApp, type AppOptions } from '../app.js';
 import type { ParleyEnv } from '../env.js';
 import { createLogger, type LogLevel, type Logger } from '../logger.js';
 
-/** What a harness runs on: the core's adapters, rate limits included. */
-export type HarnessAdapters = CoreOptions & { rateLimits: RateLimitStore };
+/** What a harness runs on: an adapter bundle. */
+export type HarnessAdapters = Adapters;
 
 let makeAdapters: () => HarnessAdapters | Promise<HarnessAdapters> = memoryAdapters;
 
@@ -52,12 +52,12 @@ export interface CallInit {
 
 /**
  * An app with `options` (logging silenced unless a `logger` is given) over `given` adapters, or
- * over a fresh set from the {@link useAdapters} factory (memory by default).
+ * over a fresh set from the {@link useAdapters} factory (memory by default), and a core with `settings`.
  */
-export async function harness(options: AppOptions = {}, given?: HarnessAdapters): Promise<Harness> {
+export async function harness(options: AppOptions = {}, given?: HarnessAdapters, settings: CoreSettings = {}): Promise<Harness> {
   const adapters = given ?? (await makeAdapters());
-  // No network in tests: webhook host names resolve from `adapters.hostResolver` or not at all.
-  const core = createCore({ hostResolver: new StaticHostResolver(), ...adapters });
+  // No network in tests: webhook host names resolve from `settings.hostResolver` or not at all.
+  const core = createCore(adapters, { hostResolver: new StaticHostResolver(), ...settings });
   const app = createApp(core, { logLevel: 'silent', ...options });
   const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, 'test-key-ws1-all-scopes');
   const { key: otherKey } = await core.apiKeys.issue({ workspaceId: 'ws2', plan: 'pro' }, 'test-key-ws2-all-scopes');

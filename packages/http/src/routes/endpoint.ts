@@ -1,0 +1,57 @@
+/**
+ * @module `endpoint`: one `/api` route's documentation, scope check, body reading and handler as
+ * one Hono handler, with the handler given its workspace, path parameters and input typed from
+ * the schemas it documents.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { every } from 'hono/combine';
+import type * as v from 'valibot';
+import type { ParleyEnv } from '../env.js';
+import type { JsonBodyInput } from '../middleware/json-body.js';
+import { documentAndRequireScope, type OperationDoc } from '../openapi/operation.js';
+
+/** The input type of `schema`, or `undefined` when the route documents none. */
+type InputOf<Schema> = Schema extends v.GenericSchema ? v.InferInput<Schema> : undefined;
+
+/**
+ * What a handler receives. `body` and `query` are what the caller sent, typed as the schemas'
+ * input: core validates them (once, with the same schemas) and throws `validation_failed`.
+ */
+export interface EndpointInput<Doc extends OperationDoc> {
+  /** The authenticated key's workspace: every read and write is scoped to it. */
+  workspaceId: string;
+  /** The path parameters the route documents, e.g. `{ id }`. */
+  params: Doc['path'] extends v.GenericSchema ? v.InferOutput<Doc['path']> : Record<string, never>;
+  body: InputOf<Doc['body']>;
+  query: InputOf<Doc['query']>;
+}
+
+/** A route handler over {@link EndpointInput}. */
+export type EndpointHandler<Doc extends OperationDoc> = (input: EndpointInput<Doc>, c: Context<ParleyEnv>) => Response | Promise<Response>;
+
+/** The body reader the `/api` routes share (JSON, size limit, `Idempotency-Key`). */
+export type BodyReader = MiddlewareHandler<ParleyEnv, string, JsonBodyInput>;
+
+/**
+ * A maker of `/api` routes over `body`: `endpoint(doc, handler)` is the one handler of a route
+ * (`.post('/', endpoint({ … }, ({ workspaceId, body }) => …))`): its documentation and scope
+ * check (403), the body reader when `doc.body` is given (413, 415, 400), then `handler`.
+ */
+export function endpoints(body: BodyReader) {
+  return function endpoint<const Doc extends OperationDoc>(doc: Doc, handler: EndpointHandler<Doc>): MiddlewareHandler<ParleyEnv> {
+    const handle: MiddlewareHandler<ParleyEnv> = async (c) => {
+      const input = {
+        workspaceId: c.var.principal.workspaceId,
+        params: c.req.param(),
+        // The body reader parked the parsed JSON; the query is the URL's. Both are checked by core.
+        body: doc.body ? (c.req.valid as (target: 'json') => unknown)('json') : undefined,
+        query: doc.query ? c.req.query() : undefined,
+      } as EndpointInput<Doc>;
+      return handler(input, c);
+    };
+    const documented = documentAndRequireScope(doc);
+    const steps = doc.body ? [documented, body as MiddlewareHandler<ParleyEnv>, handle] : [documented, handle];
+    // hono-openapi finds the operation on the route's handler: the documented step's symbol-keyed spec is copied onto it.
+    return Object.assign(every(...steps), documented);
+  };
+}
