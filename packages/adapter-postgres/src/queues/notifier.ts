@@ -106,8 +106,9 @@ export interface PgNotifierOptions {
 /**
  * {@link Notifier} on one dedicated node-postgres `Client` (never a pooled connection: a pool
  * would hand the LISTENing session to other work, and a transaction-mode pooler drops LISTEN).
- * Opened by the first `listen` (application_name `parley-listen` unless given); a lost connection is reopened with backoff (100 ms doubling to
- * 5 s), every channel LISTENed again, then the `onReconnect` listeners run.
+ * Opened by the first `listen` (application_name `parley-listen`, a 2 s connect and a 5 s query
+ * deadline, unless given); checked every `heartbeatMs`; a lost connection is reopened with backoff
+ * (100 ms doubling to 5 s), every channel LISTENed again, then the `onReconnect` listeners run.
  */
 export class PgNotifier extends BaseNotifier {
   private readonly connection: pg.ClientConfig;
@@ -122,7 +123,8 @@ export class PgNotifier extends BaseNotifier {
 
   constructor(options: PgNotifierOptions) {
     super();
-    this.connection = { keepAlive: true, application_name: 'parley-listen', ...options.connection };
+    // Deadlines, so a database that stopped answering (paused, a dead peer) is noticed and left.
+    this.connection = { keepAlive: true, application_name: 'parley-listen', connectionTimeoutMillis: 2_000, query_timeout: 5_000, ...options.connection };
     this.heartbeatMs = options.heartbeatMs ?? 5_000;
   }
 
