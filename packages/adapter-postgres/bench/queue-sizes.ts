@@ -35,7 +35,7 @@ const job = (n: number): DeliveryJob => ({
   id: `job_${randomUUID()}`,
   workspaceId: 'ws_bench',
   endpointId: `wh_${n % 20}`,
-  event: { id: `evt_${randomUUID()}`, type: 'message.sent', workspaceId: 'ws_bench', occurredAt: new Date().toISOString(), data: { n, content: 'x'.repeat(300) } },
+  event: { id: `evt_${randomUUID()}`, type: 'message.sent', workspaceId: 'ws_bench', occurredAt: new Date().toISOString(), data: { id: `msg_${n}`, content: 'x'.repeat(300) } as never },
   attempt: 1,
   trigger: 'scheduled',
 });
