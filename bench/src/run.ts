@@ -29,6 +29,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { cpuTicks, cpuUsPerRequest, fixed, median, medianFigures, type Figures } from './measure.js';
+import { writePerformanceDoc } from './performance-doc.js';
 
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -468,6 +469,7 @@ try {
   ].join('\n');
   console.log(`\n${report}\n`);
   writeFileSync(here('../RESULTS.md'), `${report}\n`);
+  writePerformanceDoc(); // docs/performance.md shows what this run wrote
 } finally {
   for (const target of targets) target.process?.kill('SIGTERM');
   receiver.close();
