@@ -10,7 +10,7 @@
 -- Names are unqualified: the migration runner applies this file with search_path set to the
 -- Parley schema (PARLEY_SCHEMA, default "parley").
 
--- Webhook delivery jobs (docs/storage.md "Queues"). One row per attempt waiting or in flight.
+-- Webhook delivery jobs (docs/postgres-queues.md). One row per attempt waiting or in flight.
 --   lane 'first': attempts to make now (first attempts, manual retries, recovery);
 --   lane 'retry': scheduled retries, ready once ready_at has passed.
 -- A job is ready when ready_at <= now() and it holds no live lease (leased_until null or past).
@@ -30,7 +30,7 @@ CREATE TABLE delivery_jobs (
 CREATE INDEX delivery_jobs_first_ready ON delivery_jobs (ready_at, seq) WHERE lane = 'first';
 CREATE INDEX delivery_jobs_retry_ready ON delivery_jobs (ready_at, seq) WHERE lane = 'retry';
 
--- Agent reply requests: a FIFO per conversation (docs/storage.md "Queues"). Only a conversation's
+-- Agent reply requests: a FIFO per conversation (docs/postgres-queues.md). Only a conversation's
 -- head (its lowest seq) can be leased, and only while it holds no live lease. Enqueues of one
 -- conversation are serialized by a transaction-scoped advisory lock taken before seq is drawn, so
 -- seq order within a conversation is commit order and a later request never becomes visible

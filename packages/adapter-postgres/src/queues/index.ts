@@ -6,12 +6,14 @@ import { type Notifier, PgliteNotifier, PgNotifier } from './notifier.js';
 import { PostgresConversationFeed } from './postgres-conversation-feed.js';
 import { PostgresDeliveryQueue } from './postgres-delivery-queue.js';
 import { PostgresReplyQueue } from './postgres-reply-queue.js';
+import { QueueVacuum } from './queue-vacuum.js';
 
 export { type Notifier, type Unlisten, PgNotifier, PgliteNotifier, type PgNotifierOptions } from './notifier.js';
 export { PostgresDeliveryQueue, DEFAULT_DELIVERY_LEASE_MS, type PostgresDeliveryQueueOptions } from './postgres-delivery-queue.js';
 export { PostgresReplyQueue, type PostgresReplyQueueOptions } from './postgres-reply-queue.js';
 export { PostgresConversationFeed, type PostgresConversationFeedOptions } from './postgres-conversation-feed.js';
 export { queueChannel, feedChannel } from './channels.js';
+export { QueueVacuum, type QueueVacuumOptions } from './queue-vacuum.js';
 
 /**
  * Where this process LISTENs: a node-postgres connection config for one dedicated connection (the
@@ -31,6 +33,8 @@ export interface PostgresQueuesOptions {
   deliveryLeaseMs?: number;
   /** Reply lease in ms; default 30 000. */
   replyLeaseMs?: number;
+  /** How often the queue tables are vacuumed, in ms ({@link QueueVacuum}); default 30 000; `false`: never (autovacuum alone). */
+  vacuumEveryMs?: number | false;
 }
 
 /** The three members of the `Adapters` bundle this module makes, and what closes them. */
@@ -46,7 +50,8 @@ export interface PostgresQueues {
 
 /**
  * The delivery queue, reply queue and conversation feed over `sql`, sharing one notifier (one
- * dedicated LISTEN connection per process, opened at the first wait or subscription).
+ * dedicated LISTEN connection per process, opened at the first wait or subscription), and the
+ * timer that vacuums their tables.
  */
 export function createPostgresQueues(options: PostgresQueuesOptions): PostgresQueues {
   const { sql, schema, listen } = options;
@@ -54,6 +59,8 @@ export function createPostgresQueues(options: PostgresQueuesOptions): PostgresQu
   const deliveryQueue = new PostgresDeliveryQueue({ sql, schema, notifier, leaseMs: options.deliveryLeaseMs });
   const replyQueue = new PostgresReplyQueue({ sql, schema, notifier, leaseMs: options.replyLeaseMs });
   const conversationFeed = new PostgresConversationFeed({ sql, schema, notifier });
+  const vacuum = options.vacuumEveryMs === false ? undefined : new QueueVacuum({ sql, schema, everyMs: options.vacuumEveryMs });
+  vacuum?.start();
   let closing: Promise<void> | undefined;
   return {
     deliveryQueue,
@@ -62,7 +69,7 @@ export function createPostgresQueues(options: PostgresQueuesOptions): PostgresQu
     notifier,
     close: () =>
       (closing ??= (async () => {
-        await Promise.all([deliveryQueue.close(), replyQueue.close(), conversationFeed.close()]);
+        await Promise.all([deliveryQueue.close(), replyQueue.close(), conversationFeed.close(), vacuum?.stop()]);
         await notifier?.close();
       })()),
   };

@@ -1,6 +1,6 @@
 /**
  * @module LISTEN on one dedicated connection per process: the wake-up hints of the queues and the
- * conversation feed's signals (docs/storage.md "Queues" and "Streams").
+ * conversation feed's signals (docs/postgres-queues.md).
  */
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
@@ -106,13 +106,16 @@ export interface PgNotifierOptions {
 /**
  * {@link Notifier} on one dedicated node-postgres `Client` (never a pooled connection: a pool
  * would hand the LISTENing session to other work, and a transaction-mode pooler drops LISTEN).
- * Opened by the first `listen` (application_name `parley-listen` unless given); a lost connection is reopened with backoff (100 ms doubling to
- * 5 s), every channel LISTENed again, then the `onReconnect` listeners run.
+ * Opened by the first `listen` (application_name `parley-listen`, a 2 s connect and a 5 s query
+ * deadline, unless given); checked every `heartbeatMs`; a lost connection is reopened with backoff
+ * (100 ms doubling to 5 s), every channel LISTENed again, then the `onReconnect` listeners run.
  */
 export class PgNotifier extends BaseNotifier {
   private readonly connection: pg.ClientConfig;
   private readonly heartbeatMs: number;
   private client: pg.Client | undefined;
+  /** Channels LISTENed on the current connection. */
+  private readonly active = new Set<string>();
   private connecting: Promise<pg.Client> | undefined;
   private pending: Promise<unknown> = Promise.resolve();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -122,15 +125,19 @@ export class PgNotifier extends BaseNotifier {
 
   constructor(options: PgNotifierOptions) {
     super();
-    this.connection = { keepAlive: true, application_name: 'parley-listen', ...options.connection };
+    // Deadlines, so a database that stopped answering (paused, a dead peer) is noticed and left.
+    this.connection = { keepAlive: true, application_name: 'parley-listen', connectionTimeoutMillis: 2_000, query_timeout: 5_000, ...options.connection };
     this.heartbeatMs = options.heartbeatMs ?? 5_000;
   }
 
-  protected subscribe(channel: string, first: boolean): Promise<void> {
-    // LISTEN/UNLISTEN run in order on the one connection; a later registration waits for the queue.
+  protected subscribe(channel: string): Promise<void> {
+    // LISTEN/UNLISTEN run in order on the one connection; a later registration of a channel waits
+    // for the queue, and LISTENs itself when the first one's LISTEN failed.
     const run = this.pending.catch(() => {}).then(async () => {
       const client = await this.connected();
-      if (first && this.channels.has(channel)) await client.query(`LISTEN ${channel}`);
+      if (!this.channels.has(channel) || this.active.has(channel)) return;
+      await client.query(`LISTEN ${channel}`);
+      if (this.client === client) this.active.add(channel);
     });
     this.pending = run;
     return run;
@@ -138,7 +145,8 @@ export class PgNotifier extends BaseNotifier {
 
   protected unsubscribe(channel: string): Promise<void> {
     const run = this.pending.catch(() => {}).then(async () => {
-      if (this.channels.has(channel) || !this.client) return;
+      if (this.channels.has(channel) || !this.client || !this.active.has(channel)) return;
+      this.active.delete(channel);
       await this.client.query(`UNLISTEN ${channel}`);
     });
     this.pending = run;
@@ -169,10 +177,15 @@ export class PgNotifier extends BaseNotifier {
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => this.dispatch(message.channel, message.payload ?? ''));
+    this.active.clear();
     try {
       await client.connect();
-      for (const channel of this.channels.keys()) await client.query(`LISTEN ${channel}`);
+      for (const channel of this.channels.keys()) {
+        await client.query(`LISTEN ${channel}`);
+        this.active.add(channel);
+      }
     } catch (error) {
+      this.active.clear();
       await client.end().catch(() => {});
       throw error;
     }
@@ -200,6 +213,7 @@ export class PgNotifier extends BaseNotifier {
   private lost(client: pg.Client): void {
     if (this.client !== client) return;
     this.client = undefined;
+    this.active.clear();
     clearInterval(this.heartbeat);
     client.end().catch(() => {});
     this.scheduleReopen();

@@ -76,7 +76,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`max must be an integer ≥ 1, got ${max}`);
     if (!(waitMs >= 0)) throw new RangeError(`waitMs must be a number of ms ≥ 0, got ${waitMs}`);
     if (lane !== 'first' && lane !== 'retry') throw new RangeError(`lane must be 'first' or 'retry', got ${String(lane)}`);
-    if (waitMs > 0) await this.wakeups.ready();
+    if (waitMs > 0) await this.wakeups.ready(Math.min(waitMs, this.pollMs));
     const deadline = Date.now() + waitMs;
     for (;;) {
       const since = this.wakeups.generation(lane);
@@ -124,11 +124,12 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
 function statements(schema: string) {
   const table = `${schema}.delivery_jobs`;
   // `lane` is a literal in each claim so the planner picks that lane's partial index.
+  // A first-lane job is ready from its enqueue on (its ready_at only orders the lane).
   const claim = (lane: DeliveryLane) => `
     UPDATE ${table} AS j SET leased_until = now() + $2::float8 * interval '1 millisecond'
     FROM (
       SELECT seq FROM ${table}
-      WHERE lane = '${lane}' AND ready_at <= now() AND (leased_until IS NULL OR leased_until <= now())
+      WHERE lane = '${lane}'${lane === 'retry' ? ' AND ready_at <= now()' : ''} AND (leased_until IS NULL OR leased_until <= now())
       ORDER BY ready_at, seq
       LIMIT $1
       FOR UPDATE SKIP LOCKED

@@ -70,7 +70,7 @@ export class PostgresReplyQueue implements ReplyQueue {
 
   async lease(waitMs: number): Promise<LeasedReply | null> {
     if (!(waitMs >= 0)) throw new RangeError(`waitMs must be a number of ms ≥ 0, got ${waitMs}`);
-    if (waitMs > 0) await this.wakeups.ready();
+    if (waitMs > 0) await this.wakeups.ready(Math.min(waitMs, this.pollMs));
     const deadline = Date.now() + waitMs;
     for (;;) {
       if (this.closed) return null;

@@ -36,10 +36,11 @@ export class Wakeups {
   }
 
   /**
-   * Resolves once this process LISTENs on the channel (the first call starts it). A failure to
-   * LISTEN is not an error here: waits then end by their timers (polling), and the next call tries again.
+   * Resolves once this process LISTENs on the channel (the first call starts it), or after
+   * `timeoutMs`. A failure to LISTEN is not an error here: waits then end by their timers
+   * (polling), and the next call tries again.
    */
-  async ready(): Promise<void> {
+  async ready(timeoutMs: number): Promise<void> {
     if (!this.notifier || this.unlisten || this.closed) return;
     this.listening ??= this.notifier
       .listen(this.channel, (topic) => this.wake(topic))
@@ -50,7 +51,10 @@ export class Wakeups {
       .catch(() => {
         this.listening = undefined;
       });
-    await this.listening;
+    // A database that does not answer must not hold the caller longer than one poll.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.listening, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
   }
 
   generation(topic: string): number {
