@@ -6,7 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import type { Adapters } from '@parley/core';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
-import { checkSchema, migrate } from './migrate.js';
+import { checkSchema, migrate, type MigrateResult } from './migrate.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
 import { PostgresIdempotencyStore } from './postgres-idempotency.js';
 import { PostgresRateLimitStore } from './postgres-rate-limits.js';
@@ -151,4 +151,23 @@ export function postgresAdapters(options: PostgresAdaptersOptions): PostgresAdap
         release();
       })()),
   };
+}
+
+/**
+ * Applies the pending migrations of `options.schema` (default `parley`) on the database the
+ * options name, under the advisory lock (`parley migrate`), and closes what it opened. A
+ * `dataDir` is locked meanwhile (`DataDirLockedError` while a server holds it).
+ * @throws SchemaVersionError when the database is newer than this code; ParleyError
+ * `service_unavailable` when it does not answer
+ */
+export async function migrateDatabase(options: PostgresTarget & Pick<PostgresAdaptersOptions, 'schema' | 'connectionTimeoutMs'>): Promise<MigrateResult> {
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  quoteSchema(schema);
+  const { sql, release } = open({ ...options, poolSize: 1, listenConnectionString: false });
+  try {
+    return await migrate(sql, schema);
+  } finally {
+    await sql.close();
+    release();
+  }
 }

@@ -7,7 +7,7 @@ export { PostgresStorage, DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, t
 export { PostgresApiKeyStore, type PostgresApiKeyStoreOptions } from './postgres-api-keys.js';
 export { PostgresRateLimitStore, type PostgresRateLimitStoreOptions } from './postgres-rate-limits.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './postgres-idempotency.js';
-export { postgresAdapters, type PostgresAdapters, type PostgresAdaptersOptions, type PostgresTarget } from './create-postgres-adapters.js';
+export { migrateDatabase, postgresAdapters, type PostgresAdapters, type PostgresAdaptersOptions, type PostgresTarget } from './create-postgres-adapters.js';
 export { DataDirLockedError, lockDataDir, LOCK_FILE } from './data-dir-lock.js';
 export { sweep, SWEEP_BATCH } from './sweep.js';
 export { isConnectionFault, redactPostgresError } from './faults.js';

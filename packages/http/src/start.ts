@@ -164,7 +164,7 @@ async function boot(config: Config, runWorkers: boolean, waitMs: number): Promis
 }
 
 /**
- * Boots on the backend `config` names (memory, or Redis), sets up the API keys (see
+ * Boots on the backend `config` names (memory, Redis, PostgreSQL or PGlite), sets up the API keys (see
  * `api-key-setup.ts`), starts the workers unless `config.deliveryWorker` is false, and starts
  * listening. Prints where it listens, on what, and how to get a key.
  * @throws Error when the backend does not answer within `redisWaitMs`, or stored keys disagree on a
@@ -207,12 +207,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 /**
  * Runs the workers alone (`parley worker`): the outbox relay, webhook delivery and (with `MODELS`)
  * agent replies, sharing the work with every other worker on the same backend. Memory storage
- * lives in one process, so a worker of its own could never see the server's events: refused.
+ * lives in one process, so a worker of its own could never see the server's events: refused, as
+ * is `DATA_DIR` (a folder one process holds).
  * @throws Error on a backend that is not durable, or when it does not answer within `redisWaitMs`
  */
 export async function startWorker(config: Config, options: Pick<StartOptions, 'print' | 'redisWaitMs'> = {}): Promise<RunningWorker> {
-  if (config.redis === undefined) {
-    throw new Error('parley worker needs REDIS_URL or REDIS_CLUSTER_NODES: with memory storage, deliveries are made by the worker inside parley serve.');
+  if (config.database !== undefined && 'dataDir' in config.database) {
+    throw new Error('parley worker needs DATABASE_URL, REDIS_URL or REDIS_CLUSTER_NODES: DATA_DIR is used by one process, so deliveries and replies are made by the worker inside parley serve.');
+  }
+  if (config.redis === undefined && config.database === undefined) {
+    throw new Error('parley worker needs DATABASE_URL, REDIS_URL or REDIS_CLUSTER_NODES: with memory storage, deliveries are made by the worker inside parley serve.');
   }
   const print = options.print ?? ((text: string) => process.stdout.write(text));
   const { adapters, core, logger, metricsServer, workers } = await boot(config, true, options.redisWaitMs ?? 10_000);
