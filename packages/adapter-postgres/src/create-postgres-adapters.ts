@@ -29,6 +29,12 @@ export type PostgresAdaptersOptions = PostgresTarget & {
   statementTimeoutMs?: number;
   /** How long to wait for a connection from the pool before answering 503, in ms; default 1 000. */
   connectionTimeoutMs?: number;
+  /**
+   * Client-side deadline of one statement outside a transaction, in ms (node-postgres
+   * `query_timeout`): a database that stops answering (paused, network cut) fails the call with
+   * `service_unavailable` after this instead of at the statement timeout. Default: none.
+   */
+  queryTimeoutMs?: number;
   /** `auto` (default): `ready()` applies pending migrations; `off`: `ready()` refuses an old schema. */
   migrations?: 'auto' | 'off';
   /** Events and delivery attempts are kept this long, in ms; default 14 days. */
@@ -77,7 +83,8 @@ function open(options: PostgresAdaptersOptions): { sql: Sql; pool: pg.Pool | nul
     options.listenConnectionString === false ? false : options.listenConnectionString ? { connection: { connectionString: options.listenConnectionString } } : { connection: { ...config } as pg.ClientConfig };
   const url = owned ? new URL(options.connectionString) : null;
   const description = url ? `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}` : 'PostgreSQL (host pool)';
-  return { sql: sqlFromPool(pool, owned), pool, pglite: null, listen, description, release: none };
+  const sql = sqlFromPool(pool, owned, options.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: options.queryTimeoutMs });
+  return { sql, pool, pglite: null, listen, description, release: none };
 }
 
 /**

@@ -36,11 +36,18 @@ export const PG_POOL_TYPES = pgTypes;
 type Queryable = pg.Pool | pg.PoolClient;
 
 class PgSql implements Sql {
-  constructor(private readonly target: Queryable, private readonly owned: boolean) {}
+  constructor(
+    private readonly target: Queryable,
+    private readonly owned: boolean,
+    private readonly queryTimeoutMs?: number,
+  ) {}
 
   async query<R extends Row = Row>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+    // The deadline applies to statements run straight on the pool: pg-pool then drops the
+    // connection whose answer is late, so a paused database fails fast and costs no connection.
+    const deadline = this.queryTimeoutMs !== undefined && this.target instanceof pg.Pool ? { query_timeout: this.queryTimeoutMs } : {};
     try {
-      return (await this.target.query<R>({ text, values: params as unknown[], types: pgTypes })).rows;
+      return (await this.target.query<R>({ text, values: params as unknown[], types: pgTypes, ...deadline })).rows;
     } catch (error) {
       throw storageError(error);
     }
@@ -80,9 +87,13 @@ class PgSql implements Sql {
   }
 }
 
-/** A `Sql` over a node-postgres pool; `owned` pools are ended by `close()`. */
-export function sqlFromPool(pool: pg.Pool, owned = false): Sql {
-  return new PgSql(pool, owned);
+/**
+ * A `Sql` over a node-postgres pool; `owned` pools are ended by `close()`. With `queryTimeoutMs`,
+ * a `query` outside a transaction not answered in time rejects as `service_unavailable` (the
+ * client-side `query_timeout` of node-postgres; transactions, e.g. migrations, have none).
+ */
+export function sqlFromPool(pool: pg.Pool, owned = false, { queryTimeoutMs }: { queryTimeoutMs?: number } = {}): Sql {
+  return new PgSql(pool, owned, queryTimeoutMs);
 }
 
 interface PGliteLike {

@@ -29,9 +29,17 @@ export interface BackendConfig {
 export interface BackendOptions {
   /** Where connection changes are logged. */
   logger?: Logger;
-  /** Deadline of one backend call in ms; default {@link SERVER_REDIS_TIMEOUT_MS}. */
+  /** Deadline of one backend call in ms; default {@link SERVER_REDIS_TIMEOUT_MS} (Redis), {@link SERVER_DATABASE_TIMEOUT_MS} (PostgreSQL). */
   timeoutMs?: number;
 }
+
+/**
+ * Client-side deadline of one PostgreSQL statement made by the server, in ms: a database that
+ * stops answering fails the request with 503 within a second (with the rate limiter's 250 ms),
+ * while a healthy one answers the API's indexed statements in milliseconds. Migrations at start-up
+ * run in a transaction, which has no such deadline (DATABASE_STATEMENT_TIMEOUT_MS still applies).
+ */
+export const SERVER_DATABASE_TIMEOUT_MS = 700;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -41,7 +49,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export function openAdapters(config: BackendConfig, options: BackendOptions = {}): Adapters {
   const eventRetentionMs = config.eventRetentionDays === undefined ? undefined : config.eventRetentionDays * DAY_MS;
-  if (config.database !== undefined) return openDatabase(config.database, eventRetentionMs);
+  if (config.database !== undefined) return openDatabase(config.database, eventRetentionMs, options.timeoutMs ?? SERVER_DATABASE_TIMEOUT_MS);
   if (config.redis === undefined) return memoryAdapters(eventRetentionMs === undefined ? {} : { storage: { eventRetentionMs } });
   const { redis } = config;
   return redisAdapters({
@@ -54,12 +62,13 @@ export function openAdapters(config: BackendConfig, options: BackendOptions = {}
 }
 
 /** `postgresAdapters()` over the server's variables (docs/storage.md). */
-function openDatabase(database: DatabaseConfig, eventRetentionMs: number | undefined): Adapters {
+function openDatabase(database: DatabaseConfig, eventRetentionMs: number | undefined, queryTimeoutMs: number): Adapters {
   const { migrate, schema, poolSize, statementTimeoutMs, listenUrl } = database;
   return postgresAdapters({
     ...('dataDir' in database ? { dataDir: database.dataDir } : { connectionString: database.connectionString }),
     schema,
     migrations: migrate,
+    queryTimeoutMs,
     ...(poolSize !== undefined && { poolSize }),
     ...(statementTimeoutMs !== undefined && { statementTimeoutMs }),
     ...(listenUrl !== undefined && { listenConnectionString: listenUrl }),
