@@ -26,8 +26,8 @@ describeIfPostgres({ describe, it }, await probePostgres())('parley on DATABASE_
     await database?.drop();
   });
 
-  const start = async (env: Record<string, string>) => {
-    const running = await startServerProcess(env);
+  const start = async (env: Record<string, string>, command: 'serve' | 'worker' = 'serve') => {
+    const running = await startServerProcess(env, command);
     processes.push(running);
     return running;
   };
@@ -59,6 +59,26 @@ describeIfPostgres({ describe, it }, await probePostgres())('parley on DATABASE_
     expect(delivered.map((event) => event.data.id).sort()).toEqual(sent.map((message) => message.id).sort());
     expect((await fetch(`${server.base}/readyz`)).status).toBe(200);
     expect(await server.stop()).toBe(0);
+  });
+
+  it('parley worker on DATABASE_URL delivers what a DELIVERY_WORKER=false server recorded', { timeout: 60_000 }, async () => {
+    const env = { DATABASE_URL: database.url, PARLEY_SCHEMA: 'split', API_KEYS, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+    const server = await start({ ...env, DELIVERY_WORKER: 'false' });
+    const hooks = await startReceiver();
+    try {
+      const call = apiFor(server.base, KEY);
+      await call('POST', '/api/webhooks', { url: `${hooks.url}/hook`, events: ['agent.created'] }, 201);
+      const agent = await call('POST', '/api/agents', { name: 'Ada', description: 'Answers', model: 'modelA-4' }, 201);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(hooks.received).toHaveLength(0); // nobody delivers yet
+      const worker = await start(env, 'worker');
+      await hooks.waitFor(1, 20_000);
+      expect(hooks.received[0]!.json).toMatchObject({ type: 'agent.created', data: { id: agent.id } });
+      expect(await worker.stop()).toBe(0);
+      expect(await server.stop()).toBe(0);
+    } finally {
+      await hooks.close();
+    }
   });
 
   it('refuses two storage backends at start-up, naming them', async () => {
