@@ -1,7 +1,7 @@
 /**
  * @module End to end on PostgreSQL, over HTTP against the built `parley` command: a `DATABASE_URL`
  * server runs the API and delivers webhooks; two storage backends at once is a start-up error;
- * `parley migrate` then `DATABASE_MIGRATE=off` starts (and `off` on a fresh database refuses,
+ * `parley migrate` then `DATABASE_MIGRATE=off` starts; pool metrics; (and `off` on a fresh database refuses,
  * naming `parley migrate`); `parley keys` works on PostgreSQL. Each run creates its own database.
  */
 import { startReceiver, type Receiver } from '@parley/core/testing';
@@ -33,7 +33,7 @@ describeIfPostgres({ describe, it }, await probePostgres())('parley on DATABASE_
   };
 
   it('serves the API and delivers webhooks: agent, conversation, messages, history, webhooks delivered to a loopback receiver', { timeout: 60_000 }, async () => {
-    const server = await start({ DATABASE_URL: database.url, PARLEY_SCHEMA: 'e2e', API_KEYS, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+    const server = await start({ DATABASE_URL: database.url, PARLEY_SCHEMA: 'e2e', API_KEYS, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', METRICS_PORT: '0' });
     expect(server.output()).toContain('PostgreSQL at 127.0.0.1:5432');
     expect(server.output()).not.toContain(KEY);
     const call = apiFor(server.base, KEY);
@@ -58,6 +58,12 @@ describeIfPostgres({ describe, it }, await probePostgres())('parley on DATABASE_
     expect(delivered.map((event) => event.type)).toEqual(['message.sent', 'message.sent', 'message.sent']);
     expect(delivered.map((event) => event.data.id).sort()).toEqual(sent.map((message) => message.id).sort());
     expect((await fetch(`${server.base}/readyz`)).status).toBe(200);
+    // Pool metrics: the connections this process opened to PostgreSQL.
+    const metricsUrl = /Prometheus metrics: (\S+)/.exec(server.output())![1]!;
+    const page = await (await fetch(metricsUrl)).text();
+    const total = Number(/parley_database_pool_connections\{state="total"\} (\d+)/.exec(page)?.[1]);
+    expect(total).toBeGreaterThanOrEqual(1);
+    expect(page).toMatch(/parley_database_pool_connections\{state="waiting"\} \d+/);
     expect(await server.stop()).toBe(0);
   });
 

@@ -7,7 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import { createCore, type Adapters, type Core, type CoreSettings, type CoreWorkers, type ReplyOutcome } from '@parley/core';
 import { languageModels } from './language-models.js';
-import { createMetrics, type ParleyMetrics } from './metrics/metrics.js';
+import { createMetrics, type DatabasePoolCounts, type ParleyMetrics } from './metrics/metrics.js';
 import { serveMetrics, type MetricsServerHandle } from './metrics/metrics-server.js';
 import { restoreConfiguredKeys, setUpApiKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
@@ -143,7 +143,9 @@ async function boot(config: Config, runWorkers: boolean, waitMs: number): Promis
   let metricsServer: MetricsServerHandle | undefined;
   try {
     await adapters.ready(waitMs);
-    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: adapters.deliveryQueue });
+    // postgresAdapters() exposes its pool (null on PGlite) for the pool gauge.
+    const databasePool = (adapters as { pool?: DatabasePoolCounts | null }).pool ?? null;
+    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: adapters.deliveryQueue, databasePool });
     const core = createServerCore(adapters, config, logger, metrics);
     if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
     const workers = runWorkers ? core.workers : undefined;
