@@ -13,6 +13,8 @@ export default defineConfig({
       { find: /^@parley\/adapter-memory$/, replacement: src('adapter-memory/src/index.ts') },
       { find: /^@parley\/adapter-redis\/testing$/, replacement: src('adapter-redis/src/testing/index.ts') },
       { find: /^@parley\/adapter-redis$/, replacement: src('adapter-redis/src/index.ts') },
+      { find: /^@parley\/adapter-postgres\/testing$/, replacement: src('adapter-postgres/src/testing/index.ts') },
+      { find: /^@parley\/adapter-postgres$/, replacement: src('adapter-postgres/src/index.ts') },
       { find: /^@parley\/http\/server$/, replacement: src('http/src/server.ts') },
       { find: /^@parley\/http$/, replacement: src('http/src/index.ts') },
       { find: /^@parley\/client$/, replacement: src('client/src/index.ts') },

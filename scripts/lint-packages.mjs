@@ -6,7 +6,7 @@
  * - @arethetypeswrong (the engine of its CLI, profile esm-only: the packages are ESM only, so
  *   node10 and require() resolution are not checked): types resolve under node16 and bundlers;
  * - a file list check: only `package.json`, README, LICENSE, built `dist` files and `bin` entry scripts ship; no
- *   tests, build info or sources.
+ *   tests, build info or sources (plus `migrations/NNNN_name.sql`: SQL a DBA reads and runs).
  * Packages are checked in parallel; the exit code is 1 when anything fails.
  */
 import { checkPackage, createPackageFromTarballData } from '@arethetypeswrong/core';
@@ -26,7 +26,7 @@ const packages = readdirSync(join(root, 'packages'))
   .filter((dir) => !JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).private);
 
 const LICENSE = readFileSync(join(root, 'LICENSE'), 'utf8');
-const SHIPPED = /^(package\.json|README\.md|LICENSE(\.md|\.txt)?|dist\/.+|bin\/[a-z-]+\.js)$/;
+const SHIPPED = /^(package\.json|README\.md|LICENSE(\.md|\.txt)?|dist\/.+|bin\/[a-z-]+\.js|migrations\/\d{4}_[a-z0-9_]+\.sql)$/;
 const NEVER = /(\.test\.|\.tsbuildinfo$|\/test-support\/)/;
 /** What `attw --profile esm-only` ignores. */
 const IGNORED_RESOLUTIONS = ['node10', 'node16-cjs'];

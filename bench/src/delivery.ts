@@ -1,9 +1,11 @@
 /**
  * @module Benchmark: webhook deliveries per second and enqueue-to-first-attempt latency (p50, p99)
- * to a loopback receiver, with one delivery worker, on memory and on Redis.
+ * to a loopback receiver, with one delivery worker, on memory, Redis, PostgreSQL and PGlite.
  *
  * Run: `npm run bench:delivery [jobs]` (builds first; Redis at REDIS_URL or redis://127.0.0.1:6379,
- * skipped when unreachable). For each backend:
+ * skipped when unreachable; PostgreSQL at PARLEY_TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432, in
+ * a database made for the run and dropped after, skipped when unreachable; PGlite in a temporary
+ * folder). For each backend:
  * - burst: `jobs` (default 5 000) delivery jobs enqueued at once, in batches of 100; figure:
  *   deliveries per second from the first enqueue to the last receipt;
  * - paced: jobs enqueued at 500/s for 4 s; figure: the time from each job's enqueue to its
@@ -14,10 +16,15 @@
  * part of `npm test`; no figure is asserted.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
+import { postgresAdapters } from '@parley/adapter-postgres';
+import { createTestDatabase, probePostgres } from '@parley/adapter-postgres/testing';
 import { redisAdapters } from '@parley/adapter-redis';
 import { Redis } from 'ioredis';
 import { createCore, undiciTransport, type Adapters, type DeliveryJob, type DomainEvent } from '@parley/core';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -104,6 +111,7 @@ async function run(backend: string, adapters: Adapters): Promise<Row> {
   arrivals.clear();
 
   // End to end through the event log and the outbox relay: 200 writes/s for 3 s.
+  core.workers.relay.start();
   const e2eStart = performance.now();
   const writes: Array<Promise<unknown>> = [];
   for (let index = 0; index < 600; index++) {
@@ -114,7 +122,7 @@ async function run(backend: string, adapters: Adapters): Promise<Row> {
   await until(600);
   const events = (await collectEvents(core, 600)).map((event) => arrivalOffset(event)).sort((a, b) => a - b);
 
-  await worker.stop();
+  await Promise.all([worker.stop(), core.workers.relay.stop()]);
   await transport.close();
   return {
     backend,
@@ -168,6 +176,28 @@ try {
     if (keys.length > 0) await client.del(...keys);
   } while (cursor !== '0');
   await client.quit();
+}
+// PostgreSQL (a database made for the run, dropped after) and PGlite (a temporary folder).
+const problem = await probePostgres();
+if (problem === null) {
+  const database = await createTestDatabase();
+  const postgres = postgresAdapters({ connectionString: database.url });
+  try {
+    await postgres.ready();
+    rows.push(await run('postgresql', postgres));
+  } finally {
+    await postgres.close();
+    await database.drop();
+  }
+} else console.error(`PostgreSQL skipped: ${problem}`);
+const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
+const pglite = postgresAdapters({ dataDir });
+try {
+  await pglite.ready();
+  rows.push(await run('pglite', pglite));
+} finally {
+  await pglite.close();
+  rmSync(dataDir, { recursive: true, force: true });
 }
 receiver.close();
 

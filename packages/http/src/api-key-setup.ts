@@ -29,14 +29,17 @@ function grantOf(entry: ApiKeyEntry) {
  * entry from `API_KEYS` does not revoke its key. Without `API_KEYS`, a backend that is not durable
  * (memory) gets one development key (workspace `default`, plan `pro`, all scopes) whose raw value
  * the banner prints once; a durable one gets none (one per start would pile up), and the banner
- * says how to create one with `parley keys`.
+ * says how to create one with `parley keys` — except an embedded folder (PGlite, `DATA_DIR`) that
+ * holds no key yet, which gets one development key, stored, printed once.
  * @throws Error listing every key whose plan disagrees with its workspace's other keys, before
  * anything is written; ParleyError `service_unavailable` when the store cannot be reached.
  */
 export async function setUpApiKeys(core: Core, storage: BackendInfo, entries: ApiKeyEntry[] | undefined): Promise<ApiKeySetup> {
-  if (entries === undefined && !storage.durable) {
-    const { key } = await core.apiKeys.issue({ workspaceId: 'default', plan: 'pro', scopes: ['*'] });
-    return { devKey: key, lines: [] };
+  if (entries === undefined && !storage.durable) return { devKey: await issueDevelopmentKey(core), lines: [] };
+  // An embedded folder (DATA_DIR) is held by this one process, so `parley keys` cannot add a key
+  // while it runs: its first start stores a development key and prints it once.
+  if (entries === undefined && storage.name === 'PGlite' && (await core.apiKeys.list()).length === 0) {
+    return { devKey: await issueDevelopmentKey(core), lines: ['The development key below is stored in the data folder: it works across restarts.'] };
   }
   const configured = entries ?? [];
   const hashes = new Set(configured.map((entry) => hashApiKey(entry.key)));
@@ -57,7 +60,7 @@ export async function setUpApiKeys(core: Core, storage: BackendInfo, entries: Ap
     return {
       lines: [
         'No API keys yet: every /api and /sandbox request answers 401 until you create one. With the same',
-        'REDIS_URL (or REDIS_CLUSTER_NODES) and REDIS_PREFIX as this server, run:',
+        `${storage.name === 'Redis' ? 'REDIS_URL (or REDIS_CLUSTER_NODES) and REDIS_PREFIX' : 'DATABASE_URL and PARLEY_SCHEMA'} as this server, run:`,
         '',
         `  ${parleyCommand()} keys create --workspace default --plan pro`,
         '',
@@ -69,6 +72,11 @@ export async function setUpApiKeys(core: Core, storage: BackendInfo, entries: Ap
   const fromConfig = configured.length === 0 ? [] : [`${configured.length} from API_KEYS (${outcomes.created} new, ${outcomes.updated} updated, ${outcomes.unchanged} unchanged)`];
   const listing = storage.durable ? ` List them with \`${parleyCommand()} keys list\`.` : '';
   return { lines: [`API keys: ${[...fromConfig, `${total} in ${storage.name} in total`].join('; ')}.${listing}`] };
+}
+
+/** Issues the development key: workspace `default`, plan `pro`, all scopes; resolves with the raw key. */
+async function issueDevelopmentKey(core: Core): Promise<string> {
+  return (await core.apiKeys.issue({ workspaceId: 'default', plan: 'pro', scopes: ['*'] })).key;
 }
 
 /**

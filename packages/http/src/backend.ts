@@ -3,8 +3,10 @@
  * (docs/storage.md). Adding a backend is adding a branch here that returns its `Adapters` bundle.
  */
 import { memoryAdapters } from '@parley/adapter-memory';
+import { postgresAdapters } from '@parley/adapter-postgres';
 import { redisAdapters } from '@parley/adapter-redis';
 import type { Adapters } from '@parley/core';
+import type { DatabaseConfig } from './database-config.js';
 import type { Logger } from './logger.js';
 import type { RedisConfig } from './redis-config.js';
 
@@ -15,9 +17,10 @@ import type { RedisConfig } from './redis-config.js';
  */
 export const SERVER_REDIS_TIMEOUT_MS = 500;
 
-/** Where the server's data lives: `redis` set picks Redis, nothing set picks memory. */
+/** Where the server's data lives: `redis` picks Redis, `database` PostgreSQL or PGlite, nothing memory. */
 export interface BackendConfig {
   redis?: RedisConfig | undefined;
+  database?: DatabaseConfig | undefined;
   /** How long events and the deliveries log are kept, in days (`EVENT_RETENTION_DAYS`); default the adapters' 14. */
   eventRetentionDays?: number | undefined;
 }
@@ -26,15 +29,27 @@ export interface BackendConfig {
 export interface BackendOptions {
   /** Where connection changes are logged. */
   logger?: Logger;
-  /** Deadline of one backend call in ms; default {@link SERVER_REDIS_TIMEOUT_MS}. */
+  /** Deadline of one backend call in ms; default {@link SERVER_REDIS_TIMEOUT_MS} (Redis), {@link SERVER_DATABASE_TIMEOUT_MS} (PostgreSQL). */
   timeoutMs?: number;
 }
 
+/**
+ * Client-side deadline of one PostgreSQL statement made by the server, in ms: a database that
+ * stops answering fails the request with 503 within a second (with the rate limiter's 250 ms),
+ * while a healthy one answers the API's indexed statements in milliseconds. Migrations at start-up
+ * run in a transaction, which has no such deadline (DATABASE_STATEMENT_TIMEOUT_MS still applies).
+ */
+export const SERVER_DATABASE_TIMEOUT_MS = 700;
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The adapter bundle `config` names: memory, or Redis (standalone or Cluster) over a client of its own. */
+/**
+ * The adapter bundle `config` names: memory, Redis (standalone or Cluster) over a client of its
+ * own, or PostgreSQL (a pool of its own, or PGlite in `DATA_DIR`, locked to this process).
+ */
 export function openAdapters(config: BackendConfig, options: BackendOptions = {}): Adapters {
   const eventRetentionMs = config.eventRetentionDays === undefined ? undefined : config.eventRetentionDays * DAY_MS;
+  if (config.database !== undefined) return openDatabase(config.database, eventRetentionMs, options.timeoutMs ?? SERVER_DATABASE_TIMEOUT_MS);
   if (config.redis === undefined) return memoryAdapters(eventRetentionMs === undefined ? {} : { storage: { eventRetentionMs } });
   const { redis } = config;
   return redisAdapters({
@@ -43,5 +58,20 @@ export function openAdapters(config: BackendConfig, options: BackendOptions = {}
     timeoutMs: options.timeoutMs ?? SERVER_REDIS_TIMEOUT_MS,
     ...(eventRetentionMs !== undefined && { eventRetentionMs }),
     ...(options.logger && { logger: options.logger }),
+  });
+}
+
+/** `postgresAdapters()` over the server's variables (docs/storage.md). */
+function openDatabase(database: DatabaseConfig, eventRetentionMs: number | undefined, queryTimeoutMs: number): Adapters {
+  const { migrate, schema, poolSize, statementTimeoutMs, listenUrl } = database;
+  return postgresAdapters({
+    ...('dataDir' in database ? { dataDir: database.dataDir } : { connectionString: database.connectionString }),
+    schema,
+    migrations: migrate,
+    queryTimeoutMs,
+    ...(poolSize !== undefined && { poolSize }),
+    ...(statementTimeoutMs !== undefined && { statementTimeoutMs }),
+    ...(listenUrl !== undefined && { listenConnectionString: listenUrl }),
+    ...(eventRetentionMs !== undefined && { eventRetentionMs }),
   });
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
  * @module The `parley` command: `parley serve` starts the server, `parley worker` a delivery
- * worker alone, `parley keys` manages API keys in Redis; `parley --help` explains.
+ * worker alone, `parley migrate` migrates PostgreSQL, `parley keys` manages API keys in Redis or
+ * PostgreSQL; `parley --help` explains.
  */
 import { createRequire } from 'node:module';
 import { describeStartFailure, environmentWithFlags, UsageError } from './cli-flags.js';
 import { loadConfig, type Config } from './config.js';
 import { keysCommand } from './keys-command.js';
+import { migrateCommand } from './migrate-command.js';
 import type { Logger } from './logger.js';
 import { startServer, startWorker } from './start.js';
 
@@ -16,9 +18,10 @@ Commands:
   serve          Start the HTTP API (agents, conversations, messages, webhooks, events; plants
                  sandbox) with a worker inside for webhook deliveries and agent replies
                  (unless DELIVERY_WORKER=false)
-  worker         Run a worker alone (webhook deliveries, agent replies; needs Redis); run as
-                 many as you need
-  keys           Create, list and revoke API keys in Redis (parley keys --help)
+  worker         Run a worker alone (webhook deliveries, agent replies; needs Redis or
+                 DATABASE_URL); run as many as you need
+  migrate        Apply pending PostgreSQL migrations (DATABASE_URL or DATA_DIR) and say which
+  keys           Create, list and revoke API keys in Redis or PostgreSQL (parley keys --help)
 
 Options of serve and worker (each wins over its environment variable):
   --port <n>             PORT
@@ -39,6 +42,14 @@ Environment (all optional):
                               API keys in Redis (unset, with REDIS_CLUSTER_NODES unset: memory)
   REDIS_CLUSTER_NODES         host:port,host:port,... seed nodes of a Redis Cluster instead
   REDIS_PREFIX                prefix of every Redis key (default parley:)
+  DATABASE_URL                postgres://user:password@host:port/db: everything in PostgreSQL
+  DATA_DIR                    a folder: everything in embedded PostgreSQL (PGlite), one process
+                              (set at most one of REDIS_URL, DATABASE_URL, DATA_DIR)
+  DATABASE_MIGRATE            auto (apply pending migrations at start) or off (default auto)
+  PARLEY_SCHEMA               PostgreSQL schema of every table (default parley)
+  DATABASE_POOL_SIZE          connections to PostgreSQL per process (default 10)
+  DATABASE_STATEMENT_TIMEOUT_MS  statement_timeout of those connections (default 5000)
+  DATABASE_LISTEN_URL         direct connection for LISTEN behind a transaction-mode pooler
   API_KEYS                    JSON array of {key, workspace, plan, scopes?, limitPerHour?};
                               unset: one development key on memory storage, none on Redis
   RATE_LIMIT_FAILURE          open or closed: admit or refuse (503) requests when the rate-limit
@@ -113,6 +124,8 @@ if (command === '-h' || command === '--help' || command === 'help') {
   await runCommand((config) => startServer(config), rest);
 } else if (command === 'worker') {
   await runCommand((config) => startWorker(config), rest);
+} else if (command === 'migrate') {
+  process.exitCode = await migrateCommand(rest);
 } else if (command === 'keys') {
   process.exitCode = await keysCommand(rest);
 } else {

@@ -1,6 +1,7 @@
 /** @module Tests of environment configuration: defaults, per-variable and cross-entry rules. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, loadRedisConfig } from './config.js';
+import { ConfigError, loadConfig, loadRedisConfig, loadStorageConfig } from './config.js';
+import { describeDatabase } from './database-config.js';
 import { describeRedis } from './redis-config.js';
 
 const key = (extra: Record<string, unknown> = {}) => ({ key: 'k'.repeat(20), workspace: 'acme', plan: 'pro', ...extra });
@@ -187,6 +188,43 @@ describe('loadConfig: Redis and rate-limit failure variables', () => {
     expect(loadConfig({ RATE_LIMIT_FAILURE: 'closed' }).rateLimitFailure).toBe('closed');
     expect(loadConfig({ RATE_LIMIT_FAILURE: '' }).rateLimitFailure).toBe('open');
     expect(problems({ RATE_LIMIT_FAILURE: 'sometimes' })).toEqual(['RATE_LIMIT_FAILURE: Expected open or closed.']);
+  });
+
+  it('DATABASE_URL with its settings; DATA_DIR; defaults migrate auto and schema parley', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u:secret@db:5432/app' }).database).toEqual({ connectionString: 'postgres://u:secret@db:5432/app', migrate: 'auto', schema: 'parley' });
+    expect(
+      loadConfig({
+        DATABASE_URL: 'postgresql://db/app',
+        DATABASE_MIGRATE: 'off',
+        PARLEY_SCHEMA: 'tenant_a',
+        DATABASE_POOL_SIZE: '25',
+        DATABASE_STATEMENT_TIMEOUT_MS: '2000',
+        DATABASE_LISTEN_URL: 'postgres://direct/app',
+      }).database,
+    ).toEqual({ connectionString: 'postgresql://db/app', migrate: 'off', schema: 'tenant_a', poolSize: 25, statementTimeoutMs: 2000, listenUrl: 'postgres://direct/app' });
+    expect(loadConfig({ DATA_DIR: './parley-data' }).database).toEqual({ dataDir: './parley-data', migrate: 'auto', schema: 'parley' });
+    expect(loadConfig({}).database).toBeUndefined();
+  });
+
+  it('refuses two storage backends at once, naming them, and never quotes a URL', () => {
+    const found = problems({ DATABASE_URL: 'postgres://u:secret@db/app', DATA_DIR: './d', REDIS_URL: 'redis://u:secret@r:6379' });
+    expect(found).toEqual([expect.stringMatching(/^REDIS_URL, DATABASE_URL, DATA_DIR: Set one storage backend, not 3/)]);
+    expect(problems({ REDIS_CLUSTER_NODES: 'a:1', DATA_DIR: './d' })).toEqual([expect.stringMatching(/^REDIS_CLUSTER_NODES, DATA_DIR: Set one/)]);
+    expect(() => loadStorageConfig({ DATABASE_URL: 'postgres://db/app', REDIS_URL: 'redis://r:6379' })).toThrow(/REDIS_URL, DATABASE_URL: Set one storage backend/);
+    expect(JSON.stringify(found)).not.toContain('secret');
+  });
+
+  it('checks the database variables, and refuses them without a database', () => {
+    expect(problems({ DATABASE_URL: 'mysql://db/app', DATABASE_MIGRATE: 'yes', PARLEY_SCHEMA: 'Bad-Name', DATABASE_POOL_SIZE: '0', DATABASE_STATEMENT_TIMEOUT_MS: '5' })).toEqual([
+      'DATABASE_URL: Expected a postgres:// or postgresql:// URL.',
+      'DATABASE_MIGRATE: Expected auto or off.',
+      expect.stringMatching(/^PARLEY_SCHEMA: Expected a lower-case identifier/),
+      'DATABASE_POOL_SIZE: Expected an integer from 1 to 1000.',
+      'DATABASE_STATEMENT_TIMEOUT_MS: Expected an integer from 100 to 3600000 (ms).',
+    ]);
+    expect(problems({ PARLEY_SCHEMA: 'x' })).toEqual(['PARLEY_SCHEMA: Only used with DATABASE_URL or DATA_DIR, and neither is set.']);
+    expect(problems({ DATA_DIR: './d', DATABASE_POOL_SIZE: '5' })).toEqual([expect.stringMatching(/^DATABASE_POOL_SIZE: Only used with DATABASE_URL/)]);
+    expect(describeDatabase({ connectionString: 'postgres://u:secret@db/app', migrate: 'auto', schema: 'parley' })).toBe('PostgreSQL postgres://u:***@db/app');
   });
 
   it('loadRedisConfig reads only the Redis variables (parley keys ignores the rest)', () => {

@@ -5,9 +5,11 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger
 import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
 import { readModelsConfig, type ModelConfig } from './models-config.js';
 import { readRedisConfig, type RedisConfig } from './redis-config.js';
+import { checkOneBackend, readDatabaseConfig, type DatabaseConfig } from './database-config.js';
 import { keyPlanProblems } from './key-plans.js';
 
 export type { RedisConfig } from './redis-config.js';
+export type { DatabaseConfig } from './database-config.js';
 export type { ModelConfig } from './models-config.js';
 
 /** One entry of `API_KEYS`. `scopes` absent means `*`; `[]` grants nothing (docs/authentication.md). */
@@ -31,6 +33,12 @@ export interface Config {
    * limits and API keys on Redis. `undefined` (neither set) means memory storage.
    */
   redis: RedisConfig | undefined;
+  /**
+   * `DATABASE_URL` (PostgreSQL) or `DATA_DIR` (embedded PostgreSQL in a folder), with their
+   * settings: storage, rate limits, API keys and queues on PostgreSQL. At most one of Redis,
+   * `DATABASE_URL` and `DATA_DIR` is set; `undefined` with `redis` too means memory storage.
+   */
+  database?: DatabaseConfig | undefined;
   /** `API_KEYS`; unset means one development key on memory storage, none on Redis. */
   apiKeys: ApiKeyEntry[] | undefined;
   /** `RATE_LIMIT_FAILURE`: what the rate limiter decides when its store fails; default `open`. */
@@ -223,6 +231,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: read('PORT', '3000'),
     host: read('HOST', '127.0.0.1'),
     redis: readRedisConfig(env, problems),
+    database: readDatabaseConfig(env, problems),
     apiKeys: env.API_KEYS ? parseApiKeys(env.API_KEYS, problems) : undefined,
     rateLimitFailure: read('RATE_LIMIT_FAILURE', 'open'),
     bodyLimitBytes: read('BODY_LIMIT_BYTES', String(DEFAULT_BODY_LIMIT_BYTES)),
@@ -237,6 +246,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...readModelsConfig(env, problems),
     metricsPort: read('METRICS_PORT'),
   };
+  checkOneBackend(env, problems);
   if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
     problems.push('METRICS_PORT: Expected a port other than PORT (metrics have a listener of their own).');
   }
@@ -253,4 +263,24 @@ export function loadRedisConfig(env: Record<string, string | undefined> = proces
   const redis = readRedisConfig(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return redis;
+}
+
+/** The storage backend variables alone: Redis, or PostgreSQL (`DATABASE_URL` / `DATA_DIR`), or neither (memory). */
+export interface StorageConfig {
+  redis: RedisConfig | undefined;
+  database: DatabaseConfig | undefined;
+}
+
+/**
+ * Reads only the storage backend variables (for `parley keys` and `parley migrate`, which need
+ * nothing else), with the rule that at most one backend is set.
+ * @throws ConfigError listing every invalid variable
+ */
+export function loadStorageConfig(env: Record<string, string | undefined> = process.env): StorageConfig {
+  const problems: string[] = [];
+  const redis = readRedisConfig(env, problems);
+  const database = readDatabaseConfig(env, problems);
+  checkOneBackend(env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { redis, database };
 }

@@ -153,6 +153,6 @@ describe('parley serve delivers webhooks (memory storage)', () => {
   it('parley worker refuses memory storage with a clear message', async () => {
     const result = await runCli(['worker'], { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/parley worker needs REDIS_URL/);
+    expect(result.stderr).toMatch(/parley worker needs DATABASE_URL, REDIS_URL or REDIS_CLUSTER_NODES: with memory storage/);
   });
 });

@@ -42,10 +42,16 @@ describe('parley keys: usage', () => {
     expect(result.stdout).toContain('parley keys revoke <keyId>');
   });
 
-  it('needs REDIS_URL or REDIS_CLUSTER_NODES, saying why', async () => {
+  it('needs Redis or PostgreSQL, saying why', async () => {
     const result = await keys(['list']);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^parley keys: keys live in Redis: set REDIS_URL \(or REDIS_CLUSTER_NODES\).*use API_KEYS instead\.\n$/);
+    expect(result.stderr).toMatch(/^parley keys: keys live in Redis or PostgreSQL: set REDIS_URL \(or REDIS_CLUSTER_NODES\).*DATABASE_URL \(or DATA_DIR\).*use API_KEYS instead\.\n$/);
+  });
+
+  it('refuses two backends at once, naming them', async () => {
+    const result = await keys(['list'], { REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'postgres://127.0.0.1/x' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('REDIS_URL, DATABASE_URL: Set one storage backend');
   });
 
   it('reports an unreachable Redis without hanging', async () => {

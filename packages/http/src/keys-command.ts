@@ -1,13 +1,14 @@
 /**
- * @module `parley keys create|list|revoke`: API keys in Redis, managed from the command line.
- * Memory storage has no such command: its keys die with the server process (use `API_KEYS`).
+ * @module `parley keys create|list|revoke`: API keys in Redis or PostgreSQL (or a DATA_DIR folder
+ * no server holds), managed from the command line. Memory storage has no such command: its keys
+ * die with the server process (use `API_KEYS`).
  */
 import { createCore, isParleyError, type Adapters, type ApiKeyGrant, type ApiKeyRecord, type Core } from '@parley/core';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { openAdapters } from './backend.js';
 import { keyPlanProblems } from './key-plans.js';
-import { KeyGrantSchemas, loadRedisConfig } from './config.js';
+import { KeyGrantSchemas, loadStorageConfig } from './config.js';
 import { parleyCommand } from './cli-name.js';
 
 /** Help of `parley keys`. */
@@ -16,8 +17,9 @@ const KEYS_HELP = `Usage:
   parley keys list [--workspace <id>]
   parley keys revoke <keyId>
 
-Manage API keys stored in Redis (REDIS_URL or REDIS_CLUSTER_NODES, and REDIS_PREFIX, as for
-parley serve). Running servers see changes at once. A new key must agree with its workspace's
+Manage API keys stored in Redis (REDIS_URL or REDIS_CLUSTER_NODES, and REDIS_PREFIX) or
+PostgreSQL (DATABASE_URL and PARLEY_SCHEMA), as for parley serve; DATA_DIR works while no
+server holds the folder. Running servers see changes at once. A new key must agree with its workspace's
 other keys on plan and limit; enterprise needs --limit-per-hour. --scopes defaults to * (all);
 an empty --scopes= grants nothing. The raw key is printed once; only its SHA-256 hash is stored.
 `;
@@ -30,8 +32,8 @@ export interface KeysCommandIo {
 
 const stdio: KeysCommandIo = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
 
-/** Deadline of each Redis call, in ms: generous, since a person is waiting rather than a request. */
-const CLI_REDIS_TIMEOUT_MS = 5_000;
+/** Deadline of each Redis call, and of the wait for the backend, in ms: generous, since a person is waiting rather than a request. */
+const CLI_TIMEOUT_MS = 5_000;
 
 /** A failure to report as `parley keys: <message>` with an exit code (2: usage, 1: anything else). */
 class KeysCommandError extends Error {
@@ -133,7 +135,7 @@ function parse(argv: string[]) {
 
 /**
  * Runs `parley keys …` with `argv` (the arguments after `keys`) and `env`; resolves with the exit
- * code: 0 done, 1 failed (Redis unavailable or unset, unknown key id, plan conflict), 2 usage.
+ * code: 0 done, 1 failed (storage unavailable or unset, a DATA_DIR a server holds, unknown key id, plan conflict), 2 usage.
  */
 export async function keysCommand(argv: string[], env: Record<string, string | undefined> = process.env, io: KeysCommandIo = stdio): Promise<number> {
   let adapters: Adapters | undefined;
@@ -143,12 +145,15 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
       io.out(KEYS_HELP);
       return 0;
     }
-    const redis = loadRedisConfig(env);
-    if (redis === undefined) {
-      throw new KeysCommandError('keys live in Redis: set REDIS_URL (or REDIS_CLUSTER_NODES) and REDIS_PREFIX as for `parley serve`. With memory storage keys die with the server process; use API_KEYS instead.');
+    const { redis, database } = loadStorageConfig(env);
+    if (redis === undefined && database === undefined) {
+      throw new KeysCommandError(
+        'keys live in Redis or PostgreSQL: set REDIS_URL (or REDIS_CLUSTER_NODES) and REDIS_PREFIX, or DATABASE_URL (or DATA_DIR) and PARLEY_SCHEMA, as for `parley serve`. With memory storage keys die with the server process; use API_KEYS instead.',
+      );
     }
-    adapters = openAdapters({ redis }, { timeoutMs: CLI_REDIS_TIMEOUT_MS });
-    await adapters.ready(CLI_REDIS_TIMEOUT_MS);
+    adapters = openAdapters({ redis, database }, { timeoutMs: CLI_TIMEOUT_MS });
+    // PGlite's first open of a folder creates the database, which takes seconds on a busy machine.
+    await adapters.ready(database !== undefined && 'dataDir' in database ? 60_000 : CLI_TIMEOUT_MS);
     const core = createCore(adapters);
     if (command.kind === 'create') await create(core, command.grant, io);
     else if (command.kind === 'list') printKeys(await core.apiKeys.list(command.workspace), io);
@@ -156,8 +161,8 @@ export async function keysCommand(argv: string[], env: Record<string, string | u
     else throw new KeysCommandError(`no API key with id '${command.keyId}'.`);
     return 0;
   } catch (error) {
-    // The adapters report a Redis call that failed or timed out as `service_unavailable`.
-    const message = isParleyError(error, 'service_unavailable') ? `Redis is unavailable (${error.message}).` : error instanceof Error ? error.message : String(error);
+    // The adapters report a call that failed or timed out as `service_unavailable`.
+    const message = isParleyError(error, 'service_unavailable') ? `storage is unavailable (${error.message}).` : error instanceof Error ? error.message : String(error);
     io.err(`parley keys: ${message}\n`);
     return error instanceof KeysCommandError ? error.exitCode : 1;
   } finally {

@@ -7,7 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import { createCore, type Adapters, type Core, type CoreSettings, type CoreWorkers, type ReplyOutcome } from '@parley/core';
 import { languageModels } from './language-models.js';
-import { createMetrics, type ParleyMetrics } from './metrics/metrics.js';
+import { createMetrics, type DatabasePoolCounts, type ParleyMetrics } from './metrics/metrics.js';
 import { serveMetrics, type MetricsServerHandle } from './metrics/metrics-server.js';
 import { restoreConfiguredKeys, setUpApiKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from './app.js';
@@ -143,7 +143,9 @@ async function boot(config: Config, runWorkers: boolean, waitMs: number): Promis
   let metricsServer: MetricsServerHandle | undefined;
   try {
     await adapters.ready(waitMs);
-    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: adapters.deliveryQueue });
+    // postgresAdapters() exposes its pool (null on PGlite) for the pool gauge.
+    const databasePool = (adapters as { pool?: DatabasePoolCounts | null }).pool ?? null;
+    const metrics = config.metricsPort === undefined ? undefined : createMetrics({ deliveryQueue: adapters.deliveryQueue, databasePool });
     const core = createServerCore(adapters, config, logger, metrics);
     if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
     const workers = runWorkers ? core.workers : undefined;
@@ -164,7 +166,7 @@ async function boot(config: Config, runWorkers: boolean, waitMs: number): Promis
 }
 
 /**
- * Boots on the backend `config` names (memory, or Redis), sets up the API keys (see
+ * Boots on the backend `config` names (memory, Redis, PostgreSQL or PGlite), sets up the API keys (see
  * `api-key-setup.ts`), starts the workers unless `config.deliveryWorker` is false, and starts
  * listening. Prints where it listens, on what, and how to get a key.
  * @throws Error when the backend does not answer within `redisWaitMs`, or stored keys disagree on a
@@ -207,12 +209,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 /**
  * Runs the workers alone (`parley worker`): the outbox relay, webhook delivery and (with `MODELS`)
  * agent replies, sharing the work with every other worker on the same backend. Memory storage
- * lives in one process, so a worker of its own could never see the server's events: refused.
+ * lives in one process, so a worker of its own could never see the server's events: refused, as
+ * is `DATA_DIR` (a folder one process holds).
  * @throws Error on a backend that is not durable, or when it does not answer within `redisWaitMs`
  */
 export async function startWorker(config: Config, options: Pick<StartOptions, 'print' | 'redisWaitMs'> = {}): Promise<RunningWorker> {
-  if (config.redis === undefined) {
-    throw new Error('parley worker needs REDIS_URL or REDIS_CLUSTER_NODES: with memory storage, deliveries are made by the worker inside parley serve.');
+  if (config.database !== undefined && 'dataDir' in config.database) {
+    throw new Error('parley worker needs DATABASE_URL, REDIS_URL or REDIS_CLUSTER_NODES: DATA_DIR is used by one process, so deliveries and replies are made by the worker inside parley serve.');
+  }
+  if (config.redis === undefined && config.database === undefined) {
+    throw new Error('parley worker needs DATABASE_URL, REDIS_URL or REDIS_CLUSTER_NODES: with memory storage, deliveries are made by the worker inside parley serve.');
   }
   const print = options.print ?? ((text: string) => process.stdout.write(text));
   const { adapters, core, logger, metricsServer, workers } = await boot(config, true, options.redisWaitMs ?? 10_000);

@@ -12,6 +12,13 @@ const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Seconds buckets of the delivery histograms: 10 ms (a fast receiver) to 15 min (a backlog). */
 const DELIVERY_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 15, 60, 300, 900];
 
+/** What a node-postgres `pg.Pool` counts: connections open, idle, and callers waiting for one. */
+export interface DatabasePoolCounts {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
 /** Options of {@link createMetrics}. */
 export interface MetricsOptions {
   /**
@@ -19,6 +26,11 @@ export interface MetricsOptions {
    * `stats()` at each scrape; absent, the gauge is not registered.
    */
   deliveryQueue?: DeliveryQueue;
+  /**
+   * The PostgreSQL connection pool (node-postgres `pg.Pool`'s counts) whose connections
+   * `parley_database_pool_connections{state}` reports at each scrape; absent, not registered.
+   */
+  databasePool?: DatabasePoolCounts | null;
   /** Also collect prom-client's process metrics (CPU, memory, event-loop lag); default true. */
   processMetrics?: boolean;
 }
@@ -103,6 +115,20 @@ export function createMetrics(options: MetricsOptions = {}): ParleyMetrics {
       async collect() {
         const stats = await queue.stats();
         for (const state of ['first', 'retry', 'scheduled', 'leased'] as const) this.set({ state }, stats[state]);
+      },
+    });
+  }
+  const pool = options.databasePool;
+  if (pool) {
+    new Gauge({
+      name: 'parley_database_pool_connections',
+      help: 'PostgreSQL pool of this process: connections by state (total open, idle) and callers waiting for one.',
+      labelNames: ['state'] as const,
+      registers,
+      collect() {
+        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'waiting' }, pool.waitingCount);
       },
     });
   }

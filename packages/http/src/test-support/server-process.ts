@@ -39,6 +39,11 @@ function inheritedEnv(): Record<string, string | undefined> {
     WEBHOOK_RETRY_DELAYS: _delays,
     WEBHOOK_ALLOW_PRIVATE_URLS: _private,
     EVENT_RETENTION_DAYS: _retention,
+    DATABASE_URL: _database,
+    DATA_DIR: _dataDir,
+    DATABASE_MIGRATE: _migrate,
+    PARLEY_SCHEMA: _schema,
+    DATABASE_LISTEN_URL: _listen,
     ...rest
   } = process.env;
   return rest;
@@ -53,9 +58,15 @@ function assertBuilt(): void {
  * `env` on top of this process's environment minus the server's variables (`API_KEYS`,
  * `REDIS_*`, `RATE_LIMIT_FAILURE`), and resolves once it prints that it is listening. With
  * `command: 'worker'` it runs `parley worker` instead and resolves once that says it runs
- * (`base` is then unused). `args` follow the command (`--port 4000`).
+ * (`base` is then unused). `args` follow the command (`--port 4000`). `startTimeoutMs` (default
+ * 15 000) bounds the wait, e.g. longer for a first PGlite start, which creates its database.
  */
-export async function startServerProcess(env: Record<string, string> = {}, command: 'serve' | 'worker' = 'serve', args: string[] = []): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string> = {},
+  command: 'serve' | 'worker' = 'serve',
+  args: string[] = [],
+  { startTimeoutMs = 15_000 }: { startTimeoutMs?: number } = {},
+): Promise<ServerProcess> {
   assertBuilt();
   const port = await freePort();
   const ready = command === 'serve' ? /Parley is listening on[\s\S]*\n\n/ : /Parley worker is running[\s\S]*\n\n/;
@@ -68,7 +79,7 @@ export async function startServerProcess(env: Record<string, string> = {}, comma
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${command} did not start within 15 s:\n${stdout}${stderr}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`${command} did not start within ${startTimeoutMs} ms:\n${stdout}${stderr}`)), startTimeoutMs);
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString('utf8');
       // The banner is one write ending in a blank line; wait for all of it (it may carry the key).
@@ -97,10 +108,10 @@ export interface CliResult {
 }
 
 /** Runs the built `parley <args…>` with `env` (as for {@link startServerProcess}) to completion. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<CliResult> {
   assertBuilt();
   return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { cwd: root, env: { ...inheritedEnv(), ...env }, timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [cli, ...args], { cwd: root, env: { ...inheritedEnv(), ...env }, timeout: timeoutMs }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
       resolve({ code, stdout, stderr });
     });

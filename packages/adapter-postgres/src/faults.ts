@@ -1,0 +1,39 @@
+/**
+ * @module Telling "the database cannot serve" apart from bugs, and wrapping it as core's
+ * `service_unavailable` (503) without the statement's parameters or the server's row details.
+ */
+import { ErrorCode, ParleyError, isParleyError } from '@parley/core';
+
+/**
+ * SQLSTATE classes and codes that mean the database cannot serve right now, not that the
+ * statement is wrong (PostgreSQL Appendix A): 08 connection exceptions, 53 insufficient resources,
+ * 57 operator intervention (shutdown, statement_timeout's 57014), 40001/40P01 serialization
+ * failure and deadlock, 25006 read-only transaction (a standby), 28 invalid authorization.
+ */
+const UNAVAILABLE = /^(08|53|57|28)|^(40001|40P01|25006)$/;
+
+/** True when `error` means the database cannot serve (no answer at all, or one of the codes above). */
+export function isConnectionFault(error: unknown): boolean {
+  if (!(error instanceof Error) || isParleyError(error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return UNAVAILABLE.test(code);
+  // No SQLSTATE: a socket error (ECONNREFUSED, ETIMEDOUT…), a pool timeout, a closed client.
+  return !(error instanceof TypeError || error instanceof SyntaxError || error instanceof RangeError || error instanceof ReferenceError);
+}
+
+/** A copy of a database error with only its message, SQLSTATE and severity: no row `detail`, no query. */
+export function redactPostgresError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const { code, severity } = error as { code?: string; severity?: string };
+  const redacted = new Error(error.message);
+  redacted.name = error.name;
+  Object.assign(redacted, code === undefined ? {} : { code }, severity === undefined ? {} : { severity });
+  return redacted;
+}
+
+/** What a store throws: `service_unavailable` for faults, else the error without its details. */
+export function storageError(error: unknown): unknown {
+  if (isParleyError(error)) return error;
+  if (isConnectionFault(error)) return new ParleyError(ErrorCode.serviceUnavailable, 'Storage is unavailable.', undefined, { cause: redactPostgresError(error) });
+  return redactPostgresError(error);
+}

@@ -1,0 +1,59 @@
+/** @module Migrations on PostgreSQL and PGlite: fresh, re-run, concurrent runners, newer schema refused. */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkSchema, loadMigrations, migrate, SchemaVersionError } from './migrate.js';
+import { type Sql, sqlFromPglite, sqlFromPool } from './sql.js';
+import { createTestDatabase, createTestPglite, describeIfPostgres, probePostgres, type TestDatabase, type TestPglite } from './testing/index.js';
+
+const migrations = loadMigrations();
+const latest = migrations.at(-1)!.version;
+
+function runMigrationTests(open: () => Promise<{ sql: Sql; close(): Promise<void> }>, concurrent: boolean) {
+  let sql: Sql;
+  let close: () => Promise<void>;
+  beforeAll(async () => ({ sql, close } = await open()));
+  afterAll(() => close());
+
+  it('applies every migration to a fresh database, then re-runs as a no-op', async () => {
+    await expect(checkSchema(sql, 'fresh')).rejects.toThrow(/parley migrate/);
+    expect(await migrate(sql, 'fresh')).toEqual({ applied: migrations.map((m) => m.version), version: latest });
+    expect(await migrate(sql, 'fresh')).toEqual({ applied: [], version: latest });
+    await checkSchema(sql, 'fresh');
+    const rows = await sql.query<{ version: number }>('SELECT version FROM fresh.schema_migrations ORDER BY version');
+    expect(rows.map((row) => row.version)).toEqual(migrations.map((m) => m.version));
+  });
+
+  it('keeps schemas apart', async () => {
+    await migrate(sql, 'other_schema');
+    const [row] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'other_schema' AND table_name = 'schema_migrations'`);
+    expect(row!.n).toBe(1);
+  });
+
+  if (concurrent) it('two runners at once: one applies, the other waits and finds nothing to do', async () => {
+    const results = await Promise.all([migrate(sql, 'racing'), migrate(sql, 'racing')]);
+    expect(results.map((r) => r.applied.length).sort()).toEqual([0, migrations.length]);
+  });
+
+  it('refuses a schema newer than the code', async () => {
+    await migrate(sql, 'newer');
+    await sql.query(`INSERT INTO newer.schema_migrations (version, name) VALUES ($1, 'from_the_future')`, [latest + 1]);
+    await expect(migrate(sql, 'newer')).rejects.toThrow(SchemaVersionError);
+    await expect(checkSchema(sql, 'newer')).rejects.toThrow(/newer than this Parley/);
+  });
+}
+
+const problem = await probePostgres();
+describeIfPostgres({ describe, it }, problem)('migrations on PostgreSQL', () => {
+  runMigrationTests(async () => {
+    const database: TestDatabase = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: database.url, max: 4 });
+    return { sql: sqlFromPool(pool, true), close: async () => (await pool.end(), await database.drop()) };
+  }, true);
+});
+
+describe('migrations on PGlite', () => {
+  runMigrationTests(async () => {
+    const test: TestPglite = await createTestPglite();
+    return { sql: sqlFromPglite(test.db), close: () => test.close() };
+  }, false);
+});

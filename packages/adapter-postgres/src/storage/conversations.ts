@@ -1,0 +1,53 @@
+/** @module Conversations on PostgreSQL: each write, its preconditions (its agent, on insert) and its event in one statement. */
+import type { Conversation, ConversationStore } from '@parley/core';
+import { applyChange, deleteRecord, versioned, type RecordTable } from './changes.js';
+import { eventJson, offsetPage, pageItems, recordEvent, type StoreContext } from './context.js';
+
+// Callers never change `agentId` (ports/storage.ts), so only these columns follow `data`.
+const CONVERSATIONS: RecordTable = { name: 'conversations', columns: { status: 'status', user_id: 'userId' } };
+
+/** `storage.conversations` on PostgreSQL. */
+export function conversationStore(context: StoreContext): ConversationStore {
+  const { sql, s, recorded } = context;
+  return {
+    insert: async (workspaceId, conversation, event) => {
+      // FOR SHARE on the agent: a concurrent deactivation or delete (which lock it for update)
+      // either commits first and is seen here, or waits for this insert to commit.
+      const [row] = await sql.query<{ agent_status: string | null; inserted: number }>(
+        `WITH agent AS (SELECT status FROM ${s}.agents WHERE workspace_id = $1 AND id = $3 FOR SHARE),
+         rec AS (
+           INSERT INTO ${s}.conversations (workspace_id, id, agent_id, user_id, status, data)
+           SELECT $1, $2, $3, $4, $5, $6::jsonb FROM agent WHERE agent.status = 'active' RETURNING 1
+         ), ${recordEvent(s, 'rec', { ws: '$1', id: '$7', type: '$8', event: '$9' })}
+         SELECT (SELECT status FROM agent) AS agent_status, (SELECT count(*)::int FROM rec) AS inserted`,
+        [workspaceId, conversation.id, conversation.agentId, conversation.userId, conversation.status, JSON.stringify(conversation), event.id, event.type, eventJson(workspaceId, event)],
+      );
+      if (row?.inserted) {
+        recorded();
+        return 'inserted';
+      }
+      return row?.agent_status == null ? 'agent_not_found' : 'agent_inactive';
+    },
+
+    get: async (workspaceId, id) => {
+      const [row] = await sql.query<{ data: Conversation; version: number }>(`SELECT data, version FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+      return row ? versioned(row.data, row.version) : null;
+    },
+
+    list: async (workspaceId, { offset, limit, agentId, userId, status }) => {
+      const filter = `workspace_id = $1 AND ($2::text IS NULL OR agent_id = $2) AND ($3::text IS NULL OR user_id = $3) AND ($4::text IS NULL OR status = $4)`;
+      const [row] = await sql.query<{ total: number; items: [Conversation, number][] }>(
+        `SELECT (SELECT count(*)::int FROM ${s}.conversations WHERE ${filter}) AS total,
+                (SELECT ${pageItems} FROM
+                  (SELECT id, data, version FROM ${s}.conversations WHERE ${filter} ORDER BY id DESC OFFSET $5 LIMIT $6) page) AS items`,
+        [workspaceId, agentId ?? null, userId ?? null, status ?? null, offset, limit],
+      );
+      return offsetPage(row);
+    },
+
+    update: (workspaceId, id, change) => applyChange<Conversation>(context, CONVERSATIONS, workspaceId, id, change),
+
+    // Its messages go by ON DELETE CASCADE, in the same statement.
+    delete: (workspaceId, id, conditions) => deleteRecord<Conversation>(context, CONVERSATIONS, workspaceId, id, conditions),
+  };
+}
