@@ -7,10 +7,9 @@ import pg from 'pg';
 import { contractJob } from '@parley/core/testing';
 import { isParleyError } from '@parley/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probePostgresBinaries, startPrivatePostgres, type PrivatePostgres } from '../../test/private-postgres.js';
 import { migrate } from '../migrate.js';
 import { sqlFromPool } from '../sql.js';
-import { describeIfPostgres } from '../testing/index.js';
+import { describeIfPostgres, probePostgresBinaries, startPrivatePostgres, type PrivatePostgres } from '../testing/index.js';
 import { createPostgresQueues, type PostgresQueues } from './index.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
