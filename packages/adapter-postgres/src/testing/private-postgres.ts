@@ -56,8 +56,11 @@ export interface PrivatePostgres {
   destroy(): Promise<void>;
 }
 
-/** initdb into a temporary folder and start the server; `destroy()` in `afterAll`. */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/**
+ * initdb into a temporary folder and start the server; `destroy()` in `afterAll`. `settings` are
+ * extra server settings (`{ shared_preload_libraries: 'pg_stat_statements' }`, say).
+ */
+export async function startPrivatePostgres(settings: Record<string, string> = {}): Promise<PrivatePostgres> {
   const user = await serverUser();
   const dir = mkdtempSync(join(tmpdir(), 'parley-pg-'));
   if (user) chownSync(dir, user.uid, user.gid);
@@ -69,7 +72,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   let exited: Promise<void> = Promise.resolve();
 
   const start = async () => {
-    const child = spawn('postgres', ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'autovacuum=off'], {
+    const options = { listen_addresses: '127.0.0.1', fsync: 'off', autovacuum: 'off', ...settings };
+    const child = spawn('postgres', ['-D', data, '-p', String(port), '-k', dir, ...Object.entries(options).flatMap(([name, value]) => ['-c', `${name}=${value}`])], {
       stdio: 'ignore',
       ...(user && { uid: user.uid, gid: user.gid }),
     });
