@@ -23,7 +23,7 @@ export default defineConfig({
   test: {
     // `.ci/run` sets VITEST_JSON_REPORT to check the run afterwards (no test may be skipped in CI).
     ...(process.env.VITEST_JSON_REPORT ? { reporters: ['default', 'json'], outputFile: { json: process.env.VITEST_JSON_REPORT } } : {}),
-    include: ['packages/*/src/**/*.test.ts', 'examples/*/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'examples/*/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 20_000,
     hookTimeout: 30_000,

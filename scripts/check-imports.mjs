@@ -5,6 +5,8 @@
  * use the repository's root devDependencies: vitest, tsx, …); a relative import must stay inside
  * the package. Workspaces resolve undeclared packages through the hoisted node_modules, so
  * without this check such an import works here and breaks for whoever installs the package.
+ * It also refuses import cycles between a package's own source files (type-only imports count: a
+ * cycle of types is still two files that cannot be read one without the other).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -43,6 +45,8 @@ const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsW
 const isToolingFile = (path) => /\.test\.ts$|[/\\](test|test-support|bench|scripts)[/\\]/.test(path);
 
 const problems = [];
+/** Relative imports of source files (`src/`), file → files it imports, for the cycle check. */
+const graph = new Map();
 const workspaces = [...readdirSync(join(root, 'packages')).map((name) => join(root, 'packages', name)), ...readdirSync(join(root, 'examples')).map((name) => join(root, 'examples', name))];
 for (const dir of workspaces) {
   const manifestPath = join(dir, 'package.json');
@@ -60,6 +64,10 @@ for (const dir of workspaces) {
         if (specifier.startsWith('.')) {
           const target = resolve(dirname(file), specifier);
           if (!(target + sep).startsWith(dir + sep) && target !== dir) problems.push(`${where}: '${specifier}' reaches outside ${relative(root, dir)}`);
+          if (sub === 'src' && !/\.test\.ts$/.test(file)) {
+            const imported = relative(root, target.replace(/\.js$/, '.ts'));
+            graph.set(where, [...(graph.get(where) ?? []), imported]);
+          }
           continue;
         }
         if (specifier.startsWith('data:')) continue;
@@ -73,9 +81,21 @@ for (const dir of workspaces) {
   }
 }
 
+// Depth-first search for back edges: each cycle is reported once, by the file that closes it.
+const state = new Map();
+function visit(file, path) {
+  state.set(file, 'open');
+  for (const next of graph.get(file) ?? []) {
+    if (state.get(next) === 'open') problems.push(`import cycle: ${[...path.slice(path.indexOf(next)), next].join(' → ')}`);
+    else if (!state.has(next)) visit(next, [...path, next]);
+  }
+  state.set(file, 'done');
+}
+for (const file of graph.keys()) if (!state.has(file)) visit(file, [file]);
+
 if (problems.length > 0) {
-  console.error(`✗ undeclared imports:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
+  console.error(`✗ import problems:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
   process.exitCode = 1;
 } else {
-  console.log('✓ every import is declared by its package');
+  console.log('✓ every import is declared by its package; no import cycles');
 }

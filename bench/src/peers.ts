@@ -22,6 +22,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuTicks, cpuUsPerRequest, fixed, medianFigures, type Figures } from './measure.js';
+import { writePerformanceDoc } from './performance-doc.js';
 
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -155,6 +156,7 @@ try {
   ].join('\n');
   console.log(`\n${report}\n`);
   writeFileSync(here('../PEERS.md'), `${report}\n`);
+  writePerformanceDoc(); // docs/performance.md shows what this run wrote
 } finally {
   for (const child of children) child.kill('SIGTERM');
   rmSync(folder, { recursive: true, force: true });

@@ -36,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { cpuTicks, cpuUsPerRequest, fixed, median, medianFigures, type Figures } from './measure.js';
+import { writePerformanceDoc } from './performance-doc.js';
 
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -558,6 +559,7 @@ try {
   ].join('\n');
   console.log(`\n${report}\n`);
   writeFileSync(here('../RESULTS.md'), `${report}\n`);
+  writePerformanceDoc(); // docs/performance.md shows what this run wrote
 } finally {
   await tearDown();
 }

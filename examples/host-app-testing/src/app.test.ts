@@ -1,7 +1,16 @@
 /** @module Example (e): the host app tested with vitest on the memory adapters, through its routes and Parley's. */
 import { memoryAdapters } from '@parley/adapter-memory';
 import { expect, it } from 'vitest';
+import { createLogger } from '@parley/http';
+import { Writable } from 'node:stream';
 import { createSupportDesk, WORKSPACE } from './app.js';
+
+/** A logger at `warn` whose lines land in an array. */
+function collectingLogger() {
+  const lines: string[] = [];
+  const destination = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(chunk.toString()), done()) });
+  return { logger: createLogger('warn', destination), lines };
+}
 
 it('opens a ticket as a conversation that Parley\'s API then shows', async () => {
   // The one line that differs from production: memory instead of Redis.
@@ -21,6 +30,15 @@ it('opens a ticket as a conversation that Parley\'s API then shows', async () =>
   expect(history.status).toBe(200);
   expect(await history.json()).toMatchObject({ hasMore: false, messages: [{ role: 'user', content: 'Where is my refund?' }] });
   expect((await core.conversations.get(WORKSPACE, ticket)).userId).toBe('cust_7');
+});
+
+it('answers a malformed JSON body on the desk\'s own route as 400 invalid_request, without an error log', async () => {
+  const { logger, lines } = collectingLogger();
+  const { app } = createSupportDesk(memoryAdapters(), { logger });
+  const response = await app.request('/tickets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{bad' });
+  expect(response.status).toBe(400);
+  expect(await response.json()).toEqual({ error: { code: 'invalid_request', message: expect.any(String) } });
+  expect(lines).toEqual([]);
 });
 
 it('answers the desk\'s own errors in Parley\'s shape: an unknown agent is 404 not_found, a blank question 400', async () => {

@@ -3,7 +3,7 @@
  * Redis ones (`server.ts`) and tests pass memory ones (`app.test.ts`).
  */
 import { createCore, type Adapters } from '@parley/core';
-import { createApp, createLogger, toErrorResponse } from '@parley/http';
+import { createApp, createLogger, toErrorResponse, type Logger } from '@parley/http';
 import { Hono } from 'hono';
 
 /** The workspace this product keeps its support conversations in. */
@@ -13,12 +13,12 @@ export const WORKSPACE = 'support';
  * A support desk: `POST /tickets {agentId, customer, question}` opens a conversation with the
  * question as its first message; Parley's API is mounted under `/parley` for the agents' side.
  * The desk's own routes render errors as Parley does (`toErrorResponse`), so an unknown agent is
- * `404 {"error": {"code": "not_found", …}}` and a bad question `400 validation_failed`, not a
- * bare 500 with a stack trace on stderr.
+ * `404 {"error": {"code": "not_found", …}}`, a bad question `400 validation_failed` and a
+ * malformed body `400 invalid_request`, not a bare 500 with a stack trace on stderr.
  */
-export function createSupportDesk(adapters: Adapters) {
+export function createSupportDesk(adapters: Adapters, options: { logger?: Logger } = {}) {
   const core = createCore(adapters);
-  const logger = createLogger('warn');
+  const logger = options.logger ?? createLogger('warn');
   const app = new Hono();
   app.onError((error, c) => toErrorResponse(error, c, { logger }));
   app.post('/tickets', async (c) => {

@@ -17,6 +17,7 @@ import {
   ErrorCode,
   positiveMs,
   ParleyError,
+  subscribesTo,
   systemClock,
   type Agent,
   type AgentStore,
@@ -255,7 +256,7 @@ export class MemoryStorage implements Storage {
     get: async (workspaceId, id) => found(this.workspace(workspaceId).webhookEndpoints.get(id)),
     list: async (workspaceId, page) => this.workspace(workspaceId).webhookEndpoints.newestFirst(page),
     subscribed: async (workspaceId, type) =>
-      [...this.workspace(workspaceId).webhookEndpoints.values()].filter((endpoint) => endpoint.enabled && endpoint.events.includes(type)),
+      [...this.workspace(workspaceId).webhookEndpoints.values()].filter((endpoint) => endpoint.enabled && subscribesTo(endpoint.events, type)),
     // Endpoints emit no events: a change's `event` is ignored (ports/storage.ts).
     update: async (workspaceId, id, update) => applyUpdate(this.workspace(workspaceId).webhookEndpoints, id, update)?.record ?? null,
     delete: async (workspaceId, id, check) => {

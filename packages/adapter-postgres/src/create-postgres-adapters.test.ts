@@ -68,7 +68,9 @@ describeIfPostgres({ describe, it }, await probePostgres())('postgresAdapters on
   });
 
   it('200 concurrent updates of one agent all succeed and no field is lost', async () => {
-    const adapters = postgresAdapters({ connectionString: database.url, poolSize: 20, sweepIntervalMs: 0 });
+    // Waiting for a pooled connection counts toward connectionTimeoutMs (pg.Pool): under a 2-core CI
+    // machine's load 200 queued transactions may wait longer than the 1 s default.
+    const adapters = postgresAdapters({ connectionString: database.url, poolSize: 20, connectionTimeoutMs: 10_000, sweepIntervalMs: 0 });
     await adapters.ready();
     const records = new Records();
     const agent = await records.insertAgent(adapters.storage, 'ws_patch', { configuration: {} });

@@ -61,13 +61,15 @@ class PgSql implements Sql {
     });
     let broken = false;
     try {
-      await client.query('BEGIN');
-      const result = await work(new PgSql(client, false));
-      await client.query('COMMIT');
+      // Driver errors come wrapped from `inner.query`; what `work` throws itself passes unchanged.
+      const inner = new PgSql(client, false);
+      await inner.query('BEGIN');
+      const result = await work(inner);
+      await inner.query('COMMIT');
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => (broken = true));
-      throw storageError(error);
+      throw error;
     } finally {
       client.release(broken);
     }

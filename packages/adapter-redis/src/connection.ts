@@ -11,6 +11,7 @@
  */
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { toAdapterError } from './faults.js';
+import type { RedisClient } from './redis-client.js';
 import { DEFAULT_PREFIX, checkPrefix } from './keys.js';
 import { runScript, type LuaScript, type ScriptCall, type ScriptReply } from './script.js';
 
@@ -20,8 +21,7 @@ const CLOCK_OFFSET_TTL_MS = 60_000;
 /** Per client: the server's clock minus ours (ms), and when that was measured (our clock). */
 const clockOffsets = new WeakMap<RedisClient, { offsetMs: number; measuredAt: number; refreshing?: boolean }>();
 
-/** A connected ioredis client: standalone `Redis` or `Cluster`. */
-export type RedisClient = Redis | Cluster;
+export type { RedisClient };
 
 /** Where the adapters find Redis: an existing client, a URL, or Cluster seed nodes. */
 export type RedisTarget =

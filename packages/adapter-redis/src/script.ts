@@ -8,7 +8,7 @@
  * Lua local is a table. List lengths travel as the first ARGV entries, which the generated
  * prelude reads before anything else.
  */
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from './redis-client.js';
 
 /** A script value as ioredis returns it: bulk strings, integers, nil and nested arrays. */
 export type ScriptReply = string | number | null | ScriptReply[];

@@ -114,7 +114,11 @@ describe('@parley/client against a running server', () => {
       // A test event is not in the event log, so it cannot be retried.
       expect(await rejection(parley.webhooks.retryDelivery(endpoint.id, tested.id))).toMatchObject({ status: 404 });
       expect(await parley.webhooks.recover(endpoint.id, { since: new Date(Date.now() + 60_000).toISOString() })).toEqual({ events: 0 });
-      expect((await parley.webhooks.rotateSecret(endpoint.id)).secret).toMatch(/^whsec_/);
+      const rotated = await parley.webhooks.rotateSecret(endpoint.id);
+      expect(rotated).toEqual({ secret: expect.stringMatching(/^whsec_/), previousSecretExpiresAt: expect.any(String) });
+      expect(tested.nextAttemptAt).toBeNull(); // a test is one attempt
+      const everything = await parley.webhooks.create({ url: receiver.url, events: ['*'] });
+      expect(everything.events).toEqual(['*']);
       const agent = await parley.agents.create({ name: 'Evented', description: '', model: 'modelA-4' });
       const { events } = await parley.events.list({ type: 'agent.created' });
       const event = events.find((each) => (each.data as { id: string }).id === agent.id)!;

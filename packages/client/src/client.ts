@@ -2,7 +2,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { ParleyApiError, ParleyNetworkError } from './errors.js';
 import type { components, paths } from './generated/openapi.js';
-import type * as T from './index.js';
+import type * as T from './types.js';
 
 type Schemas = components['schemas'];
 

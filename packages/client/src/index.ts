@@ -3,64 +3,8 @@
  * OpenAPI document the server publishes (`GET /openapi.json`) by openapi-typescript; requests go
  * through openapi-fetch.
  */
-import type { components, operations } from './generated/openapi.js';
-
 export { createParleyClient, type CreateOptions, type IterateOptions, type WriteOptions, type ParleyClient, type ParleyClientOptions } from './client.js';
 export { isParleyApiError, isParleyNetworkError, ParleyApiError, ParleyNetworkError, type ApiErrorBody, type ErrorCode, type ErrorDetails } from './errors.js';
 /** The generated OpenAPI types, for `raw` calls and your own helpers. */
 export type { components, operations, paths } from './generated/openapi.js';
-
-type Schemas = components['schemas'];
-type QueryOf<K extends keyof operations> = NonNullable<operations[K]['parameters']['query']>;
-
-export type Agent = Schemas['Agent'];
-export type AgentList = Schemas['AgentList'];
-/**
- * A model name: the spec's three (suggested by editors) or any name the server configures in
- * `MODELS` (its `/openapi.json` lists them), which a document generated once cannot know.
- */
-export type AgentModel = NonNullable<Schemas['AgentCreate']['model']> | (string & {});
-export type AgentCreate = Omit<Schemas['AgentCreate'], 'model'> & { model: AgentModel };
-export type AgentUpdate = Omit<Schemas['AgentUpdate'], 'model'> & { model?: AgentModel };
-export type AgentListQuery = QueryOf<'listAgents'>;
-
-export type Conversation = Schemas['Conversation'];
-export type ConversationList = Schemas['ConversationList'];
-export type ConversationCreate = Schemas['ConversationCreate'];
-export type ConversationUpdate = Schemas['ConversationUpdate'];
-export type ConversationListQuery = QueryOf<'listConversations'>;
-
-export type Message = Schemas['Message'];
-export type MessageCreate = Schemas['MessageCreate'];
-export type MessageHistory = Schemas['MessageHistory'];
-export type MessageHistoryQuery = QueryOf<'getMessageHistory'>;
-export type ReplyRequested = Schemas['ReplyRequested'];
-
-export type WebhookEndpoint = Schemas['WebhookEndpoint'];
-export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
-export type WebhookEndpointList = Schemas['WebhookEndpointList'];
-export type WebhookCreate = Schemas['WebhookCreate'];
-export type WebhookUpdate = Schemas['WebhookUpdate'];
-export type WebhookListQuery = QueryOf<'listWebhooks'>;
-
-export type DeliveryAttempt = Schemas['DeliveryAttempt'];
-export type DeliveryList = Schemas['DeliveryList'];
-export type DeliveryListQuery = QueryOf<'listWebhookDeliveries'>;
-export type RecoverRequest = Schemas['RecoverRequest'];
-export type RecoverResult = Schemas['RecoverResult'];
-export type RetryResult = Schemas['RetryResult'];
-export type RotateSecretRequest = Schemas['RotateSecretRequest'];
-export type RotateSecretResult = Schemas['RotateSecretResult'];
-export type WebhookTestRequest = Schemas['WebhookTestRequest'];
-
-export type Event = Schemas['Event'];
-export type EventList = Schemas['EventList'];
-export type EventListQuery = QueryOf<'listEvents'>;
-
-/** A plant of the sandbox as plants-openapi.json names it; answers also carry its `id`. */
-export type Plant = Schemas['Plant'];
-export type NewPlant = Schemas['NewPlant'];
-export type PlantListQuery = QueryOf<'listPlants'>;
-
-export type DeleteResult = Schemas['DeleteResult'];
-export type Health = Schemas['Health'];
+export type * from './types.js';

@@ -30,6 +30,7 @@ import { agentModelNames, resolveModels, type ModelMap } from './models/registry
 import { openConversationStream, type ConversationStream, type ConversationStreamOptions } from './replies/conversation-stream.js';
 import { ReplyService, type ReplyOptions, type ReplyOutcome } from './replies/reply-service.js';
 import { ReplyWorker, type ReplyWorkerOptions } from './replies/reply-worker.js';
+import { positiveMs } from './policy.js';
 import { agentSchemas } from './schemas/agent.js';
 import { TOKENS } from './tokens.js';
 import { OutboxRelay, type OutboxRelayOptions } from './workers/outbox-relay.js';
@@ -79,6 +80,11 @@ export interface CoreSettings {
   replyContextMessages?: number;
   /** Waits between the 3 tries of a failing language model, in ms (default `[1000, 4000]`). */
   replyRetryDelaysMs?: readonly number[];
+  /**
+   * How long a reply request may wait for a worker that has the agent's language model before it
+   * is given up with `reply.failed`, in ms (default 600 000, `REPLY_GIVE_UP_SECONDS`).
+   */
+  replyGiveUpMs?: number;
   /** Where the workers report (pino's logger fits; default silent). */
   logger?: WorkerLogger;
   /** Tuning and hooks of `core.workers` (metrics count attempts and replies through the hooks). */
@@ -107,8 +113,11 @@ export interface CoreWorkers {
   relay: OutboxRelay;
   /** Makes webhook delivery attempts. */
   delivery: DeliveryWorker;
-  /** Makes agent replies; `undefined` when no language model is configured. */
-  replies: ReplyWorker | undefined;
+  /**
+   * Makes agent replies. Also without language models: it then leaves each request for a worker
+   * that has the agent's model, and gives it up after `replyGiveUpMs`.
+   */
+  replies: ReplyWorker;
   /** Starts every worker. */
   start(): void;
   /**
@@ -214,17 +223,14 @@ export function createCore(adapters: Adapters, settings: CoreSettings = {}): Cor
     ...(logger && { logger }),
     ...(tuning.onDeliveryAttempt && { onAttempt: tuning.onDeliveryAttempt }),
   });
-  // Without models nothing is ever queued: no loop polling the reply queue for nothing.
-  const replyWorker =
-    models.size === 0
-      ? undefined
-      : new ReplyWorker({
-          ...tuning.replies,
-          replies,
-          queue: adapters.replyQueue,
-          ...(logger && { logger }),
-          ...(tuning.onReplyOutcome && { onOutcome: tuning.onReplyOutcome }),
-        });
+  const replyWorker = new ReplyWorker({
+    ...tuning.replies,
+    replies,
+    queue: adapters.replyQueue,
+    giveUpMs: positiveMs(settings.replyGiveUpMs, 600_000, 'replyGiveUpMs'),
+    ...(logger && { logger }),
+    ...(tuning.onReplyOutcome && { onOutcome: tuning.onReplyOutcome }),
+  });
   const workers: CoreWorkers = {
     relay,
     delivery,
@@ -232,10 +238,10 @@ export function createCore(adapters: Adapters, settings: CoreSettings = {}): Cor
     start() {
       relay.start();
       delivery.start();
-      replyWorker?.start();
+      replyWorker.start();
     },
     async stop() {
-      await Promise.all([relay.stop(), delivery.stop(), replyWorker?.stop()]);
+      await Promise.all([relay.stop(), delivery.stop(), replyWorker.stop()]);
     },
   };
 

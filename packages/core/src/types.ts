@@ -74,6 +74,16 @@ export const EVENT_TYPES = [
 /** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** In a webhook endpoint's `events`, alone: every event type, present and future. */
+export const ALL_EVENT_TYPES = '*';
+/** What a webhook endpoint subscribes to: event types, or `["*"]` for all of them. */
+export type EventSubscription = EventType | typeof ALL_EVENT_TYPES;
+
+/** Whether an endpoint subscribed to `events` gets events of `type`: `["*"]` matches every type. */
+export function subscribesTo(events: readonly EventSubscription[], type: EventType): boolean {
+  return events.includes(ALL_EVENT_TYPES) || events.includes(type);
+}
+
 /** Why an endpoint was disabled by Parley: a `410 Gone` answer, or 5 days of failed deliveries. */
 export const DISABLED_REASONS = ['gone', 'failing'] as const;
 /** One of {@link DISABLED_REASONS}. */
@@ -84,12 +94,19 @@ export interface WebhookEndpoint {
   id: string;
   /** The URL in its parsed, normalised form (WHATWG `URL#href`). */
   url: string;
-  events: EventType[];
+  /** The event types it gets, or `["*"]`: every type, present and future (stored and returned as given). */
+  events: EventSubscription[];
   enabled: boolean;
   /** Set when Parley disabled the endpoint; `null` while enabled or when a caller disabled it. */
   disabledReason: DisabledReason | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** A secret a rotation replaced, and until when (ISO 8601) it still signs deliveries. */
+export interface PreviousSecret {
+  secret: string;
+  expiresAt: string;
 }
 
 /**
@@ -99,10 +116,11 @@ export interface WebhookEndpoint {
 export interface WebhookEndpointRecord extends WebhookEndpoint {
   secret: string;
   /**
-   * The secret replaced by the last rotation and until when (ISO 8601) deliveries are also signed
-   * with it; `null` when none is in its overlap window.
+   * Secrets replaced by rotations, newest first, each with when (ISO 8601) deliveries stop being
+   * signed with it too: at most two, so at most three secrets sign at once
+   * (docs/events-and-webhooks.md). `[]` when none is in its overlap window.
    */
-  previousSecret: { secret: string; expiresAt: string } | null;
+  previousSecrets: PreviousSecret[];
   /** When the oldest attempt of the current run of failures was made (ISO 8601); `null` after a success. */
   failingSince: string | null;
 }
@@ -150,6 +168,11 @@ export interface DeliveryAttempt {
   durationMs: number;
   error: string | null;
   responseBody: string | null;
+  /**
+   * When the next attempt of this event to this endpoint is due (ISO 8601), as scheduled after this
+   * one; `null` when none is: a success, the last attempt, a manual retry or test, or a disabled endpoint.
+   */
+  nextAttemptAt: string | null;
   createdAt: string;
 }
 

@@ -7,6 +7,7 @@ import { hashApiKey, type BackendInfo, type Core } from '@parley/core';
 import type { ApiKeyEntry } from './config.js';
 import { keyPlanProblems } from './key-plans.js';
 import type { Logger } from './logger.js';
+import { parleyCommand } from './cli-name.js';
 
 /** What start-up did about API keys, for the banner. */
 export interface ApiKeySetup {
@@ -47,7 +48,7 @@ export async function setUpApiKeys(core: Core, storage: BackendInfo, entries: Ap
   if (problems.length > 0) {
     throw new Error(
       `API keys disagree on their workspace's plan:\n${problems.map((problem) => `  - ${problem}`).join('\n')}\n` +
-        'All keys of a workspace must agree on plan and limitPerHour: change API_KEYS, or revoke the key with `parley keys revoke <keyId>`.',
+        `All keys of a workspace must agree on plan and limitPerHour: change API_KEYS, or revoke the key with \`${parleyCommand()} keys revoke <keyId>\`.`,
     );
   }
   const outcomes = await upsertConfiguredKeys(core, configured);
@@ -58,7 +59,7 @@ export async function setUpApiKeys(core: Core, storage: BackendInfo, entries: Ap
         'No API keys yet: every /api and /sandbox request answers 401 until you create one. With the same',
         'REDIS_URL (or REDIS_CLUSTER_NODES) and REDIS_PREFIX as this server, run:',
         '',
-        '  parley keys create --workspace default --plan pro',
+        `  ${parleyCommand()} keys create --workspace default --plan pro`,
         '',
         'It prints the key once; the server sees it at once, no restart needed.',
       ],
@@ -66,7 +67,7 @@ export async function setUpApiKeys(core: Core, storage: BackendInfo, entries: Ap
   }
   if (total === 0) return { lines: ['No API keys: API_KEYS is empty, so every /api and /sandbox request answers 401.'] };
   const fromConfig = configured.length === 0 ? [] : [`${configured.length} from API_KEYS (${outcomes.created} new, ${outcomes.updated} updated, ${outcomes.unchanged} unchanged)`];
-  const listing = storage.durable ? ' List them with `parley keys list`.' : '';
+  const listing = storage.durable ? ` List them with \`${parleyCommand()} keys list\`.` : '';
   return { lines: [`API keys: ${[...fromConfig, `${total} in ${storage.name} in total`].join('; ')}.${listing}`] };
 }
 

@@ -25,7 +25,7 @@ describe('parley serve (end to end)', () => {
     return { status: response.status, body: (await response.json()) as any };
   };
 
-  it('walks the README: agent → conversation → messages → history pages → complete → webhook → plants', async () => {
+  it('walks the README: agent → conversation → messages → history pages → complete → webhook, test, delete → plants', async () => {
     const agent = await call('POST', '/api/agents', { name: 'Billing helper', description: 'Answers billing questions', model: 'modelA-4' });
     expect(agent).toMatchObject({ status: 201, body: { id: expect.stringMatching(/^agt_/), status: 'active' } });
 
@@ -54,6 +54,11 @@ describe('parley serve (end to end)', () => {
 
     const webhook = await call('POST', '/api/webhooks', { url: 'https://example.com/parley-webhooks', events: ['conversation.completed', 'message.sent'] });
     expect(webhook).toMatchObject({ status: 201, body: { id: expect.stringMatching(/^wh_/), enabled: true, secret: expect.stringMatching(/^whsec_/) } });
+    // The walkthrough sends one test event (never retried), then deletes the endpoint so nothing retries against example.com.
+    const test = await call('POST', `/api/webhooks/${webhook.body.id}/test`, { eventType: 'message.sent' });
+    expect(test).toMatchObject({ status: 200, body: { trigger: 'test', eventType: 'message.sent', attempt: 1 } });
+    expect(await call('DELETE', `/api/webhooks/${webhook.body.id}`)).toMatchObject({ status: 200, body: { success: true } });
+    expect((await call('GET', `/api/webhooks/${webhook.body.id}`)).status).toBe(404);
 
     const plants = await call('GET', '/sandbox/plants?limit=3');
     expect(plants.status).toBe(200);

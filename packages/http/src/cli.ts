@@ -4,12 +4,13 @@
  * worker alone, `parley keys` manages API keys in Redis; `parley --help` explains.
  */
 import { createRequire } from 'node:module';
-import { loadConfig } from './config.js';
+import { describeStartFailure, environmentWithFlags, UsageError } from './cli-flags.js';
+import { loadConfig, type Config } from './config.js';
 import { keysCommand } from './keys-command.js';
 import type { Logger } from './logger.js';
 import { startServer, startWorker } from './start.js';
 
-const HELP = `Usage: parley <command>
+const HELP = `Usage: parley <command> [options]
 
 Commands:
   serve          Start the HTTP API (agents, conversations, messages, webhooks, events; plants
@@ -18,6 +19,14 @@ Commands:
   worker         Run a worker alone (webhook deliveries, agent replies; needs Redis); run as
                  many as you need
   keys           Create, list and revoke API keys in Redis (parley keys --help)
+
+Options of serve and worker (each wins over its environment variable):
+  --port <n>             PORT
+  --host <address>       HOST
+  --redis-url <url>      REDIS_URL
+  --database-url <url>   DATABASE_URL
+  --data-dir <folder>    DATA_DIR
+  --log-format <format>  LOG_FORMAT
 
 Options:
   -h, --help     Show this help
@@ -46,6 +55,8 @@ Environment (all optional):
                               model, apiKey? | apiKeyEnv?}}: agents with that model reply
   REPLY_CONTEXT_MESSAGES      latest messages a reply is generated from (default 50)
   LOG_LEVEL                   fatal, error, warn, info, debug, trace or silent (default info)
+  LOG_FORMAT                  pretty (readable lines), json, or auto: pretty on a terminal,
+                              JSON otherwise (default auto)
   METRICS_PORT                serve Prometheus metrics at /metrics on this port (default: none)
 `;
 
@@ -81,13 +92,15 @@ function exitOnSignals(running: { logger: Logger; close(): Promise<void> }): voi
   process.on('SIGINT', stop);
 }
 
-async function runCommand(start: () => Promise<{ logger: Logger; close(): Promise<void> }>): Promise<void> {
+async function runCommand(start: (config: Config) => Promise<{ logger: Logger; close(): Promise<void> }>, args: string[]): Promise<void> {
+  let config: Config | undefined;
   try {
-    exitOnSignals(await start());
+    config = loadConfig(environmentWithFlags(args, process.env));
+    exitOnSignals(await start(config));
   } catch (error) {
-    // Start-up failures are the operator's to fix: say what, not where in Parley's code.
-    process.stderr.write(`parley: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
+    // Start-up failures are the operator's to fix: say what, in one line, not where in Parley's code.
+    process.stderr.write(`parley: ${describeStartFailure(error, config)}\n`);
+    process.exit(error instanceof UsageError ? 2 : 1);
   }
 }
 
@@ -96,10 +109,10 @@ if (command === '-h' || command === '--help' || command === 'help') {
   process.stdout.write(HELP);
 } else if (command === '-v' || command === '--version') {
   process.stdout.write(`${version()}\n`);
-} else if (command === 'serve' && rest.length === 0) {
-  await runCommand(() => startServer(loadConfig(process.env)));
-} else if (command === 'worker' && rest.length === 0) {
-  await runCommand(() => startWorker(loadConfig(process.env)));
+} else if (command === 'serve') {
+  await runCommand((config) => startServer(config), rest);
+} else if (command === 'worker') {
+  await runCommand((config) => startWorker(config), rest);
 } else if (command === 'keys') {
   process.exitCode = await keysCommand(rest);
 } else {

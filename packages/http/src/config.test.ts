@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       eventRetentionDays: 14,
       deliveryWorker: true,
       logLevel: 'info',
+      logFormat: 'auto',
       models: {},
       replyContextMessages: 50,
     });

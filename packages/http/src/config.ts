@@ -1,7 +1,7 @@
 /** @module Server configuration from environment variables (docs/operations.md), validated at start-up. */
 import { DEFAULT_WEBHOOK_RETRY_DELAYS, PLANS, SCOPES, apiKeyChecksumFails, type Plan, type RateLimitFailurePolicy, type Scope } from '@parley/core';
 import * as v from 'valibot';
-import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
 import { readModelsConfig, type ModelConfig } from './models-config.js';
 import { readRedisConfig, type RedisConfig } from './redis-config.js';
@@ -50,12 +50,19 @@ export interface Config {
   deliveryWorker: boolean;
   /** `LOG_LEVEL`, default `info`. */
   logLevel: LogLevel;
+  /** `LOG_FORMAT`: `json`, `pretty` or `auto` (default: pretty on a terminal, JSON otherwise). */
+  logFormat: LogFormat;
   /** `CORS_ORIGINS`: `'*'` or exact origins allowed to call from a browser; unset: no CORS headers. */
   corsOrigins?: '*' | string[];
   /** `MODELS`: agent model names → Chat Completions models; `{}` (unset) means agents never reply. */
   models: Record<string, ModelConfig>;
   /** `REPLY_CONTEXT_MESSAGES`: how many latest messages a reply is generated from; default 50. */
   replyContextMessages: number;
+  /**
+   * `REPLY_GIVE_UP_SECONDS`: how long a reply request waits for a worker that has the agent's
+   * model before it fails with `reply.failed`; default 600.
+   */
+  replyGiveUpSeconds: number;
   /**
    * `METRICS_PORT`: serve Prometheus metrics at `GET /metrics` on this port (on `HOST`, apart
    * from the API; 0 picks a free one); unset: no metrics listener.
@@ -104,8 +111,10 @@ const EnvSchemas = {
     v.check((delays) => delays.every((delay) => delay <= 86_400), 'Expected each delay to be at most 86400 seconds (24 h).'),
   ),
   EVENT_RETENTION_DAYS: integer(1, 3650),
+  REPLY_GIVE_UP_SECONDS: integer(1, 7 * 24 * 3600),
   DELIVERY_WORKER: v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((value) => value === 'true')),
   LOG_LEVEL: v.picklist(LOG_LEVELS, `Expected one of ${LOG_LEVELS.join(', ')}.`),
+  LOG_FORMAT: v.picklist(LOG_FORMATS, `Expected one of ${LOG_FORMATS.join(', ')}.`),
   RATE_LIMIT_FAILURE: v.picklist(['open', 'closed'], 'Expected open or closed.'),
   CORS_ORIGINS: v.pipe(
     v.string(),
@@ -220,8 +229,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowPrivateUrls: read('WEBHOOK_ALLOW_PRIVATE_URLS', 'false'),
     webhookRetryDelaysSeconds: read('WEBHOOK_RETRY_DELAYS', DEFAULT_RETRY_DELAYS),
     eventRetentionDays: read('EVENT_RETENTION_DAYS', '14'),
+    replyGiveUpSeconds: read('REPLY_GIVE_UP_SECONDS', '600'),
     deliveryWorker: read('DELIVERY_WORKER', 'true'),
     logLevel: read('LOG_LEVEL', 'info'),
+    logFormat: read('LOG_FORMAT', 'auto'),
     corsOrigins: read('CORS_ORIGINS'),
     ...readModelsConfig(env, problems),
     metricsPort: read('METRICS_PORT'),

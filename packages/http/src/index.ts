@@ -12,6 +12,6 @@ export { toErrorResponse, type ErrorHandlerOptions, type ErrorShape } from './mi
 export { rateLimit, rateLimitHeaders, type RateLimitOptions } from './middleware/rate-limit.js';
 export { createMetrics, type MetricsOptions, type ParleyMetrics } from './metrics/metrics.js';
 export { requestMetrics } from './metrics/metrics-middleware.js';
-export { createLogger, LOG_LEVELS, type LogLevel, type Logger } from './logger.js';
+export { createLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LoggerOptions, type LogLevel, type Logger } from './logger.js';
 export { DEFAULT_BODY_LIMIT_BYTES } from './middleware/json-body.js';
 export type { ParleyEnv } from './env.js';

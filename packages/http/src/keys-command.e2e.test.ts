@@ -29,7 +29,8 @@ describeRedis('parley keys with parley serve (end to end)', () => {
   it('a server with no keys says how to create one; a created key works at once; a revoked one is 401 within 5 s', async () => {
     server = await startServerProcess(env);
     expect(server.output()).toContain('No API keys yet');
-    expect(server.output()).toContain('parley keys create --workspace default --plan pro');
+    // `parley` when node_modules/.bin is on PATH (under npm test), else `npx parley` (the repository root).
+    expect(server.output()).toMatch(/ {2}(npx )?parley keys create --workspace default --plan pro\n/);
 
     const created = await runCli(['keys', 'create', '--workspace', 'default', '--plan', 'free'], env);
     expect(created).toMatchObject({ code: 0, stderr: '' });

@@ -8,6 +8,7 @@ import * as v from 'valibot';
 import { openAdapters } from './backend.js';
 import { keyPlanProblems } from './key-plans.js';
 import { KeyGrantSchemas, loadRedisConfig } from './config.js';
+import { parleyCommand } from './cli-name.js';
 
 /** Help of `parley keys`. */
 const KEYS_HELP = `Usage:
@@ -87,7 +88,7 @@ async function create(core: Core, grant: ApiKeyGrant, io: KeysCommandIo): Promis
   io.out(
     `Created an API key for workspace "${record.workspaceId}" (plan ${record.plan}${limit}, ${scopes}).\n\n` +
       `  keyId  ${record.keyId}\n  key    ${key}\n\n` +
-      `The key is shown only this once: Parley stores only its SHA-256 hash. Revoke it with \`parley keys revoke ${record.keyId}\`.\n`,
+      `The key is shown only this once: Parley stores only its SHA-256 hash. Revoke it with \`${parleyCommand()} keys revoke ${record.keyId}\`.\n`,
   );
 }
 

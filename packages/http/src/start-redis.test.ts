@@ -52,7 +52,8 @@ describeRedis('startServer on Redis', () => {
       expect(server.devKey).toBeUndefined();
       expect(printed).toMatch(/^Parley is listening on http:\/\/127\.0\.0\.1:\d+ \(Redis redis:\/\/[^)]+, key prefix "parley-test:start:/);
       expect(printed).toContain('No API keys yet');
-      expect(printed).toContain('  parley keys create --workspace default --plan pro\n');
+      // `parley` when node_modules/.bin is on PATH (under npm test), else `npx parley` (the repository root).
+      expect(printed).toMatch(/ {2}(npx )?parley keys create --workspace default --plan pro\n/);
       expect(printed).not.toContain('KEY=');
       expect(await server.core.apiKeys.list()).toEqual([]);
       expect((await fetch(`${server.handle.url}/readyz`)).status).toBe(200);
@@ -116,7 +117,7 @@ describeRedis('startServer on Redis', () => {
     await server.close();
     const attempt = start({ ...env, API_KEYS: JSON.stringify(ENTRIES) });
     await expect(attempt).rejects.toThrow(`API_KEYS[0]: workspace 'acme' has plan 'free' in key ${record.keyId} (in Redis) but 'pro'.`);
-    await expect(attempt).rejects.toThrow('revoke the key with `parley keys revoke <keyId>`');
+    await expect(attempt).rejects.toThrow(/revoke the key with `(npx )?parley keys revoke <keyId>`/);
     const check = await start(env);
     try {
       expect(await check.server.core.apiKeys.list()).toEqual([record]);

@@ -59,12 +59,18 @@ function reachableUrl(handle: ServerHandle): string {
   return ['0.0.0.0', '::'].includes(handle.hostname) ? `http://127.0.0.1:${handle.port}` : handle.url;
 }
 
-function banner(url: string, storage: string, keys: ApiKeySetup, models: readonly string[] = []): string {
+function banner(url: string, storage: string, keys: ApiKeySetup, models: readonly string[] = [], runsWorkers = true): string {
+  // Names only: a model's URL may carry credentials, its key never leaves the config.
+  const replies =
+    models.length === 0
+      ? []
+      : runsWorkers
+        ? [`Agents with model ${models.join(', ')} reply (MODELS).`]
+        : [`Agents with model ${models.join(', ')} reply through \`parley worker\` processes that have the same MODELS (DELIVERY_WORKER=false here).`];
   const lines = [
     `Parley is listening on ${url} (${storage}).`,
     `API reference: ${url}/docs (OpenAPI 3.1: ${url}/openapi.json)`,
-    // Names only: a model's URL may carry credentials, its key never leaves the config.
-    ...(models.length > 0 ? [`Agents with model ${models.join(', ')} reply (MODELS).`] : []),
+    ...replies,
     ...keys.lines,
   ];
   if (keys.devKey !== undefined) {
@@ -92,7 +98,8 @@ function banner(url: string, storage: string, keys: ApiKeySetup, models: readonl
  */
 export function createServerCore(
   adapters: Adapters,
-  config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls'> & Partial<Pick<Config, 'webhookRetryDelaysSeconds' | 'models' | 'replyContextMessages'>>,
+  config: Pick<Config, 'rateLimitFailure' | 'webhookAllowPrivateUrls'> &
+    Partial<Pick<Config, 'webhookRetryDelaysSeconds' | 'models' | 'replyContextMessages' | 'replyGiveUpSeconds'>>,
   logger: Logger,
   metrics?: ParleyMetrics,
   settings: Pick<CoreSettings, 'hostResolver'> = {},
@@ -102,6 +109,7 @@ export function createServerCore(
     // MODELS: each name becomes an allowed agent model whose agents reply (docs/replies-and-streams.md).
     models: languageModels(config.models ?? {}),
     ...(config.replyContextMessages !== undefined && { replyContextMessages: config.replyContextMessages }),
+    ...(config.replyGiveUpSeconds !== undefined && { replyGiveUpMs: config.replyGiveUpSeconds * 1000 }),
     rateLimitFailure: config.rateLimitFailure,
     allowPrivateWebhookUrls: config.webhookAllowPrivateUrls,
     ...(config.webhookRetryDelaysSeconds && { webhookRetryDelays: config.webhookRetryDelaysSeconds }),
@@ -130,7 +138,7 @@ interface Booted {
  * it closes what it opened and rethrows.
  */
 async function boot(config: Config, runWorkers: boolean, waitMs: number): Promise<Booted> {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, { format: config.logFormat });
   const adapters = openAdapters(config, { logger });
   let metricsServer: MetricsServerHandle | undefined;
   try {
@@ -139,6 +147,13 @@ async function boot(config: Config, runWorkers: boolean, waitMs: number): Promis
     const core = createServerCore(adapters, config, logger, metrics);
     if (metrics) metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });
     const workers = runWorkers ? core.workers : undefined;
+    if (workers && adapters.info.durable && Object.keys(config.models).length === 0) {
+      // docs/replies-and-streams.md: replies asked for here wait for a worker that has their model.
+      logger.warn(
+        { replyGiveUpSeconds: config.replyGiveUpSeconds },
+        'no MODELS in this process: agent reply requests are left to workers that have the agent\'s model, and fail (reply.failed) after REPLY_GIVE_UP_SECONDS without one',
+      );
+    }
     workers?.start();
     return { adapters, core, logger, metrics, metricsServer, workers };
   } catch (error) {
@@ -173,7 +188,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       ...(metrics && { metrics }),
     });
     const handle = await serve(app, { port: config.port, hostname: config.host });
-    print(banner(reachableUrl(handle), adapters.info.description, keys, Object.keys(config.models)));
+    print(banner(reachableUrl(handle), adapters.info.description, keys, Object.keys(config.models), config.deliveryWorker));
     if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);
     logger.info({ url: handle.url, storage: adapters.info.description, deliveryWorker: config.deliveryWorker, models: Object.keys(config.models), metrics: metricsServer?.url }, 'listening');
     let closing: Promise<void> | undefined;
@@ -199,7 +214,8 @@ export async function startWorker(config: Config, options: Pick<StartOptions, 'p
   }
   const print = options.print ?? ((text: string) => process.stdout.write(text));
   const { adapters, core, logger, metricsServer, workers } = await boot(config, true, options.redisWaitMs ?? 10_000);
-  print(`Parley delivery worker is running (${adapters.info.description})${workers!.replies ? ', making agent replies too' : ''}.\n\n`);
+  const models = Object.keys(config.models);
+  print(`Parley worker is running (${adapters.info.description}): webhook deliveries${models.length > 0 ? `, and replies of agents with model ${models.join(', ')}` : ''}.\n\n`);
   if (metricsServer) print(`Prometheus metrics: ${metricsServer.url}\n\n`);
   logger.info({ storage: adapters.info.description, metrics: metricsServer?.url }, 'delivery worker started');
   let closing: Promise<void> | undefined;

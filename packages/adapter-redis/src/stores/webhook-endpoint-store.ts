@@ -1,5 +1,5 @@
 /** @module Webhook endpoints on Redis: a HASH of records (secrets included) and an index. */
-import { ErrorCode, ParleyError, type EventType, type OffsetPage, type PageResult, type Update, type WebhookEndpointRecord, type WebhookEndpointStore } from '@parley/core';
+import { ErrorCode, ParleyError, subscribesTo, type EventType, type OffsetPage, type PageResult, type Update, type WebhookEndpointRecord, type WebhookEndpointStore } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { pageReply } from '../script.js';
 import type { EventLog } from './event-log.js';
@@ -44,7 +44,7 @@ export class RedisWebhookEndpointStore implements WebhookEndpointStore {
 
   async subscribed(workspaceId: string, type: EventType): Promise<WebhookEndpointRecord[]> {
     const rows = await this.runner.run((client) => client.hvals(this.keys(workspaceId).webhook));
-    return rows.map((row) => JSON.parse(row) as WebhookEndpointRecord).filter((endpoint) => endpoint.enabled && endpoint.events.includes(type));
+    return rows.map((row) => JSON.parse(row) as WebhookEndpointRecord).filter((endpoint) => endpoint.enabled && subscribesTo(endpoint.events, type));
   }
 
   /** Compare-and-set on the stored JSON (see update.ts); a change's event is ignored. */

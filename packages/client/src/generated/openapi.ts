@@ -713,7 +713,8 @@ export interface components {
             id: string;
             /** @description The URL in its normalised form (WHATWG URL href). */
             url: string;
-            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];
+            /** @description The event types delivered, or ["*"]: every type, present and future. */
+            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "*")[];
             /** @description False when disabled by PATCH, or by Parley (see disabledReason). */
             enabled: boolean;
             /**
@@ -737,7 +738,8 @@ export interface components {
             id: string;
             /** @description The URL in its normalised form (WHATWG URL href). */
             url: string;
-            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];
+            /** @description The event types delivered, or ["*"]: every type, present and future. */
+            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "*")[];
             /** @description False when disabled by PATCH, or by Parley (see disabledReason). */
             enabled: boolean;
             /**
@@ -771,7 +773,8 @@ export interface components {
              * @description An absolute http(s) URL without credentials, control characters or surrounding whitespace, stored and returned in its normalised form (WHATWG URL href). A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
              */
             url: string;
-            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];
+            /** @description Event types to deliver, or ["*"] for every type, present and future. */
+            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "*")[];
             /** @description Signing secret: whsec_ + base64 of 24 to 64 bytes (Standard Webhooks), or 16 to 512 characters used as raw UTF-8. */
             secret?: string;
         };
@@ -781,7 +784,8 @@ export interface components {
              * @description An absolute http(s) URL without credentials, control characters or surrounding whitespace, stored and returned in its normalised form (WHATWG URL href). A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
              */
             url?: string;
-            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received")[];
+            /** @description Event types to deliver, or ["*"] for every type, present and future. */
+            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "*")[];
             /** @description Signing secret: whsec_ + base64 of 24 to 64 bytes (Standard Webhooks), or 16 to 512 characters used as raw UTF-8. */
             secret?: string;
             enabled?: boolean;
@@ -807,6 +811,11 @@ export interface components {
             error: string | null;
             /** @description The first 4 KiB of the response body; null without a response. */
             responseBody: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt of this event is due, as scheduled after this one (ISO 8601 UTC); null when none is: a success, the last attempt, a manual retry or test, a disabled endpoint.
+             */
+            nextAttemptAt: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds.
@@ -845,8 +854,13 @@ export interface components {
             secret?: string;
         };
         RotateSecretResult: {
-            /** @description The new signing secret; the previous one also signs deliveries for the next 24 h. */
+            /** @description The new signing secret. */
             secret: string;
+            /**
+             * Format: date-time
+             * @description Until when the secret it replaced also signs deliveries (24 h from now). A secret replaced earlier keeps its own expiry; at most three secrets sign at once.
+             */
+            previousSecretExpiresAt: string;
         };
         WebhookTestRequest: {
             /** @enum {string} */

@@ -26,9 +26,15 @@ export function isSuccess(status: number | null): boolean {
 }
 
 /**
+ * When the next attempt is due after `response` (ms since the epoch), or `null` for none; asked
+ * once, after the answer and before the attempt is recorded (the delivery worker's retry schedule).
+ */
+export type NextAttempt = (response: WebhookResponse) => number | null;
+
+/**
  * Signs `event` for `endpoint` now, sends it, and records the attempt (`dlv_` id, `createdAt` the
- * time it was sent) in the endpoint's deliveries log. Never throws for the receiver's failure;
- * throws only when storage fails to record.
+ * time it was sent, `nextAttemptAt` from `nextAttempt`, default none) in the endpoint's deliveries
+ * log. Never throws for the receiver's failure; throws only when storage fails to record.
  */
 export async function attemptDelivery(
   context: AttemptContext,
@@ -38,6 +44,7 @@ export async function attemptDelivery(
   attempt: number,
   trigger: DeliveryTrigger,
   signal?: AbortSignal,
+  nextAttempt?: NextAttempt,
 ): Promise<AttemptOutcome> {
   const now = context.clock.now();
   const signed = signWebhook(endpoint, event, now);
@@ -53,8 +60,13 @@ export async function attemptDelivery(
     durationMs: response.durationMs,
     error: response.error,
     responseBody: response.responseBody,
+    nextAttemptAt: isoOrNull(nextAttempt?.(response) ?? null),
     createdAt: new Date(now).toISOString(),
   };
   await context.storage.deliveries.record(workspaceId, entry);
   return { entry, response };
+}
+
+function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
 }

@@ -5,7 +5,8 @@
 import { memoryAdapters } from '@parley/adapter-memory';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCore, ParleyError, type Core, type EventType } from '../index.js';
+import { createCore, ParleyError, signingSecrets, type Core, type EventType } from '../index.js';
+import { ManualClock } from '../testing/clock.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';
 import { rejection } from '../test-support/errors.js';
 import { eventually, startReceiver, verifyHeaders, type Receiver } from '../testing/receiver.js';
@@ -125,6 +126,32 @@ describe('DeliveryService', () => {
     expect(await rejection(core.deliveries.test(WS, hook.id, { eventType: 'agent.exploded' as EventType }))).toMatchObject({ code: 'validation_failed' });
   });
 
+  it('a second rotation inside the overlap keeps the first replaced secret until its own expiry; three sign at most', async () => {
+    const clock = new ManualClock();
+    const core = createCore(memoryAdapters(), { clock, allowPrivateWebhookUrls: true, hostResolver: new StaticHostResolver() });
+    const hook = await core.webhooks.create(WS, { url: 'https://hooks.example.com/a', events: ['agent.created'], secret: SECRET });
+    const t0 = clock.now();
+    const day = 24 * 3600 * 1000;
+    const first = await core.deliveries.rotateSecret(WS, hook.id);
+    expect(first.previousSecretExpiresAt).toBe(new Date(t0 + day).toISOString());
+    clock.advance(3600 * 1000);
+    const second = await core.deliveries.rotateSecret(WS, hook.id);
+    expect(second.previousSecretExpiresAt).toBe(new Date(t0 + 3600 * 1000 + day).toISOString());
+    const stored = async () => (await core.storage.webhookEndpoints.get(WS, hook.id))!;
+    // The original secret still signs until its own expiry, not the second rotation's.
+    expect(signingSecrets(await stored(), clock.now())).toEqual([second.secret, first.secret, SECRET]);
+    expect(signingSecrets(await stored(), t0 + day - 1)).toEqual([second.secret, first.secret, SECRET]);
+    expect(signingSecrets(await stored(), t0 + day)).toEqual([second.secret, first.secret]);
+    expect(signingSecrets(await stored(), t0 + 3600 * 1000 + day)).toEqual([second.secret]);
+    clock.advance(3600 * 1000);
+    const third = await core.deliveries.rotateSecret(WS, hook.id);
+    // At most three sign at once: the one expiring first (the original) is dropped.
+    expect(signingSecrets(await stored(), clock.now())).toEqual([third.secret, second.secret, first.secret]);
+    // A PATCH of the secret replaces it at once: no overlap.
+    await core.webhooks.update(WS, hook.id, { secret: 'a-patched-secret-of-some-length' });
+    expect(signingSecrets(await stored(), clock.now())).toEqual(['a-patched-secret-of-some-length']);
+  });
+
   it('rotates the secret: both verify during the overlap', async () => {
     const core = setup();
     const target = await receiver();
@@ -139,9 +166,9 @@ describe('DeliveryService', () => {
     expect(() => new Webhook(secret).verify(received.body, verifyHeaders(received))).not.toThrow();
     expect(() => new Webhook(SECRET).verify(received.body, verifyHeaders(received))).not.toThrow();
     const stored = await core.storage.webhookEndpoints.get(WS, hook.id);
-    expect(Date.parse(stored!.previousSecret!.expiresAt) - Date.now()).toBeGreaterThan(23.9 * 3600 * 1000);
+    expect(Date.parse(stored!.previousSecrets[0]!.expiresAt) - Date.now()).toBeGreaterThan(23.9 * 3600 * 1000);
     const given = 'a-given-secret-of-some-length';
-    expect(await core.deliveries.rotateSecret(WS, hook.id, { secret: given })).toEqual({ secret: given });
+    expect(await core.deliveries.rotateSecret(WS, hook.id, { secret: given })).toEqual({ secret: given, previousSecretExpiresAt: expect.any(String) });
     expect(await rejection(core.deliveries.rotateSecret(WS, hook.id, { secret: 'short' }))).toMatchObject({ code: 'validation_failed' });
     expect(await rejection(core.deliveries.rotateSecret('ws2', hook.id))).toBeInstanceOf(ParleyError);
   });

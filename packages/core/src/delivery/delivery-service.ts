@@ -22,12 +22,15 @@ import {
 } from '../schemas/delivery.js';
 import { generateWebhookSecret } from '../services/webhook-service.js';
 import { TOKENS } from '../tokens.js';
-import type { DeliveryAttempt, WebhookEndpointRecord } from '../types.js';
+import { subscribesTo, type DeliveryAttempt, type WebhookEndpointRecord } from '../types.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../services/cursor.js';
 import { parse } from '../validation.js';
 import { attemptDelivery } from './attempt.js';
 import { exampleEventData } from './example-events.js';
+import { livePreviousSecrets } from './signing.js';
 
+/** Secrets replaced by rotations that may sign beside the current one: three sign at most. */
+const MAX_PREVIOUS_SECRETS = 2;
 /** How long a rotated-out secret keeps signing deliveries, in ms (24 h). */
 export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
@@ -44,6 +47,8 @@ export type DeliveryLogEntry = Omit<DeliveryAttempt, 'endpointId'>;
 
 /** The API shape of a logged attempt. */
 export function toDeliveryLogEntry({ endpointId: _endpointId, ...entry }: DeliveryAttempt): DeliveryLogEntry {
+  // Entries recorded before `nextAttemptAt` existed read as having none.
+  if (entry.nextAttemptAt === undefined) return { ...entry, nextAttemptAt: null };
   return entry;
 }
 
@@ -121,7 +126,6 @@ export class DeliveryService {
     this.requireEnabled(endpoint);
     const from = Date.parse(since);
     const to = until === undefined ? this.clock.now() : Date.parse(until);
-    const subscribed = new Set(endpoint.events);
     let after: string | undefined;
     let queued = 0;
     for (;;) {
@@ -129,7 +133,7 @@ export class DeliveryService {
       if (!page || page.events.length === 0) break;
       const candidates = page.events.filter((event) => {
         const at = Date.parse(event.occurredAt);
-        return at >= from && at <= to && subscribed.has(event.type);
+        return at >= from && at <= to && subscribesTo(endpoint.events, event.type);
       });
       if (candidates.length > 0) {
         const delivered = await this.storage.deliveries.delivered(workspaceId, endpointId, candidates.map((event) => event.id));
@@ -164,25 +168,28 @@ export class DeliveryService {
   }
 
   /**
-   * Replaces the signing secret with `secret` (or a generated `whsec_` one). For the next 24 h
-   * deliveries carry a signature with each (`v1,<new> v1,<old>`); a rotation during an overlap
-   * drops the older previous secret. Resolves with the new secret.
+   * Replaces the signing secret with `secret` (or a generated `whsec_` one). The replaced secret
+   * keeps signing for 24 h (`previousSecretExpiresAt`), beside the new one (`v1,<new> v1,<old>`).
+   * A second rotation inside that overlap keeps the first replaced secret until its own expiry, so
+   * at most three secrets sign at once; a third drops the one that expires first.
+   * Resolves with the new secret and when the one it replaced stops signing (ISO 8601).
    * @throws ParleyError `validation_failed`, `not_found`
    */
-  async rotateSecret(workspaceId: string, endpointId: string, input: RotateSecretInput = {}): Promise<{ secret: string }> {
+  async rotateSecret(workspaceId: string, endpointId: string, input: RotateSecretInput = {}): Promise<{ secret: string; previousSecretExpiresAt: string }> {
     const fields = parse(RotateSecretSchema, input);
     const secret = fields.secret ?? generateWebhookSecret();
     const now = this.clock.now();
+    const previousSecretExpiresAt = new Date(now + SECRET_OVERLAP_MS).toISOString();
     const stored = await this.storage.webhookEndpoints.update(workspaceId, endpointId, (current) => ({
       record: {
         ...current,
         secret,
-        previousSecret: { secret: current.secret, expiresAt: new Date(now + SECRET_OVERLAP_MS).toISOString() },
+        previousSecrets: [{ secret: current.secret, expiresAt: previousSecretExpiresAt }, ...livePreviousSecrets(current, now)].slice(0, MAX_PREVIOUS_SECRETS),
         updatedAt: new Date(now).toISOString(),
       },
     }));
     if (!stored) throw ParleyError.notFound('webhook endpoint', endpointId);
-    return { secret };
+    return { secret, previousSecretExpiresAt };
   }
 
   private requireEnabled(endpoint: WebhookEndpointRecord): void {

@@ -99,6 +99,35 @@ describe('DeliveryWorker', () => {
     expect(disabled.received).toEqual([]);
   });
 
+  it('delivers every event type, present and future, to an endpoint subscribed to ["*"]', async () => {
+    const { core } = setup();
+    const [all, one] = await Promise.all([receiver(), receiver()]);
+    const hook = await core.webhooks.create(WS, { url: all.url, events: ['*'], secret: SECRET });
+    expect(hook.events).toEqual(['*']);
+    await endpoint(core, one.url, ['agent.updated']);
+    const agent = await core.agents.create(WS, agentInput);
+    await core.agents.update(WS, agent.id, { name: 'Ada 2' });
+    const conversation = await core.conversations.create(WS, { agentId: agent.id });
+    await core.conversations.sendMessage(WS, conversation.id, { role: 'user', content: 'Hi' });
+    await all.waitFor(4);
+    await one.waitFor(1);
+    expect(new Set(all.received.map((received) => received.json.type))).toEqual(new Set(['agent.created', 'agent.updated', 'conversation.started', 'message.sent']));
+    expect(one.received.map((received) => received.json.type)).toEqual(['agent.updated']);
+    expect((await core.webhooks.get(WS, hook.id)).events).toEqual(['*']);
+  });
+
+  it('gives the last attempt and a success no nextAttemptAt', async () => {
+    const { core } = setup({ delays: [0.05] });
+    const target = await receiver();
+    target.answer = () => ({ status: 500, body: 'no' });
+    const hook = await endpoint(core, target.url, ['agent.created']);
+    await core.agents.create(WS, agentInput);
+    await eventually(async () => (await core.deliveries.list(WS, hook.id)).deliveries.length === 2);
+    const [last, first] = (await core.deliveries.list(WS, hook.id)).deliveries;
+    expect(first!.nextAttemptAt).not.toBeNull();
+    expect(last!.nextAttemptAt).toBeNull();
+  });
+
   it('retries a failing receiver with the same webhook-id and logs every attempt', async () => {
     const { core } = setup({ delays: [0.05, 0.05] });
     const target = await receiver();
@@ -115,6 +144,14 @@ describe('DeliveryWorker', () => {
       [1, 500, 'scheduled'],
     ]);
     expect(log[2]).toMatchObject({ responseBody: 'not yet', error: null, eventType: 'agent.created', eventId: target.received[0]!.id });
+    // Each failed attempt's entry says when the next is due (the 50 ms delay ±10 %), and that attempt came then.
+    for (const [failed, next] of [[log[2]!, log[1]!], [log[1]!, log[0]!]] as const) {
+      const due = Date.parse(failed.nextAttemptAt!) - Date.parse(failed.createdAt);
+      expect(due).toBeGreaterThanOrEqual(45);
+      expect(due).toBeLessThanOrEqual(55 + failed.durationMs + 50);
+      expect(Date.parse(next.createdAt)).toBeGreaterThanOrEqual(Date.parse(failed.nextAttemptAt!) - 1);
+    }
+    expect(log[0]!.nextAttemptAt).toBeNull(); // delivered: nothing more is due
     // The run of failures ended with a success.
     expect((await core.storage.webhookEndpoints.get(WS, hook.id))!.failingSince).toBeNull();
   });

@@ -8,8 +8,8 @@ import type { DeliveryJob, DeliveryLane, DeliveryQueue, LeasedJob } from '../por
 import { createUlidGenerator, type IdGenerator } from '../ports/ids.js';
 import { silentLogger, type WorkerLogger } from '../ports/logger.js';
 import type { Storage } from '../ports/storage.js';
-import type { WebhookTransport } from '../ports/webhook-transport.js';
-import type { WebhookEndpointRecord } from '../types.js';
+import type { WebhookResponse, WebhookTransport } from '../ports/webhook-transport.js';
+import { subscribesTo, type WebhookEndpointRecord } from '../types.js';
 import { attemptDelivery, isSuccess, type AttemptContext } from './attempt.js';
 import { pause } from '../workers/pause.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS, FAILING_DISABLE_AFTER_MS, checkRetryDelays, retryDelayMs } from './retry-schedule.js';
@@ -193,12 +193,17 @@ export class DeliveryWorker {
     const { storage, clock } = this.context;
     const endpoint = await storage.webhookEndpoints.get(job.workspaceId, job.endpointId);
     // Gone, disabled, or (for the schedule) no longer subscribed to this type: dropped unsent.
-    if (!endpoint || !endpoint.enabled || (job.trigger === 'scheduled' && !endpoint.events.includes(job.event.type))) {
+    if (!endpoint || !endpoint.enabled || (job.trigger === 'scheduled' && !subscribesTo(endpoint.events, job.event.type))) {
       await this.queue.ack(leased);
       return;
     }
     const startedAt = clock.now();
-    const { entry, response } = await attemptDelivery(this.context, job.workspaceId, endpoint, job.event, job.attempt, job.trigger);
+    // The retry is planned before the attempt is recorded, so its log entry says when it is due.
+    let retryAt: number | null = null;
+    const { entry, response } = await attemptDelivery(this.context, job.workspaceId, endpoint, job.event, job.attempt, job.trigger, undefined, (answer) => {
+      retryAt = this.plannedRetry(job, endpoint, answer);
+      return retryAt;
+    });
     const report = (outcome: DeliveryOutcome) => {
       const lagMs = job.attempt === 1 && job.trigger === 'scheduled' ? Math.max(0, startedAt - Date.parse(job.event.occurredAt)) : undefined;
       try {
@@ -236,16 +241,27 @@ export class DeliveryWorker {
       report('endpoint_disabled');
       return;
     }
-    const delay = job.trigger === 'manual' ? null : retryDelayMs(this.delays, job.attempt, response.retryAfterMs, this.random);
-    if (delay === null) {
+    if (retryAt === null) {
       await this.queue.ack(leased);
       report('given_up');
       this.logger.warn({ ...fields, error: entry.error }, job.trigger === 'manual' ? 'manual webhook attempt failed' : 'webhook delivery given up after the last attempt');
       return;
     }
-    await this.queue.retry(leased, { ...job, id: randomUUID(), attempt: job.attempt + 1 }, now + delay);
+    await this.queue.retry(leased, { ...job, id: randomUUID(), attempt: job.attempt + 1 }, retryAt);
     report('retry_scheduled');
-    this.logger.info({ ...fields, error: entry.error, retryInMs: delay }, 'webhook attempt failed; retry scheduled');
+    this.logger.info({ ...fields, error: entry.error, retryInMs: Math.max(0, retryAt - now) }, 'webhook attempt failed; retry scheduled');
+  }
+
+  /**
+   * When the next attempt is due after `response` (ms since the epoch), or `null`: none after a
+   * 2xx, a 410, a manual retry, the last attempt, or for an endpoint failing 5 days (disabled next).
+   */
+  private plannedRetry(job: DeliveryJob, endpoint: WebhookEndpointRecord, response: WebhookResponse): number | null {
+    const now = this.context.clock.now();
+    if (isSuccess(response.status) || response.status === 410 || job.trigger === 'manual') return null;
+    if (endpoint.failingSince !== null && now - Date.parse(endpoint.failingSince) >= FAILING_DISABLE_AFTER_MS) return null;
+    const delay = retryDelayMs(this.delays, job.attempt, response.retryAfterMs, this.random);
+    return delay === null ? null : now + delay;
   }
 
   /** A compare-and-set change of the endpoint (see the storage port's `Update`). */

@@ -39,7 +39,7 @@ describe('Standard Webhooks signing', () => {
   it('signs what the standardwebhooks package verifies, for whsec_ secrets', () => {
     const secret = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
     const now = Date.now();
-    const signed = signWebhook({ secret, previousSecret: null }, event, now);
+    const signed = signWebhook({ secret, previousSecrets: [] }, event, now);
     const verified = new Webhook(secret).verify(signed.body, headersOf(signed));
     expect(verified).toEqual({ type: 'message.sent', timestamp: event.occurredAt, data: event.data });
     expect(signed.headers['webhook-id']).toBe(event.id);
@@ -48,7 +48,7 @@ describe('Standard Webhooks signing', () => {
 
   it('signs what the standardwebhooks package verifies, for raw secrets (given to it as bytes)', () => {
     const secret = 'a raw secret of some length';
-    const signed = signWebhook({ secret, previousSecret: null }, event, Date.now());
+    const signed = signWebhook({ secret, previousSecrets: [] }, event, Date.now());
     expect(() => new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' }).verify(signed.body, headersOf(signed))).not.toThrow();
     expect(() => new Webhook(Buffer.from('another secret here', 'utf8'), { format: 'raw' }).verify(signed.body, headersOf(signed))).toThrow();
   });
@@ -57,7 +57,7 @@ describe('Standard Webhooks signing', () => {
     const fresh = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
     const old = 'whsec_' + Buffer.alloc(32, 2).toString('base64');
     const now = Date.now();
-    const endpoint = { secret: fresh, previousSecret: { secret: old, expiresAt: new Date(now + 60_000).toISOString() } };
+    const endpoint = { secret: fresh, previousSecrets: [{ secret: old, expiresAt: new Date(now + 60_000).toISOString() }] };
     const during = signWebhook(endpoint, event, now);
     expect(during.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(() => new Webhook(fresh).verify(during.body, headersOf(during))).not.toThrow();

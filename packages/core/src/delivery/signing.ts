@@ -3,7 +3,7 @@
  * sends, its `webhook-*` headers and the `v1` HMAC-SHA256 signature, dual-signed during a rotation.
  */
 import { createHmac } from 'node:crypto';
-import type { DomainEvent, WebhookEndpointRecord } from '../types.js';
+import type { DomainEvent, PreviousSecret, WebhookEndpointRecord } from '../types.js';
 
 /** The prefix of Standard Webhooks secrets; what follows it is base64 of the key bytes. */
 const WHSEC = 'whsec_';
@@ -26,12 +26,21 @@ export function signPayload(secret: string, id: string, timestampSeconds: number
 }
 
 /**
- * The secrets a delivery at `nowMs` is signed with: the endpoint's secret, then the one a rotation
- * replaced while its 24 h overlap lasts (`previousSecret.expiresAt` still ahead).
+ * The replaced secrets of `endpoint` still in their overlap at `nowMs` (`expiresAt` ahead), newest
+ * first. Also reads records stored before rotations kept two (`previousSecret`, one or `null`).
  */
-export function signingSecrets(endpoint: Pick<WebhookEndpointRecord, 'secret' | 'previousSecret'>, nowMs: number): string[] {
-  const previous = endpoint.previousSecret;
-  return previous && Date.parse(previous.expiresAt) > nowMs ? [endpoint.secret, previous.secret] : [endpoint.secret];
+export function livePreviousSecrets(endpoint: Pick<WebhookEndpointRecord, 'previousSecrets'>, nowMs: number): PreviousSecret[] {
+  const legacy = (endpoint as { previousSecret?: PreviousSecret | null }).previousSecret;
+  const all = endpoint.previousSecrets ?? (legacy ? [legacy] : []);
+  return all.filter((previous) => Date.parse(previous.expiresAt) > nowMs);
+}
+
+/**
+ * The secrets a delivery at `nowMs` is signed with: the endpoint's secret, then those rotations
+ * replaced while their 24 h overlap lasts (at most three in all).
+ */
+export function signingSecrets(endpoint: Pick<WebhookEndpointRecord, 'secret' | 'previousSecrets'>, nowMs: number): string[] {
+  return [endpoint.secret, ...livePreviousSecrets(endpoint, nowMs).map((previous) => previous.secret)];
 }
 
 /** The JSON body of a delivery: `{type, timestamp, data}` (README "Receiving webhooks"). */
@@ -52,7 +61,7 @@ export interface SignedWebhook {
  * {@link signingSecrets}, separated by a space.
  */
 export function signWebhook(
-  endpoint: Pick<WebhookEndpointRecord, 'secret' | 'previousSecret'>,
+  endpoint: Pick<WebhookEndpointRecord, 'secret' | 'previousSecrets'>,
   event: Pick<DomainEvent, 'id' | 'type' | 'occurredAt' | 'data'>,
   nowMs: number,
 ): SignedWebhook {

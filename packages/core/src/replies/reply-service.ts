@@ -10,7 +10,7 @@ import type { ReplyJob, ReplyQueue } from '../ports/reply-queue.js';
 import type { OutboxBatch, Storage } from '../ports/storage.js';
 import { MessageWriter } from '../services/message-writer.js';
 import { TOKENS } from '../tokens.js';
-import type { Agent, Conversation, Message } from '../types.js';
+import { AGENT_MODELS, type Agent, type Conversation, type Message } from '../types.js';
 
 /** Settings of replies (`createCore` `replyContextMessages`, `replyRetryDelaysMs`). */
 export interface ReplyOptions {
@@ -26,8 +26,11 @@ export interface ReplyLogger {
   warn(fields: object, message: string): void;
 }
 
-/** What happened to one reply request. */
-export const REPLY_OUTCOMES = ['stored', 'failed', 'skipped', 'aborted'] as const;
+/**
+ * What happened to one reply request: `deferred` means this process has no language model for
+ * the agent's `model`, so it leaves the request to a worker that has one (docs/replies-and-streams.md).
+ */
+export const REPLY_OUTCOMES = ['stored', 'failed', 'skipped', 'aborted', 'deferred'] as const;
 /** One of {@link REPLY_OUTCOMES}. */
 export type ReplyOutcome = (typeof REPLY_OUTCOMES)[number];
 
@@ -88,6 +91,26 @@ export class ReplyService {
   }
 
   /**
+   * True when a reply of `agent` to a user message is to be queued, whichever process relays the
+   * message: its model is configured here, or it is a name outside the spec's three — which an
+   * agent can only have been given by a process that had it configured. Such a request waits for a
+   * worker with that model (a relay in a worker without `MODELS` must not drop it).
+   */
+  private repliesSomewhere(agent: Agent): boolean {
+    const configuredSomewhere = this.models.has(agent.model) || !(AGENT_MODELS as readonly string[]).includes(agent.model);
+    return agent.status === 'active' && configuredSomewhere && agent.configuration.autoReply !== false;
+  }
+
+  /**
+   * Gives a request up that no worker could make (`deferred` for longer than the give-up time):
+   * `reply.failed` goes to the conversation's streams, and the reason to the log.
+   */
+  async giveUp(job: ReplyJob, error: string, logger?: ReplyLogger): Promise<void> {
+    logger?.warn({ workspaceId: job.workspaceId, conversationId: job.conversationId, inReplyTo: job.inReplyTo, error }, 'reply given up');
+    await this.publish(job.workspaceId, job.conversationId, { type: 'reply.failed', inReplyTo: job.inReplyTo, error });
+  }
+
+  /**
    * Queues a reply of the conversation's agent to its latest message (`POST
    * /api/conversations/:id/reply`), also for an agent whose `autoReply` is off.
    * @throws ParleyError `not_found` (no such conversation); `conflict` when the conversation is
@@ -110,13 +133,13 @@ export class ReplyService {
 
   /**
    * Queues the automatic replies a batch of recorded events calls for: one per `message.sent` of a
-   * `user` message whose conversation is active and whose agent replies automatically. Run by the
+   * `user` message whose conversation is active and whose agent replies automatically, with a model
+   * configured here or, as its name says, in another process (see `repliesSomewhere`). Run by the
    * outbox relay before it acknowledges the batch, so a request is never lost (at-least-once: a
    * batch handed out twice queues twice, and {@link generate} answers a message once).
    * Resolves with the number of requests queued.
    */
   async queueAutomaticReplies(batch: OutboxBatch): Promise<number> {
-    if (this.models.size === 0) return 0;
     const conversations = new Map<string, Promise<Conversation | null>>();
     const agents = new Map<string, Promise<Agent | null>>();
     const jobs: ReplyJob[] = [];
@@ -131,7 +154,7 @@ export class ReplyService {
       let agent = agents.get(found.agentId);
       if (!agent) agents.set(found.agentId, (agent = this.storage.agents.get(batch.workspaceId, found.agentId)));
       const owner = await agent;
-      if (owner && this.repliesAutomatically(owner)) jobs.push(this.job(batch.workspaceId, found.id, message.id));
+      if (owner && this.repliesSomewhere(owner)) jobs.push(this.job(batch.workspaceId, found.id, message.id));
     }
     for (const job of jobs) await this.queue.enqueue(job);
     return jobs.length;
@@ -144,16 +167,19 @@ export class ReplyService {
    * A failing provider is tried 3 times with backoff; then nothing is stored, `reply.failed` goes
    * to the feed and a log line (without content) says why. Skipped, storing nothing: a conversation
    * gone or completed (also when it completes during generation: storage refuses the append), an
-   * agent inactive or without a configured model, a message already answered (a request handed
-   * out twice). `signal` aborts (lease lost, worker stopping): nothing is stored.
+   * agent inactive, a message already answered (a request handed out twice). Deferred, storing
+   * nothing: the agent's model is not configured in this process (a worker that has it makes the
+   * reply). `signal` aborts (lease lost, worker stopping): nothing is stored.
    */
   async generate(job: ReplyJob, signal: AbortSignal, logger?: ReplyLogger): Promise<ReplyOutcome> {
     const { workspaceId, conversationId, inReplyTo } = job;
     const conversation = await this.storage.conversations.get(workspaceId, conversationId);
     if (!conversation || conversation.status !== 'active') return 'skipped';
     const agent = await this.storage.agents.get(workspaceId, conversation.agentId);
-    const model = agent && agent.status === 'active' ? this.models.get(agent.model) : undefined;
-    if (!agent || !model) return 'skipped';
+    if (!agent || agent.status !== 'active') return 'skipped';
+    const model = this.models.get(agent.model);
+    // Another worker may have it: only a worker that can make a reply acknowledges its request.
+    if (!model) return 'deferred';
     const page = await this.storage.messages.page(workspaceId, conversationId, { limit: this.options.contextMessages });
     const context = page?.messages ?? [];
     if (inReplyTo !== null && context.some((message) => (message.metadata.reply as { inReplyTo?: unknown } | undefined)?.inReplyTo === inReplyTo)) return 'skipped';

@@ -19,12 +19,20 @@ export interface ReplyWorkerOptions {
   pollMs?: number;
   /** How long `stop()` lets replies in flight finish before aborting them, in ms (default 10 000). */
   drainMs?: number;
+  /**
+   * How long a request no worker could make (its agent's model is configured nowhere that leased
+   * it) waits before it is given up with `reply.failed`, in ms since it was asked (default 600 000,
+   * `REPLY_GIVE_UP_SECONDS`).
+   */
+  giveUpMs?: number;
   logger?: WorkerLogger;
   /** Told of each finished request (metrics, tests). */
   onOutcome?: (outcome: ReplyOutcome, leased: LeasedReply) => void;
 }
 
 const FAULT_PAUSE_MS = 1_000;
+/** At most one "left for another worker" warning per conversation in this interval, in ms. */
+const DEFER_WARN_EVERY_MS = 60_000;
 
 /**
  * Makes replies until stopped. Each leased request is generated while its lease is renewed every
@@ -32,13 +40,21 @@ const FAULT_PAUSE_MS = 1_000;
  * took the conversation over) aborts the generation, storing nothing. A finished request — stored,
  * given up or skipped — is acknowledged, which frees its conversation for the next request. A
  * request aborted by `stop()` is not acknowledged: once its lease ends it is made again, by another
- * worker or after a restart (on Redis; in memory it goes with the process).
+ * worker or after a restart (on a durable backend; in memory it goes with the process).
+ *
+ * Only a worker that can make a reply acknowledges its request: one whose process has no language
+ * model for the agent's `model` leaves the lease to run out (the queue's lease, 30 s by default),
+ * so a worker that has the model takes the request over, and says so in its log (at most once a
+ * minute per conversation). A request nobody could make for `giveUpMs` is given up with `reply.failed`.
  */
 export class ReplyWorker {
   private readonly concurrency: number;
   private readonly heartbeatMs: number;
   private readonly pollMs: number;
   private readonly drainMs: number;
+  private readonly giveUpMs: number;
+  /** When each conversation's "left for another worker" warning was last logged. */
+  private readonly deferWarned = new Map<string, number>();
   private readonly logger: WorkerLogger;
   private readonly stopping = new AbortController();
   /** Aborted when the drain time is up: generations still running then stop. */
@@ -51,6 +67,7 @@ export class ReplyWorker {
     this.heartbeatMs = options.heartbeatMs ?? 10_000;
     this.pollMs = options.pollMs ?? 1_000;
     this.drainMs = options.drainMs ?? 10_000;
+    this.giveUpMs = options.giveUpMs ?? 600_000;
     this.logger = options.logger ?? silentLogger;
   }
 
@@ -119,7 +136,28 @@ export class ReplyWorker {
       clearInterval(heartbeat);
     }
     if (outcome === 'aborted') return;
+    if (outcome === 'deferred') {
+      if (Date.now() - leased.job.requestedAt < this.giveUpMs) return this.leaveForAnother(leased);
+      const seconds = Math.round(this.giveUpMs / 1000);
+      await this.options.replies.giveUp(leased.job, `No worker with the agent's language model took the reply within ${seconds} s (MODELS).`, this.logger);
+      outcome = 'failed';
+    }
     await this.options.queue.ack(leased);
     this.options.onOutcome?.(outcome, leased);
+  }
+
+  /** Leaves a request this process cannot make unacknowledged: its lease runs out and another worker takes it. */
+  private leaveForAnother(leased: LeasedReply): void {
+    const key = `${leased.job.workspaceId} ${leased.job.conversationId}`;
+    const last = this.deferWarned.get(key) ?? 0;
+    if (Date.now() - last >= DEFER_WARN_EVERY_MS) {
+      for (const [other, at] of this.deferWarned) if (Date.now() - at >= DEFER_WARN_EVERY_MS) this.deferWarned.delete(other);
+      this.deferWarned.set(key, Date.now());
+      this.logger.warn(
+        { workspaceId: leased.job.workspaceId, conversationId: leased.job.conversationId, inReplyTo: leased.job.inReplyTo, giveUpMs: this.giveUpMs },
+        "reply request left for a worker with the agent's language model: none is configured in this process (MODELS)",
+      );
+    }
+    this.options.onOutcome?.('deferred', leased);
   }
 }

@@ -52,6 +52,10 @@ export const DeliveryAttemptSchema = v.object({
   durationMs: v.pipe(v.number(), v.minValue(0)),
   error: v.pipe(v.nullable(v.string()), v.description('Why no response arrived; null when one did.')),
   responseBody: v.pipe(v.nullable(v.string()), v.description('The first 4 KiB of the response body; null without a response.')),
+  nextAttemptAt: v.pipe(
+    v.nullable(v.pipe(v.string(), v.isoTimestamp())),
+    v.description('When the next attempt of this event is due, as scheduled after this one (ISO 8601 UTC); null when none is: a success, the last attempt, a manual retry or test, a disabled endpoint.'),
+  ),
   createdAt: timestamp,
 });
 
@@ -70,5 +74,10 @@ export const RetryResultSchema = v.object({ eventId: v.string(), queued: v.liter
 
 /** Answer of `POST /api/webhooks/:id/rotate-secret`. */
 export const RotateSecretResultSchema = v.object({
-  secret: v.pipe(v.string(), v.description('The new signing secret; the previous one also signs deliveries for the next 24 h.')),
+  secret: v.pipe(v.string(), v.description('The new signing secret.')),
+  previousSecretExpiresAt: v.pipe(
+    v.string(),
+    v.isoTimestamp(),
+    v.description('Until when the secret it replaced also signs deliveries (24 h from now). A secret replaced earlier keeps its own expiry; at most three secrets sign at once.'),
+  ),
 });

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { ErrorCode } from '../errors.js';
-import { AGENT_STATUSES, CONVERSATION_STATUSES, DISABLED_REASONS, EVENT_TYPES, MESSAGE_ROLES } from '../types.js';
+import { AGENT_STATUSES, ALL_EVENT_TYPES, CONVERSATION_STATUSES, DISABLED_REASONS, EVENT_TYPES, MESSAGE_ROLES } from '../types.js';
 import { JsonObjectSchema } from './common.js';
 
 /** An ISO 8601 UTC timestamp with milliseconds (docs/api.md#ids-timestamps-and-bodies). */
@@ -60,7 +60,7 @@ export const MessageSchema = v.object({
 export const WebhookEndpointSchema = v.object({
   id: id('wh'),
   url: v.pipe(v.string(), v.description('The URL in its normalised form (WHATWG URL href).')),
-  events: v.array(v.picklist(EVENT_TYPES)),
+  events: v.pipe(v.array(v.picklist([...EVENT_TYPES, ALL_EVENT_TYPES])), v.description('The event types delivered, or ["*"]: every type, present and future.')),
   enabled: v.pipe(v.boolean(), v.description('False when disabled by PATCH, or by Parley (see disabledReason).')),
   disabledReason: v.pipe(
     v.nullable(v.picklist(DISABLED_REASONS)),

@@ -1,6 +1,6 @@
 /** @module Webhook endpoint request schemas (docs/api.md#routes, docs/api.md#resources, docs/events-and-webhooks.md). */
 import * as v from 'valibot';
-import { EVENT_TYPES } from '../types.js';
+import { ALL_EVENT_TYPES, EVENT_TYPES } from '../types.js';
 import { PageQueryEntries } from './common.js';
 
 /** C0 and C1 control characters and DEL: the WHATWG URL parser strips or drops some of them silently. */
@@ -33,12 +33,16 @@ const UrlSchema = v.pipe(
   v.maxLength(2048, 'Expected at most 2048 characters once normalised.'),
 );
 
-/** A non-empty list of distinct event names of docs/events-and-webhooks.md#event-types. */
+/**
+ * A non-empty list of distinct event names of docs/events-and-webhooks.md#event-types, or `["*"]`:
+ * every type, present and future.
+ */
 const EventsSchema = v.pipe(
-  v.array(v.picklist(EVENT_TYPES)),
+  v.array(v.picklist([...EVENT_TYPES, ALL_EVENT_TYPES])),
   v.minLength(1, 'Expected at least one event.'),
   v.check((events) => new Set(events).size === events.length, 'Expected distinct events.'),
-  v.metadata({ uniqueItems: true }),
+  v.check((events) => !events.includes(ALL_EVENT_TYPES) || events.length === 1, 'Expected "*" alone: it already subscribes to every event type.'),
+  v.metadata({ uniqueItems: true, description: 'Event types to deliver, or ["*"] for every type, present and future.' }),
 );
 
 /**

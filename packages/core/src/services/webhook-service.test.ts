@@ -40,7 +40,7 @@ describe('WebhookService', () => {
     const created = await core.webhooks.create('ws1', base);
     const { secret, ...endpoint } = created;
     expect(endpoint).toEqual({ id: created.id, url: base.url, events: base.events, enabled: true, disabledReason: null, createdAt: START, updatedAt: START });
-    expect(await stored(created.id)).toEqual({ ...endpoint, secret, previousSecret: null, failingSince: null });
+    expect(await stored(created.id)).toEqual({ ...endpoint, secret, previousSecrets: [], failingSince: null });
     expect(created.id).toMatch(/^wh_[0-9A-Z]{26}$/);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(secret!.slice('whsec_'.length), 'base64')).toHaveLength(32);
@@ -86,6 +86,7 @@ describe('WebhookService', () => {
       [{ url: undefined }, 'url'],
       [{ events: [] }, 'events'],
       [{ events: ['agent.created', 'agent.created'] }, 'events'],
+      [{ events: ['*', 'agent.created'] }, 'events'],
       [{ events: [MARK] }, 'events.0'],
       [{ events: 'agent.created' }, 'events'],
       [{ enabled: false }, 'enabled'],
@@ -116,10 +117,10 @@ describe('WebhookService', () => {
       enabled: false,
     });
     expect(updated).toEqual({ ...created, url: 'https://other.example.com/hook', events: ['conversation.completed'], enabled: false, updatedAt: '2026-01-01T00:00:01.000Z' });
-    expect(await stored(created.id)).toEqual({ ...updated, secret: newSecret, previousSecret: null, failingSince: null });
+    expect(await stored(created.id)).toEqual({ ...updated, secret: newSecret, previousSecrets: [], failingSince: null });
     const unchanged = await core.webhooks.update('ws1', created.id, { secret: undefined, enabled: undefined });
     expect(unchanged).toEqual(updated);
-    expect(await stored(created.id)).toEqual({ ...updated, secret: newSecret, previousSecret: null, failingSince: null });
+    expect(await stored(created.id)).toEqual({ ...updated, secret: newSecret, previousSecrets: [], failingSince: null });
     expect((await rejection(core.webhooks.update('ws1', created.id, { secret: 'whsec_###' }))).code).toBe('validation_failed');
     expect((await rejection(core.webhooks.update('ws1', created.id, { id: 'wh_x' } as never))).code).toBe('validation_failed');
     expect((await stored(created.id)).secret).toBe(newSecret);
@@ -170,7 +171,7 @@ describe('WebhookService', () => {
         enabled: false,
         disabledReason: 'gone',
         failingSince: '2025-12-20T00:00:00.000Z',
-        previousSecret: { secret: 'an old secret, long enough', expiresAt: '2026-01-02T00:00:00.000Z' },
+        previousSecrets: [{ secret: 'an old secret, long enough', expiresAt: '2026-01-02T00:00:00.000Z' }],
       },
     }));
     expect(await core.webhooks.get('ws1', created.id)).toMatchObject({ enabled: false, disabledReason: 'gone' });
@@ -178,11 +179,11 @@ describe('WebhookService', () => {
     await core.webhooks.update('ws1', created.id, { events: ['agent.deleted'] });
     expect(await stored(created.id)).toMatchObject({ enabled: false, disabledReason: 'gone', failingSince: '2025-12-20T00:00:00.000Z' });
     expect(await core.webhooks.update('ws1', created.id, { enabled: true })).toMatchObject({ enabled: true, disabledReason: null });
-    expect(await stored(created.id)).toMatchObject({ failingSince: null, previousSecret: { secret: 'an old secret, long enough' } });
+    expect(await stored(created.id)).toMatchObject({ failingSince: null, previousSecrets: [{ secret: 'an old secret, long enough', expiresAt: '2026-01-02T00:00:00.000Z' }] });
     await core.storage.webhookEndpoints.update('ws1', created.id, (current) => ({ record: { ...current, disabledReason: 'failing', enabled: false } }));
     expect(await core.webhooks.update('ws1', created.id, { enabled: false })).toMatchObject({ enabled: false, disabledReason: null });
     await core.webhooks.update('ws1', created.id, { secret: GIVEN_SECRET });
-    expect(await stored(created.id)).toMatchObject({ secret: GIVEN_SECRET, previousSecret: null });
+    expect(await stored(created.id)).toMatchObject({ secret: GIVEN_SECRET, previousSecrets: [] });
   });
 
   it('concurrent PATCHes of different fields both survive', async () => {

@@ -38,7 +38,7 @@ export function generateWebhookSecret(): string {
 }
 
 /** The API's view of a stored endpoint: secrets and delivery state left out. */
-export function toEndpoint({ secret: _secret, previousSecret: _previous, failingSince: _failing, ...endpoint }: WebhookEndpointRecord): WebhookEndpoint {
+export function toEndpoint({ secret: _secret, previousSecrets: _previous, failingSince: _failing, ...endpoint }: WebhookEndpointRecord): WebhookEndpoint {
   return endpoint;
 }
 
@@ -74,7 +74,7 @@ export class WebhookService {
       createdAt: now,
       updatedAt: now,
       secret,
-      previousSecret: null,
+      previousSecrets: [],
       failingSince: null,
     };
     await this.storage.webhookEndpoints.insert(workspaceId, record);
@@ -119,7 +119,7 @@ export class WebhookService {
       const next: WebhookEndpointRecord = { ...current, ...changes, updatedAt: isoTimestamp(this.clock.now()) };
       if (changes.enabled !== undefined) next.disabledReason = null;
       if (changes.enabled === true) next.failingSince = null;
-      if (changes.secret !== undefined) next.previousSecret = null;
+      if (changes.secret !== undefined) next.previousSecrets = [];
       return { record: next };
     });
     if (!record) throw ParleyError.notFound('webhook endpoint', id);

@@ -41,6 +41,19 @@ function addRequiredHeaders(c: Context, error: HttpError): void {
 }
 
 /**
+ * A host route's `await c.req.json()` of a malformed body throws JSON.parse's `SyntaxError`
+ * (Parley's own routes read bodies through `jsonBody`, which answers 400 itself). It is the
+ * caller's mistake, so it answers as Parley's routes do: 400 `invalid_request`, not logged
+ * (docs/errors.md). A `SyntaxError` while no body was read is a bug and stays a 500.
+ */
+function malformedRequestJson(error: unknown, c: Context): HttpError | undefined {
+  // Hono caches what `c.req.json()` read (as `text` in Hono 4.12, as `json` before): a body was read.
+  const bodyRead = c.req.bodyCache.text !== undefined || c.req.bodyCache.json !== undefined;
+  if (!(error instanceof SyntaxError) || !bodyRead) return undefined;
+  return { status: STATUS_BY_CODE.invalid_request, code: ErrorCode.invalidRequest, message: 'Malformed JSON in the request body.', expected: true };
+}
+
+/**
  * Maps any thrown error to a response: `ParleyError.code` → status through {@link STATUS_BY_CODE},
  * Hono `HTTPException`s by status, anything else to 500 `internal_error` with no stack or
  * internals in the body. Unexpected errors are logged with the request id.
@@ -48,7 +61,7 @@ function addRequiredHeaders(c: Context, error: HttpError): void {
 export function errorHandler(options: ErrorHandlerOptions): ErrorHandler<ParleyEnv> {
   const shape = options.shape ?? 'api';
   return function errorHandler(error, c) {
-    const httpError = toHttpError(error);
+    const httpError = malformedRequestJson(error, c) ?? toHttpError(error);
     if (!httpError.expected) {
       const level = httpError.status === 503 ? 'warn' : 'error';
       options.logger[level]({ err: error, requestId: c.get('requestId'), method: c.req.method, path: c.req.path }, 'request failed');
@@ -62,7 +75,8 @@ let fallbackLogger: Logger | undefined;
 
 /**
  * `error` as Parley renders it, for a host's own route that calls core: a `ParleyError`
- * `not_found` answers `404 {"error": {"code": "not_found", …}}` rather than Hono's bare 500, and
+ * `not_found` answers `404 {"error": {"code": "not_found", …}}` rather than Hono's bare 500, a
+ * malformed JSON body read with `c.req.json()` answers `400 invalid_request`, and
  * anything unexpected answers a generic `500 internal_error` (logged with its cause, never echoed).
  * Use it in a `catch`, or for all of a host's routes: `host.onError((error, c) => toErrorResponse(error, c))`.
  * @param options.logger where unexpected errors are logged; default a pino logger on stdout at `warn`.

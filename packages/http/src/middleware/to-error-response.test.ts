@@ -34,6 +34,29 @@ describe('toErrorResponse (a host route calling core)', () => {
     expect(lines).toEqual([]); // the caller's mistakes are not logged as failures
   });
 
+  it('answers a malformed JSON body read by the host route with c.req.json() as 400 invalid_request, unlogged', async () => {
+    const core = createCore(memoryAdapters());
+    const { logger, lines } = captureLogs();
+    const host = new Hono();
+    host.onError((error, c) => toErrorResponse(error, c, { logger }));
+    host.post('/agents', async (c) => c.json(await core.agents.create('support', await c.req.json()), 201));
+    for (const body of ['{bad', '', '{"name": "x",}', '[1, 2']) {
+      const response = await host.request('/agents', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ error: { code: 'invalid_request', message: 'Malformed JSON in the request body.' } });
+    }
+    expect(lines).toEqual([]);
+  });
+
+  it('keeps a SyntaxError that is not about the request body a 500', async () => {
+    const { logger, lines } = captureLogs();
+    const host = new Hono();
+    host.onError((error, c) => toErrorResponse(error, c, { logger }));
+    host.get('/broken', (c) => c.json(JSON.parse('{not stored json')));
+    expect((await host.request('/broken')).status).toBe(500);
+    expect(lines).toHaveLength(1);
+  });
+
   it('answers anything unexpected as a generic 500 and logs the cause, never echoing it', async () => {
     const { logger, lines } = captureLogs();
     const host = new Hono();

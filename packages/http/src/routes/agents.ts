@@ -23,7 +23,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
   return new Hono<ParleyEnv>()
     .post(
       '/',
-      endpoint(
+      ...endpoint(
         {
           operationId: 'createAgent',
           summary: 'Create an agent',
@@ -41,7 +41,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
     )
     .get(
       '/',
-      endpoint(
+      ...endpoint(
         {
           operationId: 'listAgents',
           summary: 'List agents',
@@ -58,7 +58,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
     )
     .get(
       '/:id',
-      endpoint(
+      ...endpoint(
         {
           operationId: 'getAgent',
           summary: 'Get an agent',
@@ -75,7 +75,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
     )
     .patch(
       '/:id',
-      endpoint(
+      ...endpoint(
         {
           operationId: 'updateAgent',
           summary: 'Update an agent',
@@ -97,7 +97,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
     )
     .delete(
       '/:id',
-      endpoint(
+      ...endpoint(
         {
           operationId: 'deleteAgent',
           summary: 'Delete an agent',

@@ -13,18 +13,13 @@ import {
   MessageHistoryQuerySchema,
   MessageHistorySchema,
   MessageSchema,
-  type ConversationCreateInput,
-  type ConversationListQuery,
-  type ConversationUpdateInput,
   type Core,
-  type MessageCreateInput,
-  type MessageHistoryQuery,
 } from '@parley/core';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';
-import type { JsonBodyInput } from '../middleware/json-body.js';
 import * as v from 'valibot';
-import { documentAndRequireScope, idPath } from '../openapi/operation.js';
+import { idPath } from '../openapi/operation.js';
+import { endpoints, type BodyReader } from './endpoint.js';
 import { jsonWithEntityTag, writeConditions } from './entity-tags.js';
 
 const byId = idPath('conversation', 'conv_');
@@ -37,153 +32,162 @@ const byMessageId = v.object({
 /**
  * Conversation and message routes, to be mounted at `/api/conversations` behind
  * authentication. Messages belong to their conversation, so they use the conversations scopes
- * (docs/authentication.md). Inputs are validated by `core.conversations`; the casts only name the types it
- * checks against.
+ * (docs/authentication.md). Inputs are validated by `core.conversations`.
  */
-export function conversationRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, string, JsonBodyInput>): Hono<ParleyEnv> {
+export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
+  const endpoint = endpoints(body);
   return new Hono<ParleyEnv>()
     .post(
       '/',
-      documentAndRequireScope({
-        operationId: 'createConversation',
-        summary: 'Start a conversation',
-        description: 'A new conversation is `active`. Emits `conversation.started`.',
-        tag: 'Conversations',
-        scope: 'conversations:write',
-        body: ConversationCreateSchema,
-        success: { status: 201, description: 'The started conversation.', schema: ConversationSchema },
-        errors: { 404: 'No agent with this `agentId` in the key\'s workspace.', 409: '`conflict`: the agent is inactive.' },
-      }),
-      body,
-      async (c) => {
-        const input = c.req.valid('json') as ConversationCreateInput;
-        return c.json(await core.conversations.create(c.var.principal.workspaceId, input), 201);
-      },
+      ...endpoint(
+        {
+          operationId: 'createConversation',
+          summary: 'Start a conversation',
+          description: 'A new conversation is `active`. Emits `conversation.started`.',
+          tag: 'Conversations',
+          scope: 'conversations:write',
+          body: ConversationCreateSchema,
+          success: { status: 201, description: 'The started conversation.', schema: ConversationSchema },
+          errors: { 404: 'No agent with this `agentId` in the key\'s workspace.', 409: '`conflict`: the agent is inactive.' },
+        },
+        async ({ workspaceId, body }, c) => {
+          return c.json(await core.conversations.create(workspaceId, body), 201);
+        },
+      ),
     )
     .get(
       '/',
-      documentAndRequireScope({
-        operationId: 'listConversations',
-        summary: 'List conversations',
-        description: 'Page-numbered, newest first, filtered by `agentId`, `userId` and `status` when given.',
-        tag: 'Conversations',
-        scope: 'conversations:read',
-        query: ConversationListQuerySchema,
-        success: { status: 200, description: 'A page of conversations with the total count.', schema: ConversationListSchema },
-      }),
-      async (c) => {
-        return c.json(await core.conversations.list(c.var.principal.workspaceId, c.req.query() as ConversationListQuery));
-      },
+      ...endpoint(
+        {
+          operationId: 'listConversations',
+          summary: 'List conversations',
+          description: 'Page-numbered, newest first, filtered by `agentId`, `userId` and `status` when given.',
+          tag: 'Conversations',
+          scope: 'conversations:read',
+          query: ConversationListQuerySchema,
+          success: { status: 200, description: 'A page of conversations with the total count.', schema: ConversationListSchema },
+        },
+        async ({ workspaceId, query }, c) => {
+          return c.json(await core.conversations.list(workspaceId, query));
+        },
+      ),
     )
     .get(
       '/:id',
-      documentAndRequireScope({
-        operationId: 'getConversation',
-        summary: 'Get a conversation',
-        tag: 'Conversations',
-        scope: 'conversations:read',
-        path: byId,
-        success: { status: 200, description: 'The conversation.', schema: ConversationSchema, etag: true },
-        errors: { 404: notFound },
-      }),
-      async (c) => {
-        return jsonWithEntityTag(c, await core.conversations.get(c.var.principal.workspaceId, c.req.param('id')));
-      },
+      ...endpoint(
+        {
+          operationId: 'getConversation',
+          summary: 'Get a conversation',
+          tag: 'Conversations',
+          scope: 'conversations:read',
+          path: byId,
+          success: { status: 200, description: 'The conversation.', schema: ConversationSchema, etag: true },
+          errors: { 404: notFound },
+        },
+        async ({ workspaceId, params }, c) => {
+          return jsonWithEntityTag(c, await core.conversations.get(workspaceId, params.id));
+        },
+      ),
     )
     .patch(
       '/:id',
-      documentAndRequireScope({
-        operationId: 'updateConversation',
-        summary: 'Update or complete a conversation',
-        description:
-          '`status: "completed"` completes it (emits `conversation.completed`; again is a no-op); `metadata` replaces the stored object.',
-        tag: 'Conversations',
-        scope: 'conversations:write',
-        path: byId,
-        body: ConversationUpdateSchema,
-        success: { status: 200, description: 'The whole conversation.', schema: ConversationSchema, etag: true },
-        errors: { 404: notFound, 409: '`conflict`: `status: "active"` on a completed conversation.' },
-        ifMatch: true,
-      }),
-      body,
-      async (c) => {
-        const input = c.req.valid('json') as ConversationUpdateInput;
-        return jsonWithEntityTag(c, await core.conversations.update(c.var.principal.workspaceId, c.req.param('id'), input, writeConditions(c)));
-      },
+      ...endpoint(
+        {
+          operationId: 'updateConversation',
+          summary: 'Update or complete a conversation',
+          description:
+            '`status: "completed"` completes it (emits `conversation.completed`; again is a no-op); `metadata` replaces the stored object.',
+          tag: 'Conversations',
+          scope: 'conversations:write',
+          path: byId,
+          body: ConversationUpdateSchema,
+          success: { status: 200, description: 'The whole conversation.', schema: ConversationSchema, etag: true },
+          errors: { 404: notFound, 409: '`conflict`: `status: "active"` on a completed conversation.' },
+          ifMatch: true,
+        },
+        async ({ workspaceId, params, body }, c) => {
+          return jsonWithEntityTag(c, await core.conversations.update(workspaceId, params.id, body, writeConditions(c)));
+        },
+      ),
     )
     .delete(
       '/:id',
-      documentAndRequireScope({
-        operationId: 'deleteConversation',
-        summary: 'Delete a conversation',
-        description: 'Also deletes its messages. Emits no event.',
-        tag: 'Conversations',
-        scope: 'conversations:write',
-        path: byId,
-        ifMatch: true,
-        success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
-        errors: { 404: notFound },
-      }),
-      async (c) => {
-        const id = c.req.param('id');
-        await core.conversations.delete(c.var.principal.workspaceId, id, writeConditions(c));
-        return c.json({ success: true, message: `Conversation ${id} and its messages were deleted.` });
-      },
+      ...endpoint(
+        {
+          operationId: 'deleteConversation',
+          summary: 'Delete a conversation',
+          description: 'Also deletes its messages. Emits no event.',
+          tag: 'Conversations',
+          scope: 'conversations:write',
+          path: byId,
+          ifMatch: true,
+          success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
+          errors: { 404: notFound },
+        },
+        async ({ workspaceId, params }, c) => {
+          const id = params.id;
+          await core.conversations.delete(workspaceId, id, writeConditions(c));
+          return c.json({ success: true, message: `Conversation ${id} and its messages were deleted.` });
+        },
+      ),
     )
     .post(
       '/:id/messages',
-      documentAndRequireScope({
-        operationId: 'sendMessage',
-        summary: 'Send a message',
-        description: 'Emits `message.sent` for `user` and `system` messages, `message.received` for `assistant` ones.',
-        tag: 'Messages',
-        scope: 'conversations:write',
-        path: byId,
-        body: MessageCreateSchema,
-        success: { status: 201, description: 'The stored message.', schema: MessageSchema },
-        errors: { 404: notFound, 409: '`conflict`: the conversation is completed.' },
-      }),
-      body,
-      async (c) => {
-        const input = c.req.valid('json') as MessageCreateInput;
-        return c.json(await core.conversations.sendMessage(c.var.principal.workspaceId, c.req.param('id'), input), 201);
-      },
+      ...endpoint(
+        {
+          operationId: 'sendMessage',
+          summary: 'Send a message',
+          description: 'Emits `message.sent` for `user` and `system` messages, `message.received` for `assistant` ones.',
+          tag: 'Messages',
+          scope: 'conversations:write',
+          path: byId,
+          body: MessageCreateSchema,
+          success: { status: 201, description: 'The stored message.', schema: MessageSchema },
+          errors: { 404: notFound, 409: '`conflict`: the conversation is completed.' },
+        },
+        async ({ workspaceId, params, body }, c) => {
+          return c.json(await core.conversations.sendMessage(workspaceId, params.id, body), 201);
+        },
+      ),
     )
     .get(
       '/:id/messages',
-      documentAndRequireScope({
-        operationId: 'getMessageHistory',
-        summary: 'Get the message history',
-        description:
-          'A page holds the `limit` newest messages before the `before` cursor (the newest overall without it), oldest first. `nextCursor`, present exactly when `hasMore` is true, fetches the next older page.',
-        tag: 'Messages',
-        scope: 'conversations:read',
-        path: byId,
-        query: MessageHistoryQuerySchema,
-        success: { status: 200, description: 'A page of history.', schema: MessageHistorySchema },
-        errors: {
-          400: '`validation_failed` (a bad `limit`) or `invalid_request` (an unparseable, forged or foreign cursor).',
-          404: notFound,
+      ...endpoint(
+        {
+          operationId: 'getMessageHistory',
+          summary: 'Get the message history',
+          description:
+            'A page holds the `limit` newest messages before the `before` cursor (the newest overall without it), oldest first. `nextCursor`, present exactly when `hasMore` is true, fetches the next older page.',
+          tag: 'Messages',
+          scope: 'conversations:read',
+          path: byId,
+          query: MessageHistoryQuerySchema,
+          success: { status: 200, description: 'A page of history.', schema: MessageHistorySchema },
+          errors: {
+            400: '`validation_failed` (a bad `limit`) or `invalid_request` (an unparseable, forged or foreign cursor).',
+            404: notFound,
+          },
         },
-      }),
-      async (c) => {
-        const query = c.req.query() as MessageHistoryQuery;
-        return c.json(await core.conversations.history(c.var.principal.workspaceId, c.req.param('id'), query));
-      },
+        async ({ workspaceId, params, query }, c) => {
+          return c.json(await core.conversations.history(workspaceId, params.id, query));
+        },
+      ),
     )
     .get(
       '/:id/messages/:messageId',
-      documentAndRequireScope({
-        operationId: 'getMessage',
-        summary: 'Get a message',
-        tag: 'Messages',
-        scope: 'conversations:read',
-        path: byMessageId,
-        success: { status: 200, description: 'The message.', schema: MessageSchema, etag: true },
-        errors: { 404: 'No conversation with this id in the key\'s workspace, or no message with this id in it.' },
-      }),
-      async (c) => {
-        return jsonWithEntityTag(c, await core.conversations.getMessage(c.var.principal.workspaceId, c.req.param('id'), c.req.param('messageId')));
-      },
+      ...endpoint(
+        {
+          operationId: 'getMessage',
+          summary: 'Get a message',
+          tag: 'Messages',
+          scope: 'conversations:read',
+          path: byMessageId,
+          success: { status: 200, description: 'The message.', schema: MessageSchema, etag: true },
+          errors: { 404: 'No conversation with this id in the key\'s workspace, or no message with this id in it.' },
+        },
+        async ({ workspaceId, params }, c) => {
+          return jsonWithEntityTag(c, await core.conversations.getMessage(workspaceId, params.id, params.messageId));
+        },
+      ),
     );
 }

@@ -42,6 +42,7 @@ describe('/api/webhooks/:id deliveries and operator actions', () => {
       durationMs: expect.any(Number),
       error: null,
       responseBody: '',
+      nextAttemptAt: null,
       createdAt: expect.any(String),
     });
     const rest = await json(await h.call('GET', `/api/webhooks/${hookId}/deliveries?limit=2&before=${page.nextCursor}`));
@@ -100,7 +101,7 @@ describe('/api/webhooks/:id deliveries and operator actions', () => {
     expect((await h.call('POST', `/api/webhooks/${hookId}/test`, { json: { eventType: 'nope' } })).status).toBe(400);
   });
 
-  it('POST /rotate-secret → 200 {secret}, with or without a body; both secrets sign for 24 h', async () => {
+  it('POST /rotate-secret → 200 {secret, previousSecretExpiresAt}, with or without a body; both secrets sign for 24 h', async () => {
     const { h, target, hookId } = await setup();
     const rotated = await h.call('POST', `/api/webhooks/${hookId}/rotate-secret`);
     expect(rotated.status).toBe(200);
@@ -111,7 +112,9 @@ describe('/api/webhooks/:id deliveries and operator actions', () => {
     const received = target.received[0]!;
     for (const key of [secret, SECRET]) expect(() => new Webhook(key).verify(received.body, verifyHeaders(received))).not.toThrow();
     const given = await h.call('POST', `/api/webhooks/${hookId}/rotate-secret`, { json: { secret: 'given-secret-0123456789' } });
-    expect(await json(given)).toEqual({ secret: 'given-secret-0123456789' });
+    const answer = await json(given);
+    expect(answer).toEqual({ secret: 'given-secret-0123456789', previousSecretExpiresAt: expect.any(String) });
+    expect(Date.parse(answer.previousSecretExpiresAt) - Date.now()).toBeGreaterThan(23.9 * 3600 * 1000);
     expect((await h.call('POST', `/api/webhooks/${hookId}/rotate-secret`, { json: { secret: 'short' } })).status).toBe(400);
     expect((await h.call('POST', '/api/webhooks/wh_nope/rotate-secret')).status).toBe(404);
   });

@@ -13,16 +13,12 @@ import {
   RotateSecretSchema,
   WebhookTestSchema,
   type Core,
-  type DeliveryListQuery,
-  type RecoverInput,
-  type RotateSecretInput,
-  type WebhookTestInput,
 } from '@parley/core';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { ParleyEnv } from '../env.js';
-import type { JsonBodyInput } from '../middleware/json-body.js';
-import { documentAndRequireScope, idPath } from '../openapi/operation.js';
+import { idPath } from '../openapi/operation.js';
+import { endpoints, type BodyReader } from './endpoint.js';
 
 const byId = idPath('webhook endpoint', 'wh_');
 const byDelivery = v.object({
@@ -36,100 +32,104 @@ const disabled = '`conflict`: the endpoint is disabled; enable it with PATCH {"e
  * Delivery routes of webhook endpoints, to be mounted at `/api/webhooks` beside the endpoint
  * routes, behind authentication. Inputs are validated by `core.deliveries`.
  */
-export function deliveryRoutes(core: Core, body: MiddlewareHandler<ParleyEnv, string, JsonBodyInput>): Hono<ParleyEnv> {
+export function deliveryRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
+  const endpoint = endpoints(body);
   return new Hono<ParleyEnv>()
     .get(
       '/:id/deliveries',
-      documentAndRequireScope({
-        operationId: 'listWebhookDeliveries',
-        summary: 'List delivery attempts of a webhook endpoint',
-        description: 'One entry per attempt, newest first; cursor-paged with `before`; `eventId` keeps one event\'s attempts.',
-        tag: 'Webhooks',
-        scope: 'webhooks:read',
-        path: byId,
-        query: DeliveryListQuerySchema,
-        success: { status: 200, description: 'A page of the deliveries log.', schema: DeliveryListSchema },
-        errors: { 404: notFound },
-      }),
-      async (c) => {
-        const query = c.req.query() as DeliveryListQuery;
-        return c.json(await core.deliveries.list(c.var.principal.workspaceId, c.req.param('id'), query));
-      },
+      ...endpoint(
+        {
+          operationId: 'listWebhookDeliveries',
+          summary: 'List delivery attempts of a webhook endpoint',
+          description: 'One entry per attempt, newest first; cursor-paged with `before`; `eventId` keeps one event\'s attempts.',
+          tag: 'Webhooks',
+          scope: 'webhooks:read',
+          path: byId,
+          query: DeliveryListQuerySchema,
+          success: { status: 200, description: 'A page of the deliveries log.', schema: DeliveryListSchema },
+          errors: { 404: notFound },
+        },
+        async ({ workspaceId, params, query }, c) => {
+          return c.json(await core.deliveries.list(workspaceId, params.id, query));
+        },
+      ),
     )
     .post(
       '/:id/deliveries/:deliveryId/retry',
-      documentAndRequireScope({
-        operationId: 'retryWebhookDelivery',
-        summary: 'Retry a delivery now',
-        description: 'Queues one new attempt (trigger `manual`) of the event of this logged attempt, made right away by a worker; a manual attempt is not retried on failure.',
-        tag: 'Webhooks',
-        scope: 'webhooks:write',
-        path: byDelivery,
-        success: { status: 202, description: 'The attempt is queued.', schema: RetryResultSchema },
-        errors: { 404: 'No such endpoint or logged attempt, or its event is no longer retained.', 409: disabled },
-      }),
-      async (c) => {
-        return c.json(await core.deliveries.retry(c.var.principal.workspaceId, c.req.param('id'), c.req.param('deliveryId')), 202);
-      },
+      ...endpoint(
+        {
+          operationId: 'retryWebhookDelivery',
+          summary: 'Retry a delivery now',
+          description: 'Queues one new attempt (trigger `manual`) of the event of this logged attempt, made right away by a worker; a manual attempt is not retried on failure.',
+          tag: 'Webhooks',
+          scope: 'webhooks:write',
+          path: byDelivery,
+          success: { status: 202, description: 'The attempt is queued.', schema: RetryResultSchema },
+          errors: { 404: 'No such endpoint or logged attempt, or its event is no longer retained.', 409: disabled },
+        },
+        async ({ workspaceId, params }, c) => {
+          return c.json(await core.deliveries.retry(workspaceId, params.id, params.deliveryId), 202);
+        },
+      ),
     )
     .post(
       '/:id/recover',
-      documentAndRequireScope({
-        operationId: 'recoverWebhookDeliveries',
-        summary: 'Re-send missed events',
-        description:
-          'Queues (trigger `recover`, retried on schedule) every retained event that occurred between `since` and `until` (default now), that the endpoint subscribes to and that it has not answered with a 2xx yet.',
-        tag: 'Webhooks',
-        scope: 'webhooks:write',
-        path: byId,
-        body: RecoverSchema,
-        success: { status: 202, description: 'How many events were queued.', schema: RecoverResultSchema },
-        errors: { 404: notFound, 409: disabled },
-      }),
-      body,
-      async (c) => {
-        const input = c.req.valid('json') as RecoverInput;
-        return c.json(await core.deliveries.recover(c.var.principal.workspaceId, c.req.param('id'), input), 202);
-      },
+      ...endpoint(
+        {
+          operationId: 'recoverWebhookDeliveries',
+          summary: 'Re-send missed events',
+          description:
+            'Queues (trigger `recover`, retried on schedule) every retained event that occurred between `since` and `until` (default now), that the endpoint subscribes to and that it has not answered with a 2xx yet.',
+          tag: 'Webhooks',
+          scope: 'webhooks:write',
+          path: byId,
+          body: RecoverSchema,
+          success: { status: 202, description: 'How many events were queued.', schema: RecoverResultSchema },
+          errors: { 404: notFound, 409: disabled },
+        },
+        async ({ workspaceId, params, body }, c) => {
+          return c.json(await core.deliveries.recover(workspaceId, params.id, body), 202);
+        },
+      ),
     )
     .post(
       '/:id/test',
-      documentAndRequireScope({
-        operationId: 'testWebhook',
-        summary: 'Send a test event',
-        description:
-          'Sends an example event of `eventType` now, signed like every delivery, with a `webhook-id` starting `evt_test_`, and answers with its log entry (trigger `test`) once the receiver answered (at most 15 s). Works on disabled endpoints too.',
-        tag: 'Webhooks',
-        scope: 'webhooks:write',
-        path: byId,
-        body: WebhookTestSchema,
-        success: { status: 200, description: 'The attempt as logged.', schema: DeliveryAttemptSchema },
-        errors: { 404: notFound },
-      }),
-      body,
-      async (c) => {
-        const input = c.req.valid('json') as WebhookTestInput;
-        return c.json(await core.deliveries.test(c.var.principal.workspaceId, c.req.param('id'), input));
-      },
+      ...endpoint(
+        {
+          operationId: 'testWebhook',
+          summary: 'Send a test event',
+          description:
+            'Sends an example event of `eventType` now, signed like every delivery, with a `webhook-id` starting `evt_test_`, and answers with its log entry (trigger `test`) once the receiver answered (at most 15 s). Works on disabled endpoints too.',
+          tag: 'Webhooks',
+          scope: 'webhooks:write',
+          path: byId,
+          body: WebhookTestSchema,
+          success: { status: 200, description: 'The attempt as logged.', schema: DeliveryAttemptSchema },
+          errors: { 404: notFound },
+        },
+        async ({ workspaceId, params, body }, c) => {
+          return c.json(await core.deliveries.test(workspaceId, params.id, body));
+        },
+      ),
     )
     .post(
       '/:id/rotate-secret',
-      documentAndRequireScope({
-        operationId: 'rotateWebhookSecret',
-        summary: 'Rotate the signing secret',
-        description:
-          'Replaces the signing secret with `secret` (or a generated `whsec_` one; the body may be empty). For the next 24 h every delivery carries two signatures, `v1,<new> v1,<old>`, then only the new one.',
-        tag: 'Webhooks',
-        scope: 'webhooks:write',
-        path: byId,
-        body: RotateSecretSchema,
-        success: { status: 200, description: 'The new secret.', schema: RotateSecretResultSchema },
-        errors: { 404: notFound },
-      }),
-      body,
-      async (c) => {
-        const input = (c.req.valid('json') ?? {}) as RotateSecretInput;
-        return c.json(await core.deliveries.rotateSecret(c.var.principal.workspaceId, c.req.param('id'), input));
-      },
+      ...endpoint(
+        {
+          operationId: 'rotateWebhookSecret',
+          summary: 'Rotate the signing secret',
+          description:
+            'Replaces the signing secret with `secret` (or a generated `whsec_` one; the body may be empty). For the next 24 h every delivery carries two signatures, `v1,<new> v1,<old>`, then only the new one.',
+          tag: 'Webhooks',
+          scope: 'webhooks:write',
+          path: byId,
+          body: RotateSecretSchema,
+          success: { status: 200, description: 'The new secret.', schema: RotateSecretResultSchema },
+          errors: { 404: notFound },
+        },
+        async ({ workspaceId, params, body }, c) => {
+          return c.json(await core.deliveries.rotateSecret(workspaceId, params.id, body ?? {}));
+        },
+      ),
     );
 }

@@ -4,7 +4,6 @@
  * the schemas it documents.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { every } from 'hono/combine';
 import type * as v from 'valibot';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
@@ -32,13 +31,22 @@ export type EndpointHandler<Doc extends OperationDoc> = (input: EndpointInput<Do
 /** The body reader the `/api` routes share (JSON, size limit, `Idempotency-Key`). */
 export type BodyReader = MiddlewareHandler<ParleyEnv, string, JsonBodyInput>;
 
+/** The handlers of one route: documentation and scope check, the body reader when it takes a body, the handler. */
+export type EndpointHandlers<Doc extends OperationDoc> = Doc['body'] extends v.GenericSchema
+  ? [MiddlewareHandler<ParleyEnv>, MiddlewareHandler<ParleyEnv>, MiddlewareHandler<ParleyEnv>]
+  : [MiddlewareHandler<ParleyEnv>, MiddlewareHandler<ParleyEnv>];
+
 /**
- * A maker of `/api` routes over `body`: `endpoint(doc, handler)` is the one handler of a route
- * (`.post('/', endpoint({ … }, ({ workspaceId, body }) => …))`): its documentation and scope
- * check (403), the body reader when `doc.body` is given (413, 415, 400), then `handler`.
+ * A maker of `/api` routes over `body`: `endpoint(doc, handler)` is the handler list of a route
+ * (`.post('/', ...endpoint({ … }, ({ workspaceId, body }) => …))`): its documentation and scope
+ * check (403), the body reader when `doc.body` is given (413, 415, 400), then `handler`. They stay
+ * separate handlers, so an error `handler` throws is rendered by the app before the body reader's
+ * `Idempotency-Key` step sees the response.
+ * @throws TypeError (when a route is defined) for a `doc.body` without a body reader.
  */
-export function endpoints(body: BodyReader) {
-  return function endpoint<const Doc extends OperationDoc>(doc: Doc, handler: EndpointHandler<Doc>): MiddlewareHandler<ParleyEnv> {
+export function endpoints(body?: BodyReader) {
+  return function endpoint<const Doc extends OperationDoc>(doc: Doc, handler: EndpointHandler<Doc>): EndpointHandlers<Doc> {
+    if (doc.body && !body) throw new TypeError(`endpoint ${doc.operationId}: a body is documented but no body reader was given.`);
     const handle: MiddlewareHandler<ParleyEnv> = async (c) => {
       const input = {
         workspaceId: c.var.principal.workspaceId,
@@ -50,8 +58,6 @@ export function endpoints(body: BodyReader) {
       return handler(input, c);
     };
     const documented = documentAndRequireScope(doc);
-    const steps = doc.body ? [documented, body as MiddlewareHandler<ParleyEnv>, handle] : [documented, handle];
-    // hono-openapi finds the operation on the route's handler: the documented step's symbol-keyed spec is copied onto it.
-    return Object.assign(every(...steps), documented);
+    return (doc.body && body ? [documented, body, handle] : [documented, handle]) as EndpointHandlers<Doc>;
   };
 }

@@ -1,43 +1,49 @@
 /** @module `/events`: the workspace's event log, oldest first (README "Events API"). */
-import { EventListQuerySchema, EventListSchema, EventSchema, type Core, type EventListQuery } from '@parley/core';
+import { EventListQuerySchema, EventListSchema, EventSchema, type Core } from '@parley/core';
 import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';
-import { documentAndRequireScope, idPath } from '../openapi/operation.js';
+import { idPath } from '../openapi/operation.js';
+import { endpoints, type BodyReader } from './endpoint.js';
 
 const byId = idPath('event', 'evt_');
 
 /** Event log routes, to be mounted at `/api/events` behind authentication (scope `events:read`). */
 export function eventRoutes(core: Core): Hono<ParleyEnv> {
+  const endpoint = endpoints();
   return new Hono<ParleyEnv>()
     .get(
       '/',
-      documentAndRequireScope({
-        operationId: 'listEvents',
-        summary: 'List events',
-        description:
-          'Retained events (default 14 days) in the order they were recorded, after the cursor `after` (from the oldest without it), only those of `type` when given. Follow `nextCursor` to read on; a reader never misses an event.',
-        tag: 'Events',
-        scope: 'events:read',
-        query: EventListQuerySchema,
-        success: { status: 200, description: 'A page of events.', schema: EventListSchema },
-      }),
-      async (c) => {
-        return c.json(await core.events.list(c.var.principal.workspaceId, c.req.query() as EventListQuery));
-      },
+      ...endpoint(
+        {
+          operationId: 'listEvents',
+          summary: 'List events',
+          description:
+            'Retained events (default 14 days) in the order they were recorded, after the cursor `after` (from the oldest without it), only those of `type` when given. Follow `nextCursor` to read on; a reader never misses an event.',
+          tag: 'Events',
+          scope: 'events:read',
+          query: EventListQuerySchema,
+          success: { status: 200, description: 'A page of events.', schema: EventListSchema },
+        },
+        async ({ workspaceId, query }, c) => {
+          return c.json(await core.events.list(workspaceId, query));
+        },
+      ),
     )
     .get(
       '/:id',
-      documentAndRequireScope({
-        operationId: 'getEvent',
-        summary: 'Get an event',
-        tag: 'Events',
-        scope: 'events:read',
-        path: byId,
-        success: { status: 200, description: 'The event.', schema: EventSchema },
-        errors: { 404: 'No retained event with this id in the key\'s workspace.' },
-      }),
-      async (c) => {
-        return c.json(await core.events.get(c.var.principal.workspaceId, c.req.param('id')));
-      },
+      ...endpoint(
+        {
+          operationId: 'getEvent',
+          summary: 'Get an event',
+          tag: 'Events',
+          scope: 'events:read',
+          path: byId,
+          success: { status: 200, description: 'The event.', schema: EventSchema },
+          errors: { 404: 'No retained event with this id in the key\'s workspace.' },
+        },
+        async ({ workspaceId, params }, c) => {
+          return c.json(await core.events.get(workspaceId, params.id));
+        },
+      ),
     );
 }

@@ -6,7 +6,8 @@ import { ConversationStreamQuerySchema, parse, ReplyRequestedSchema, type Core, 
 import { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { ParleyEnv } from '../env.js';
-import { documentAndRequireScope, idPath } from '../openapi/operation.js';
+import { idPath } from '../openapi/operation.js';
+import { endpoints } from './endpoint.js';
 
 const byId = idPath('conversation', 'conv_');
 const notFound = 'No conversation with this id in the key\'s workspace.';
@@ -47,67 +48,72 @@ async function write(stream: SSEStreamingApi, item: StreamItem): Promise<void> {
 
 /** Reply and stream routes, to be mounted at `/api/conversations` behind authentication. */
 export function replyRoutes(core: Core, options: ReplyRoutesOptions = {}): Hono<ParleyEnv> {
+  const endpoint = endpoints();
   return new Hono<ParleyEnv>()
     .post(
       '/:id/reply',
-      documentAndRequireScope({
-        operationId: 'requestReply',
-        summary: 'Ask the agent for a reply',
-        description:
-          'Queues a reply of the conversation\'s agent to its latest message (also when the agent\'s `configuration.autoReply` is `false`). The reply arrives on the stream (deltas, then the stored `assistant` message, which emits `message.received`).',
-        tag: 'Messages',
-        scope: 'conversations:write',
-        path: byId,
-        success: { status: 202, description: 'The reply was asked for.', schema: ReplyRequestedSchema },
-        errors: { 404: notFound, 409: '`conflict`: the conversation is completed, its agent is inactive, or no language model is configured for the agent\'s `model`.' },
-      }),
-      async (c) => c.json(await core.replies.request(c.var.principal.workspaceId, c.req.param('id')), 202),
+      ...endpoint(
+        {
+          operationId: 'requestReply',
+          summary: 'Ask the agent for a reply',
+          description:
+            'Queues a reply of the conversation\'s agent to its latest message (also when the agent\'s `configuration.autoReply` is `false`). The reply arrives on the stream (deltas, then the stored `assistant` message, which emits `message.received`).',
+          tag: 'Messages',
+          scope: 'conversations:write',
+          path: byId,
+          success: { status: 202, description: 'The reply was asked for.', schema: ReplyRequestedSchema },
+          errors: { 404: notFound, 409: '`conflict`: the conversation is completed, its agent is inactive, or no language model is configured for the agent\'s `model`.' },
+        },
+        async ({ workspaceId, params }, c) => c.json(await core.replies.request(workspaceId, params.id), 202),
+      ),
     )
     .get(
       '/:id/stream',
-      documentAndRequireScope({
-        operationId: 'streamConversation',
-        summary: 'Stream the conversation live',
-        description: STREAM_DESCRIPTION,
-        tag: 'Messages',
-        scope: 'conversations:read',
-        path: byId,
-        query: ConversationStreamQuerySchema,
-        success: { status: 200, description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        errors: { 400: '`validation_failed` (an unknown parameter) or `invalid_request` (an unparseable, forged or foreign cursor).', 404: notFound },
-      }),
-      async (c) => {
-        const query = parse(ConversationStreamQuerySchema, c.req.query());
-        const after = c.req.header('last-event-id') || query.after;
-        // Opened before the response starts, so a bad id or cursor is an ordinary error answer.
-        const live = await core.openStream(c.var.principal.workspaceId, c.req.param('id'), {
-          ...(after !== undefined && { after }),
-          idleMs: options.keepAliveMs ?? 15_000,
-        });
-        c.header('Cache-Control', 'no-cache');
-        // Proxies such as nginx would otherwise buffer the stream.
-        c.header('X-Accel-Buffering', 'no');
-        return streamSSE(
-          c,
-          async (stream) => {
-            stream.onAbort(() => void live.close());
-            const end = () => void live.close();
-            options.shutdown?.addEventListener('abort', end, { once: true });
-            if (options.shutdown?.aborted) end();
-            try {
-              for await (const item of live) {
-                if (stream.aborted || stream.closed) break;
-                await write(stream, item);
+      ...endpoint(
+        {
+          operationId: 'streamConversation',
+          summary: 'Stream the conversation live',
+          description: STREAM_DESCRIPTION,
+          tag: 'Messages',
+          scope: 'conversations:read',
+          path: byId,
+          query: ConversationStreamQuerySchema,
+          success: { status: 200, description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+          errors: { 400: '`validation_failed` (an unknown parameter) or `invalid_request` (an unparseable, forged or foreign cursor).', 404: notFound },
+        },
+        async ({ workspaceId, params, query }, c) => {
+          const cursor = parse(ConversationStreamQuerySchema, query).after;
+          const after = c.req.header('last-event-id') || cursor;
+          // Opened before the response starts, so a bad id or cursor is an ordinary error answer.
+          const live = await core.openStream(workspaceId, params.id, {
+            ...(after !== undefined && { after }),
+            idleMs: options.keepAliveMs ?? 15_000,
+          });
+          c.header('Cache-Control', 'no-cache');
+          // Proxies such as nginx would otherwise buffer the stream.
+          c.header('X-Accel-Buffering', 'no');
+          return streamSSE(
+            c,
+            async (stream) => {
+              stream.onAbort(() => void live.close());
+              const end = () => void live.close();
+              options.shutdown?.addEventListener('abort', end, { once: true });
+              if (options.shutdown?.aborted) end();
+              try {
+                for await (const item of live) {
+                  if (stream.aborted || stream.closed) break;
+                  await write(stream, item);
+                }
+              } finally {
+                options.shutdown?.removeEventListener('abort', end);
               }
-            } finally {
-              options.shutdown?.removeEventListener('abort', end);
-            }
-          },
-          async () => {
-            // The client went away or storage failed mid-stream: the client reconnects with Last-Event-ID.
-            await live.close();
-          },
-        );
-      },
+            },
+            async () => {
+              // The client went away or storage failed mid-stream: the client reconnects with Last-Event-ID.
+              await live.close();
+            },
+          );
+        },
+      ),
     );
 }

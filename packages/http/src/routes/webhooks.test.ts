@@ -24,6 +24,17 @@ describe('/api/webhooks', () => {
     expect(await json(await h.call('GET', `/api/webhooks/${endpoint.id}`))).not.toHaveProperty('secret');
   });
 
+  it('events ["*"] is stored and returned as ["*"], on POST and PATCH', async () => {
+    const h = await harness();
+    const created = await json(await h.call('POST', '/api/webhooks', { json: { ...registration, events: ['*'] } }));
+    expect(created.events).toEqual(['*']);
+    expect((await json(await h.call('GET', `/api/webhooks/${created.id}`))).events).toEqual(['*']);
+    const narrowed = await json(await h.call('PATCH', `/api/webhooks/${created.id}`, { json: { events: ['message.sent'] } }));
+    expect(narrowed.events).toEqual(['message.sent']);
+    const widened = await json(await h.call('PATCH', `/api/webhooks/${created.id}`, { json: { events: ['*'] } }));
+    expect(widened.events).toEqual(['*']);
+  });
+
   it('POST with a secret of its own does not echo it', async () => {
     const h = await harness();
     const endpoint = await json(await h.call('POST', '/api/webhooks', { json: { ...registration, secret: 'a-raw-secret-of-20-chars' } }));
@@ -49,6 +60,7 @@ describe('/api/webhooks', () => {
     [{ ...registration, url: 'ftp://example.com' }, 'url'],
     [{ ...registration, events: [] }, 'events'],
     [{ ...registration, events: ['agent.exploded'] }, 'events.0'],
+    [{ ...registration, events: ['*', 'agent.created'] }, 'events'],
     [{ ...registration, secret: 'whsec_not base64!' }, 'secret'],
   ])('POST %j is 400 validation_failed', async (body, path) => {
     const h = await harness();

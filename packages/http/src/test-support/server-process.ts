@@ -53,13 +53,13 @@ function assertBuilt(): void {
  * `env` on top of this process's environment minus the server's variables (`API_KEYS`,
  * `REDIS_*`, `RATE_LIMIT_FAILURE`), and resolves once it prints that it is listening. With
  * `command: 'worker'` it runs `parley worker` instead and resolves once that says it runs
- * (`base` is then unused).
+ * (`base` is then unused). `args` follow the command (`--port 4000`).
  */
-export async function startServerProcess(env: Record<string, string> = {}, command: 'serve' | 'worker' = 'serve'): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string> = {}, command: 'serve' | 'worker' = 'serve', args: string[] = []): Promise<ServerProcess> {
   assertBuilt();
   const port = await freePort();
-  const ready = command === 'serve' ? /Parley is listening on[\s\S]*\n\n/ : /Parley delivery worker is running[\s\S]*\n\n/;
-  const child = spawn(process.execPath, [cli, command], {
+  const ready = command === 'serve' ? /Parley is listening on[\s\S]*\n\n/ : /Parley worker is running[\s\S]*\n\n/;
+  const child = spawn(process.execPath, [cli, command, ...args], {
     cwd: root,
     env: { ...inheritedEnv(), PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

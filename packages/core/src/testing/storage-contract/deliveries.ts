@@ -3,7 +3,7 @@ import type { Storage } from '../../ports/storage.js';
 import type { DeliveryAttempt, DomainEvent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { ids, mutateResult, OTHER_WS, Records, WS } from './fixtures.js';
-import type { StorageFactoryOptions } from './index.js';
+import type { StorageFactoryOptions } from './factory.js';
 
 const SHORT_RETENTION_MS = 400;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -2,7 +2,7 @@
 import type { Storage } from '../../ports/storage.js';
 import type { DomainEvent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
-import type { StorageFactoryOptions } from './index.js';
+import type { StorageFactoryOptions } from './factory.js';
 import { ids, mutateResult, OTHER_WS, Records, WS } from './fixtures.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

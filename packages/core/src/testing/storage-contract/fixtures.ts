@@ -79,7 +79,7 @@ export class Records {
       updatedAt: now,
       secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
       disabledReason: null,
-      previousSecret: null,
+      previousSecrets: [],
       failingSince: null,
       ...overrides,
     } as WebhookEndpointRecord;
@@ -103,6 +103,7 @@ export class Records {
       durationMs: 12,
       error: null,
       responseBody: 'ok',
+      nextAttemptAt: null,
       createdAt: this.stamp(),
       ...overrides,
     };

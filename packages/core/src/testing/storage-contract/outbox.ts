@@ -3,7 +3,7 @@ import type { OutboxBatch, Storage } from '../../ports/storage.js';
 import type { DomainEvent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { OTHER_WS, Records, WS } from './fixtures.js';
-import type { StorageFactoryOptions } from './index.js';
+import type { StorageFactoryOptions } from './factory.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

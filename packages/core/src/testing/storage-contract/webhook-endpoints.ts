@@ -1,6 +1,6 @@
 /** @module Storage contract: the webhook endpoint store. */
 import type { Storage } from '../../ports/storage.js';
-import type { WebhookEndpointRecord } from '../../types.js';
+import { EVENT_TYPES, type EventType, type WebhookEndpointRecord } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { mutateResult, Records, WS } from './fixtures.js';
 
@@ -51,7 +51,7 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
         enabled: false,
         disabledReason: 'gone',
         secret: 'whsec_bmV3IHNlY3JldCBvZiB0d2VudHkgZm91ciBi',
-        previousSecret: { secret: endpoint.secret, expiresAt: '2026-03-03T00:00:00.000Z' },
+        previousSecrets: [{ secret: endpoint.secret, expiresAt: '2026-03-03T00:00:00.000Z' }],
         failingSince: '2026-03-01T10:00:00.000Z',
         updatedAt: '2026-03-02T00:00:00.000Z',
       };
@@ -80,6 +80,19 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
       expect(called).toBe(false);
       expect(await storage.webhookEndpoints.get(WS, ghost.id)).toBeNull();
       expect((await storage.webhookEndpoints.list(WS, { offset: 0, limit: 20 })).total).toBe(1);
+    });
+
+    test('an endpoint subscribed to ["*"] is stored as ["*"] and subscribed to every event type, unless disabled', async (storage) => {
+      const records = new Records();
+      const all = records.endpoint({ events: ['*'] });
+      const disabled = records.endpoint({ events: ['*'], enabled: false });
+      const one = records.endpoint({ events: ['message.sent'] });
+      for (const endpoint of [all, disabled, one]) await storage.webhookEndpoints.insert(WS, endpoint);
+      expect((await storage.webhookEndpoints.get(WS, all.id))?.events).toEqual(['*']);
+      for (const type of EVENT_TYPES) {
+        const ids = (await storage.webhookEndpoints.subscribed(WS, type)).map((endpoint) => endpoint.id).sort();
+        expect({ type, ids }).toEqual({ type, ids: (type === 'message.sent' ? [all.id, one.id] : [all.id]).sort() });
+      }
     });
 
     test('subscribed returns every enabled endpoint subscribed to the type, and only those', async (storage) => {
@@ -147,7 +160,7 @@ export function webhookEndpointTests(t: ContractTestApi, open: () => Promise<Ope
       const listed = (await storage.webhookEndpoints.list(WS, { offset: 0, limit: 1 })).items[0]!;
       mutateResult(() => listed.events.push('message.received'));
       mutateResult(() => (listed.url = 'https://mutated.example.com'));
-      const [subscribed] = await storage.webhookEndpoints.subscribed(WS, expected.events[0]!);
+      const [subscribed] = await storage.webhookEndpoints.subscribed(WS, expected.events[0] as EventType);
       mutateResult(() => (subscribed!.secret = 'mutated subscribed'));
 
       expect(await storage.webhookEndpoints.get(WS, expected.id)).toEqual(expected);
