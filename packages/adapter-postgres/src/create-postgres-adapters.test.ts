@@ -17,7 +17,8 @@ describe('postgresAdapters on a PGlite folder', () => {
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('keeps acknowledged writes across a close and reopen, and refuses a second opener meanwhile', async () => {
+  // Creating a PGlite data folder (initdb in WebAssembly) takes seconds, more on a busy machine.
+  it('keeps acknowledged writes across a close and reopen, and refuses a second opener meanwhile', { timeout: 90_000 }, async () => {
     const records = new Records();
     const first = postgresAdapters({ dataDir, sweepIntervalMs: 0 });
     await first.ready();
@@ -33,7 +34,7 @@ describe('postgresAdapters on a PGlite folder', () => {
     await second.close();
   });
 
-  it('takes over the lock of a process that is gone', async () => {
+  it('takes over the lock of a process that is gone', { timeout: 90_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'parley-data-'));
     try {
       const child = fork('-e', [''], { execArgv: [] });

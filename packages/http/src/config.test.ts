@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       webhookAllowPrivateUrls: false,
       webhookRetryDelaysSeconds: [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
       eventRetentionDays: 14,
+      replyGiveUpSeconds: 600,
       deliveryWorker: true,
       logLevel: 'info',
       logFormat: 'auto',
@@ -46,9 +47,10 @@ describe('loadConfig', () => {
       WEBHOOK_RETRY_DELAYS: '1,0.2,3',
       EVENT_RETENTION_DAYS: '30',
       DELIVERY_WORKER: 'false',
+      REPLY_GIVE_UP_SECONDS: '30',
       LOG_LEVEL: '',
     });
-    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', redis: { url: 'redis://localhost:6379/0', prefix: 'parley:' }, bodyLimitBytes: 2048, webhookAllowPrivateUrls: true, webhookRetryDelaysSeconds: [1, 0.2, 3], eventRetentionDays: 30, deliveryWorker: false, logLevel: 'info' });
+    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', redis: { url: 'redis://localhost:6379/0', prefix: 'parley:' }, bodyLimitBytes: 2048, webhookAllowPrivateUrls: true, webhookRetryDelaysSeconds: [1, 0.2, 3], eventRetentionDays: 30, replyGiveUpSeconds: 30, deliveryWorker: false, logLevel: 'info' });
     expect(config.apiKeys).toEqual([key({ scopes: ['agents:read'] }), { key: 'e'.repeat(16), workspace: 'big', plan: 'enterprise', limitPerHour: 50_000 }]);
   });
 

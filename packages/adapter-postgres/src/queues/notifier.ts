@@ -114,6 +114,8 @@ export class PgNotifier extends BaseNotifier {
   private readonly connection: pg.ClientConfig;
   private readonly heartbeatMs: number;
   private client: pg.Client | undefined;
+  /** Channels LISTENed on the current connection. */
+  private readonly active = new Set<string>();
   private connecting: Promise<pg.Client> | undefined;
   private pending: Promise<unknown> = Promise.resolve();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -128,11 +130,14 @@ export class PgNotifier extends BaseNotifier {
     this.heartbeatMs = options.heartbeatMs ?? 5_000;
   }
 
-  protected subscribe(channel: string, first: boolean): Promise<void> {
-    // LISTEN/UNLISTEN run in order on the one connection; a later registration waits for the queue.
+  protected subscribe(channel: string): Promise<void> {
+    // LISTEN/UNLISTEN run in order on the one connection; a later registration of a channel waits
+    // for the queue, and LISTENs itself when the first one's LISTEN failed.
     const run = this.pending.catch(() => {}).then(async () => {
       const client = await this.connected();
-      if (first && this.channels.has(channel)) await client.query(`LISTEN ${channel}`);
+      if (!this.channels.has(channel) || this.active.has(channel)) return;
+      await client.query(`LISTEN ${channel}`);
+      if (this.client === client) this.active.add(channel);
     });
     this.pending = run;
     return run;
@@ -140,7 +145,8 @@ export class PgNotifier extends BaseNotifier {
 
   protected unsubscribe(channel: string): Promise<void> {
     const run = this.pending.catch(() => {}).then(async () => {
-      if (this.channels.has(channel) || !this.client) return;
+      if (this.channels.has(channel) || !this.client || !this.active.has(channel)) return;
+      this.active.delete(channel);
       await this.client.query(`UNLISTEN ${channel}`);
     });
     this.pending = run;
@@ -171,10 +177,15 @@ export class PgNotifier extends BaseNotifier {
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => this.dispatch(message.channel, message.payload ?? ''));
+    this.active.clear();
     try {
       await client.connect();
-      for (const channel of this.channels.keys()) await client.query(`LISTEN ${channel}`);
+      for (const channel of this.channels.keys()) {
+        await client.query(`LISTEN ${channel}`);
+        this.active.add(channel);
+      }
     } catch (error) {
+      this.active.clear();
       await client.end().catch(() => {});
       throw error;
     }
@@ -202,6 +213,7 @@ export class PgNotifier extends BaseNotifier {
   private lost(client: pg.Client): void {
     if (this.client !== client) return;
     this.client = undefined;
+    this.active.clear();
     clearInterval(this.heartbeat);
     client.end().catch(() => {});
     this.scheduleReopen();

@@ -23,6 +23,8 @@ export interface PostgresConversationFeedOptions {
 
 type Listener = (signal: FeedSignal) => void;
 
+/** How many signals of one conversation may wait for earlier ones to be sent before more are dropped. */
+const MAX_WAITING_SIGNALS = 1_000;
 /** Rows one poll reads; feed rows are kept this long before bounded cleanup deletes them. */
 const POLL_BATCH = 1_000;
 const KEEP_SECONDS = 60;
@@ -30,7 +32,7 @@ const CLEANUP_EVERY_MS = 10_000;
 
 /**
  * {@link ConversationFeed} on PostgreSQL 14+ (and PGlite, whose NOTIFY reaches its own LISTENs).
- * With a notifier: `publish` is one `pg_notify` per signal on the conversation's channel
+ * With a notifier: `publish` hands over one `pg_notify` per signal on the conversation's channel
  * (`f_` + a hash of schema, workspace and conversation), and `subscribe` LISTENs on it on the
  * process's dedicated connection, resolving once the LISTEN is in effect. A NOTIFY payload stops
  * at 8 000 bytes, so a longer `message.delta` goes as several deltas in a row (its text split at
@@ -54,6 +56,8 @@ export class PostgresConversationFeed implements ConversationFeed {
   private pollTimer: NodeJS.Timeout | undefined;
   private polling = false;
   private lastCleanup = 0;
+  /** Per channel: signals handed over but not yet sent, and the last one's send. */
+  private readonly outgoing = new Map<string, { last: Promise<unknown>; waiting: number }>();
 
   /** @throws TypeError for a schema that is not a plain identifier; RangeError for a `pollMs` that is not an integer ≥ 1. */
   constructor(options: PostgresConversationFeedOptions) {
@@ -65,8 +69,28 @@ export class PostgresConversationFeed implements ConversationFeed {
     if (!Number.isSafeInteger(this.pollMs) || this.pollMs < 1) throw new RangeError(`pollMs must be a positive integer, got ${this.pollMs}`);
   }
 
+  /**
+   * Hands `signal` over without waiting for the database, so a write that signals costs its
+   * caller no extra round trip (as on Redis). A conversation's signals are sent one after another,
+   * in the order published (each once the one before it was answered: two pooled connections
+   * could otherwise commit them out of order); past {@link MAX_WAITING_SIGNALS} waiting, more are
+   * dropped, and a send that fails is dropped too (the feed is at-most-once).
+   */
   async publish(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
     const channel = feedChannel(this.schema, workspaceId, conversationId);
+    const send = () => this.send(channel, signal).catch(() => {});
+    const queued = this.outgoing.get(channel);
+    if (queued && queued.waiting >= MAX_WAITING_SIGNALS) return;
+    const entry = queued ?? { last: Promise.resolve(), waiting: 0 };
+    entry.waiting += 1;
+    entry.last = entry.last.then(send).finally(() => {
+      entry.waiting -= 1;
+      if (entry.waiting === 0 && this.outgoing.get(channel) === entry) this.outgoing.delete(channel);
+    });
+    this.outgoing.set(channel, entry);
+  }
+
+  private async send(channel: string, signal: FeedSignal): Promise<void> {
     if (this.notifier) {
       // Numbered: PostgreSQL folds identical payloads sent in one transaction into one.
       await this.sql.query(this.text.notify, [channel, splitSignal(signal).map((payload, n) => `${n} ${payload}`)]);
@@ -103,8 +127,9 @@ export class PostgresConversationFeed implements ConversationFeed {
     };
   }
 
-  /** Stops polling; subscriptions made through a notifier end with the notifier (the caller's). */
+  /** Sends what was handed over, then stops polling; subscriptions made through a notifier end with the notifier (the caller's). */
   async close(): Promise<void> {
+    await Promise.all([...this.outgoing.values()].map((entry) => entry.last));
     this.polled.clear();
     this.stopPolling();
   }

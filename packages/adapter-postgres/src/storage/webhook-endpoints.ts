@@ -20,8 +20,9 @@ export function webhookEndpointStore({ sql, s }: StoreContext): WebhookEndpointS
       return offsetPage(row);
     },
     // A workspace has a handful of endpoints: filtering them in the database is one short scan.
+    // `*` subscribes to every type, present and future.
     subscribed: async (workspaceId, type) =>
-      (await sql.query<Row>(`SELECT data FROM ${s}.webhook_endpoints WHERE workspace_id = $1 AND data->'enabled' = 'true'::jsonb AND data->'events' ? $2`, [workspaceId, type])).map(
+      (await sql.query<Row>(`SELECT data FROM ${s}.webhook_endpoints WHERE workspace_id = $1 AND data->'enabled' = 'true'::jsonb AND data->'events' ?| ARRAY[$2, '*']`, [workspaceId, type])).map(
         (row) => row.data,
       ),
     update: (workspaceId, id, update) =>
