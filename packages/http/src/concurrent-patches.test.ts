@@ -1,10 +1,13 @@
 /**
- * @module Concurrent PATCHes of one record over HTTP, on Redis and on a private Redis Cluster
+ * @module Concurrent PATCHes of one record over HTTP, on Redis, on a private Redis Cluster, on
+ * PostgreSQL (with the server's pool settings) and on PGlite
  * (issue: 200 concurrent PATCHes of one agent answered 18 × 503 when a compare-and-set loop gave up):
  * every PATCH answers 200, and each one's change is merged into the record as the previous one
  * stored it, so no field is lost. Versions are read back from the ETags (`ifMatchVersions`).
  */
 import { memoryAdapters } from '@parley/adapter-memory';
+import { postgresAdapters, type PostgresAdapters } from '@parley/adapter-postgres';
+import { createTestDatabase, createTestPglite, describeIfPostgres, probePostgres, type TestDatabase, type TestPglite } from '@parley/adapter-postgres/testing';
 import { redisAdapters } from '@parley/adapter-redis';
 import type { Adapters } from '@parley/core';
 import { startCluster, type RedisClusterProcesses } from '@parley/adapter-redis/testing';
@@ -12,6 +15,7 @@ import { ifMatchVersions, type EventType } from '@parley/core';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentInput, harness, json, type Harness } from './test-support/harness.js';
+import { SERVER_DATABASE_TIMEOUT_MS } from './backend.js';
 import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, probeRedisBinaries, uniquePrefix } from './test-support/redis.js';
 
 const CONCURRENT = 200;
@@ -119,4 +123,35 @@ describeIfAvailable('A private Redis Cluster (redis-server, redis-cli)', await p
 
 describe('concurrent PATCHes in memory', () => {
   concurrentPatchTests(() => harness());
+});
+
+describeIfPostgres({ describe, it }, await probePostgres())('concurrent PATCHes on PostgreSQL', () => {
+  let database: TestDatabase;
+  let adapters: PostgresAdapters;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // As `parley serve` opens it: default pool (10) and connection wait (1 s), its statement deadline.
+    adapters = postgresAdapters({ connectionString: database.url, queryTimeoutMs: SERVER_DATABASE_TIMEOUT_MS, sweepIntervalMs: 0 });
+    await adapters.ready();
+  }, 60_000);
+  afterAll(async () => {
+    await adapters?.close();
+    await database?.drop();
+  });
+  concurrentPatchTests(() => onRedis(adapters));
+});
+
+describe('concurrent PATCHes on PGlite', () => {
+  let pglite: TestPglite;
+  let adapters: PostgresAdapters;
+  beforeAll(async () => {
+    pglite = await createTestPglite();
+    adapters = postgresAdapters({ pglite: pglite.db, sweepIntervalMs: 0 });
+    await adapters.ready(60_000);
+  }, 120_000);
+  afterAll(async () => {
+    await adapters?.close();
+    await pglite?.close();
+  });
+  concurrentPatchTests(() => onRedis(adapters));
 });
