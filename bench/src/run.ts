@@ -8,7 +8,10 @@
  * per request measures the server. Each scenario runs in ≥ 3 rounds interleaved with every other
  * scenario (noise hits all alike) and the median is kept; ratios are against bare Hono (GET or
  * POST) and the hand-written peer measured in the same run. On Redis it also counts, per request,
- * the commands the server sent and the round trips they took (MONITOR).
+ * the commands the server sent and the round trips they took (MONITOR); on PostgreSQL, the
+ * statements it ran (pg_stat_statements, on a private server the run starts), each one round trip.
+ * PostgreSQL rows compare with Parley on Redis ("CPU vs peer"); PGlite rows (`DATA_DIR`, a
+ * temporary folder) skip the large history.
  *
  * Also: POST agent with one subscribed webhook endpoint, the delivery to a receiver in this
  * process included (CPU counted until the last delivery arrived); one message fanned out to 1 000
@@ -17,17 +20,21 @@
  *
  * Environment: `BENCH_ROUNDS` (3), `BENCH_SECONDS` per measurement (2), `BENCH_LARGE` (1 000 000
  * messages), `REDIS_URL` (redis://127.0.0.1:6379; Redis scenarios are left out when it does not
- * answer). Writes the tables to bench/RESULTS.md and deletes its Redis keys at the end.
+ * answer; PostgreSQL scenarios when `initdb`/`postgres` cannot be run). Writes the tables to
+ * bench/RESULTS.md and deletes its Redis keys, private PostgreSQL server and PGlite folder at the end.
  */
 import autocannon from 'autocannon';
+import { probePostgresBinaries, startPrivatePostgres } from '@parley/adapter-postgres/testing';
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { cpuTicks, cpuUsPerRequest, fixed, median, medianFigures, type Figures } from './measure.js';
 import { writePerformanceDoc } from './performance-doc.js';
 
@@ -43,6 +50,8 @@ interface Target {
   script: string;
   env: Record<string, string>;
   redis?: boolean;
+  /** The database of the private PostgreSQL server the target runs on, for pg_stat_statements. */
+  postgres?: string;
   process?: ChildProcess;
   info?: Record<string, any>;
 }
@@ -269,6 +278,20 @@ async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
 const withRedis = await redisAnswers();
 if (!withRedis) console.warn(`⚠️  Redis at ${REDIS_URL} does not answer: Redis scenarios are left out.`);
 
+const postgresProblem = await probePostgresBinaries();
+if (postgresProblem) console.warn(`⚠️  ${postgresProblem}: PostgreSQL scenarios are left out.`);
+const postgres = postgresProblem ? undefined : await startPrivatePostgres({ shared_preload_libraries: 'pg_stat_statements' });
+const withPostgres = postgres !== undefined;
+const databaseUrl = (name: string) => Object.assign(new URL(postgres!.url), { pathname: `/${name}` }).toString();
+if (postgres) {
+  const admin = new pg.Client({ connectionString: postgres.url });
+  await admin.connect();
+  await admin.query('CREATE EXTENSION pg_stat_statements');
+  for (const name of ['bench_a', 'bench_b']) await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+}
+const pgliteDir = mkdtempSync(join(tmpdir(), 'parley-bench-pglite-'));
+
 const large = Number(process.env.BENCH_LARGE ?? 1_000_000);
 const redisPrefix = `bench:${randomUUID().slice(0, 8)}:`;
 const webhooks = { BENCH_WEBHOOK_URL: receiverUrl, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
@@ -295,6 +318,23 @@ const targets: Target[] = [
         },
       ]
     : []),
+  ...(withPostgres
+    ? [
+        {
+          name: 'Parley PostgreSQL',
+          script: here('targets/parley.js'),
+          env: { LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl('bench_a'), BENCH_LARGE: String(large), DELIVERY_WORKER: 'false' },
+          postgres: 'bench_a',
+        },
+        {
+          name: 'Parley PostgreSQL, webhooks',
+          script: here('targets/parley.js'),
+          env: { LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl('bench_b'), BENCH_LARGE: '0', ...webhooks },
+          postgres: 'bench_b',
+        },
+      ]
+    : []),
+  { name: 'Parley PGlite', script: here('targets/parley.js'), env: { LOG_LEVEL: 'warn', DATA_DIR: pgliteDir, BENCH_LARGE: '0', DELIVERY_WORKER: 'false' } },
 ];
 
 const message = JSON.stringify({ role: 'user', content: 'Hello! I would like to know the status of my order, please.' });
@@ -334,25 +374,54 @@ if (withRedis) {
     { name: 'history (50) at 10²', target: 'Hono + ioredis peer', method: 'GET', path: history('small'), bare: 'bare GET (JSON object)' },
   );
 }
+if (withPostgres) {
+  // Compared with Parley on Redis (issue 17: GET agent ≤ 1.3 × Redis's CPU per request).
+  const target = 'Parley PostgreSQL';
+  const redisOf = (name: string) => (withRedis ? `Parley Redis: ${name}` : undefined);
+  scenarios.push(
+    { name: 'GET agent', target, method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: redisOf('GET agent') },
+    { name: 'list agents (20)', target, method: 'GET', path: () => '/api/agents?limit=20', bare: 'bare GET (JSON object)', peer: redisOf('list agents (20)') },
+    { name: 'POST message', target, method: 'POST', path: append, body: message, bare: 'bare POST (valibot into a Map)', peer: redisOf('POST message') },
+    { name: 'history (50) at 10²', target, method: 'GET', path: history('small'), bare: 'bare GET (JSON object)', peer: redisOf('history (50) at 10²') },
+    { name: 'history (50) at 10⁴', target, method: 'GET', path: history('medium'), bare: 'bare GET (JSON object)', peer: redisOf('history (50) at 10⁴') },
+    { name: LARGE_NAME, target, method: 'GET', path: history('large'), bare: 'bare GET (JSON object)', peer: redisOf(LARGE_NAME) },
+    { name: 'POST agent (1 webhook, delivered)', target: 'Parley PostgreSQL, webhooks', method: 'POST', path: () => '/api/agents', body: newAgent, bare: 'bare POST (valibot into a Map)', delivers: true },
+  );
+}
+scenarios.push(
+  { name: 'GET agent', target: 'Parley PGlite', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Parley memory: GET agent' },
+  { name: 'POST message', target: 'Parley PGlite', method: 'POST', path: append, body: message, bare: 'bare POST (valibot into a Map)', peer: 'Parley memory: POST message' },
+  { name: 'history (50) at 10²', target: 'Parley PGlite', method: 'GET', path: history('small'), bare: 'bare GET (JSON object)', peer: 'Parley memory: history (50) at 10²' },
+);
 scenarios.push({ name: 'GET agent', target: 'Parley memory, info log', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Parley memory: GET agent' });
-const fanOutTargets = ['Parley memory', ...(withRedis ? ['Parley Redis'] : [])];
+const fanOutTargets = ['Parley memory', ...(withRedis ? ['Parley Redis'] : []), ...(withPostgres ? ['Parley PostgreSQL'] : [])];
 
 const started = Date.now();
 const byName = (name: string) => targets.find((candidate) => candidate.name === name)!;
 console.log(`Starting ${targets.length} servers (seeding ${large.toLocaleString('en')} messages per Parley store)…`);
-await Promise.all(
-  targets.map(async (target) => {
-    const t0 = Date.now();
-    await start(target);
-    await settled(target.process!.pid!);
-    console.log(`  ${target.name}: ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  }),
-);
+// Two waves: the PostgreSQL and PGlite servers seed after the others, so that seeding everything
+// at once on a small machine does not push the Redis servers' calls past their deadline.
+const embedded = (target: Target) => target.postgres !== undefined || 'DATA_DIR' in target.env;
+try {
+  for (const wave of [targets.filter((target) => !embedded(target)), targets.filter(embedded)]) {
+    await Promise.all(
+      wave.map(async (target) => {
+        const t0 = Date.now();
+        await start(target);
+        await settled(target.process!.pid!);
+        console.log(`  ${target.name}: ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      }),
+    );
+  }
+} catch (error) {
+  await tearDown();
+  throw error;
+}
 
-/** `npm run bench:delivery`'s burst: deliveries per second by backend (memory, Redis). */
+/** `npm run bench:delivery`'s burst: deliveries per second by backend (memory, Redis, PostgreSQL, PGlite). */
 function deliveryBurst(): Map<string, number> {
   const output = execSync(`${process.execPath} ${here('delivery.js')} 3000`, { env: { ...process.env, REDIS_URL }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Map([...output.matchAll(/^\| (memory|redis) \| ([\d\s,]+) \|/gim)].map((match) => [match[1]!.toLowerCase(), Number(match[2]!.replace(/[\s,]/g, ''))]));
+  return new Map([...output.matchAll(/^\| (memory|redis|postgresql|pglite) \| ([\d\s,]+) \|/gim)].map((match) => [match[1]!.toLowerCase(), Number(match[2]!.replace(/[\s,]/g, ''))]));
 }
 
 const key = (scenario: Scenario) => `${scenario.target}: ${scenario.name}`;
@@ -368,6 +437,11 @@ try {
   for (const scenario of scenarios) {
     const target = byName(scenario.target);
     if (target.redis && !scenario.delivers) traffic.set(key(scenario), await redisTraffic(target, scenario));
+  }
+  const statements = new Map<string, number>();
+  for (const scenario of scenarios) {
+    const target = byName(scenario.target);
+    if (target.postgres && !scenario.delivers) statements.set(key(scenario), await postgresStatements(target, scenario));
   }
   console.log('Webhook delivery burst (npm run bench:delivery)…');
   const burst = deliveryBurst();
@@ -385,7 +459,12 @@ try {
     const name = key(scenario);
     const f = figures.get(name)!;
     const t = traffic.get(name);
-    const trips = t ? `${fixed(t.trips, 1)} (${fixed(t.sent, 1)} sent, ${fixed(t.run, 1)} run; commandstats ${fixed(t.calls, 1)})` : '';
+    const statementsRun = statements.get(name);
+    const trips = t
+      ? `${fixed(t.trips, 1)} (${fixed(t.sent, 1)} sent, ${fixed(t.run, 1)} run; commandstats ${fixed(t.calls, 1)})`
+      : statementsRun !== undefined
+        ? `${fixed(statementsRun, 1)} (statements, pg_stat_statements)`
+        : '';
     const note = [f.deliveriesPerSecond === undefined ? '' : `${fixed(f.deliveriesPerSecond)} deliveries/s`, f.errors ? `⚠️ ${f.errors} errors` : ''].filter(Boolean).join('; ');
     return `| ${scenario.target} | ${scenario.name} | **${fixed(f.cpuUs)}** | ${fixed(f.rps)} | ${fixed(f.p50, 1)} | ${fixed(f.p99, 1)} | ${scenario.bare ? ratio(name, `bare Hono: ${scenario.bare}`) : '1.00 ×'} | ${ratio(name, scenario.peer)} | ${trips} | ${note} |`;
   });
@@ -427,6 +506,16 @@ try {
     cpuTarget('Redis history (50)', 'Parley Redis: history (50) at 10²', 140, 'GET');
     check('Redis history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley Redis: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley Redis: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
   }
+  if (withPostgres) {
+    const pgTrips = (name: string) => statements.get(`Parley PostgreSQL: ${name}`);
+    check('PostgreSQL POST message: 1 round trip for the write (plus the rate-limit hit)', pgTrips('POST message'), (v) => v <= 2.05, (v) => `${fixed(v, 1)} statements`);
+    check('PostgreSQL read routes: 1 round trip each (plus the rate-limit hit)', Math.max(...['GET agent', 'list agents (20)', 'history (50) at 10²', LARGE_NAME].map((name) => pgTrips(name) ?? NaN)), (v) => v <= 2.05, (v) => `at most ${fixed(v, 1)} statements`);
+    if (withRedis) {
+      check('PostgreSQL GET agent ≤ 1.3 × Parley Redis CPU', (cpu('Parley PostgreSQL: GET agent') ?? NaN) / (cpu('Parley Redis: GET agent') ?? NaN), (v) => v <= 1.3, (v) => `${v.toFixed(2)} ×`);
+    }
+    check('PostgreSQL history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley PostgreSQL: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley PostgreSQL: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
+    check('webhook deliveries ≥ 1 000/s, PostgreSQL', burst.get('postgresql'), (v) => v >= 1_000, (v) => `${fixed(v)}/s`);
+  }
   check('webhook deliveries ≥ 2 000/s, memory', burst.get('memory'), (v) => v >= 2_000, (v) => `${fixed(v)}/s`);
   check('webhook deliveries ≥ 1 000/s, Redis', burst.get('redis'), (v) => v >= 1_000, (v) => `${fixed(v)}/s`);
 
@@ -449,7 +538,7 @@ try {
     '',
     '## Per request',
     '',
-    '| server | scenario | server CPU µs / request | req/s | p50 ms | p99 ms | CPU vs bare Hono | CPU vs peer | Redis round trips / request | |',
+    '| server | scenario | server CPU µs / request | req/s | p50 ms | p99 ms | CPU vs bare Hono | CPU vs peer | round trips / request | |',
     '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
@@ -463,7 +552,8 @@ try {
       (parleyRedis ? ` (the Redis server holds Redis's; the Parley process grew ${fixed(parleyRedis.rssPerMillionMessages / 2 ** 20)} MiB)` : '') + '.',
     `Webhook delivery burst (\`npm run bench:delivery 3000\`): ${[...burst].map(([backend, perSecond]) => `${backend} ${fixed(perSecond)}/s`).join(', ')}.`,
     '',
-    '"CPU vs peer" is against the hand-written peer on the same route (for the info-log row: against the same server at warn).',
+    '"CPU vs peer" is against the hand-written peer on the same route (for the info-log row: against the same server at warn; for PostgreSQL rows: against Parley on Redis; for PGlite rows: against Parley on memory).',
+    'PostgreSQL round trips are the statements pg_stat_statements counted per request (each a round trip: no pipelining), the rate-limit hit included; statements of background work (fewer than one per two requests) left out.',
     'POST agent (1 webhook) counts the server\'s CPU until the last delivery reached the receiver, divided by the agents created.',
     'Redis round trips count the commands the server sent that arrived more than 50 µs after the previous one (a pipeline arrives at once); "run" includes the commands scripts ran; "commandstats" is the growth of `INFO commandstats` calls per request (scripts\' commands included, other clients of the same Redis too).',
   ].join('\n');
@@ -471,11 +561,45 @@ try {
   writeFileSync(here('../RESULTS.md'), `${report}\n`);
   writePerformanceDoc(); // docs/performance.md shows what this run wrote
 } finally {
+  await tearDown();
+}
+process.exit(0);
+
+/** Stops every target, then removes what the run stored: Redis keys, the private PostgreSQL server, the PGlite folder. */
+async function tearDown(): Promise<void> {
   for (const target of targets) target.process?.kill('SIGTERM');
   receiver.close();
   if (withRedis) await deletePrefix(redisPrefix);
+  await new Promise((resolve) => setTimeout(resolve, 1_000)); // the targets close their connections
+  await postgres?.destroy();
+  rmSync(pgliteDir, { recursive: true, force: true });
 }
-process.exit(0);
+
+/**
+ * Statements the target ran per request (pg_stat_statements on the private server, its database
+ * only): the sum of the calls of every statement that ran on at least half of the requests (the
+ * requests' own; background work such as the LISTEN heartbeat runs less often and is left out).
+ */
+async function postgresStatements(target: Target, scenario: Scenario, requests = 50): Promise<number> {
+  const client = new pg.Client({ connectionString: postgres!.url });
+  await client.connect();
+  await client.query('SELECT pg_stat_statements_reset()');
+  const info = target.info!;
+  for (let i = 0; i < requests; i += 1) {
+    const response = await fetch(`http://127.0.0.1:${info.port}${scenario.path(info)}`, {
+      method: scenario.method,
+      headers: { authorization: `Bearer ${info.key}`, ...(scenario.body && { 'content-type': 'application/json' }) },
+      ...(scenario.body && { body: scenario.body }),
+    });
+    await response.arrayBuffer();
+  }
+  const { rows } = await client.query<{ calls: string }>(
+    'SELECT s.calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1',
+    [target.postgres],
+  );
+  await client.end();
+  return rows.map((row) => Number(row.calls)).filter((calls) => calls >= requests / 2).reduce((sum, calls) => sum + calls, 0) / requests;
+}
 
 /** Deletes every key under `prefix` (the Parley Redis targets' seeded data). */
 async function deletePrefix(prefix: string): Promise<void> {

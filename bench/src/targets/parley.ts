@@ -35,11 +35,13 @@ for (let i = 0; i < 30; i += 1) {
 const agentId = agents[0]!.id;
 
 const ids = createUlidGenerator();
+/** Appends in flight while filling a large history: on PostgreSQL, few more than its pool's connections (each waits at most 1 s for one). */
+const IN_FLIGHT = process.env.DATABASE_URL || process.env.DATA_DIR ? 40 : 500;
 
 /**
  * A conversation with `count` messages. Up to 10⁴ they go through the service, 64 at a time;
  * beyond, straight to the store's `append` (the same atomic write with its event, minus the
- * service's validation and live-stream signal), 500 in flight.
+ * service's validation and live-stream signal), `IN_FLIGHT` at a time.
  */
 async function conversationWith(count: number): Promise<string> {
   const { id } = await core.conversations.create(WORKSPACE, { agentId });
@@ -55,11 +57,11 @@ async function conversationWith(count: number): Promise<string> {
     await Promise.all(Array.from({ length: 64 }, worker));
     return id;
   }
-  for (let done = 0; done < count; done += 500) {
+  for (let done = 0; done < count; done += IN_FLIGHT) {
     const batch: Array<Promise<unknown>> = [];
-    for (let i = done; i < Math.min(count, done + 500); i += 1) {
+    for (let i = done; i < Math.min(count, done + IN_FLIGHT); i += 1) {
       const createdAt = new Date().toISOString();
-      const message: Message = { id: ids.next('msg'), conversationId: id, content: content(i), role: i % 2 ? 'assistant' : 'user', metadata: {}, createdAt };
+      const message: Message = { id: ids.next('msg'), conversationId: id, content: content(i), role: i % 2 ? 'assistant' : 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt };
       const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
       batch.push(core.storage.messages.append(WORKSPACE, message, { id: ids.next('evt'), type, workspaceId: WORKSPACE, occurredAt: createdAt, data: message }));
     }

@@ -29,12 +29,12 @@ await storage.agents.insert(WS, agent, event('agent.created', agent));
 
 async function conversationWith(count: number): Promise<{ id: string; messageIds: string[] }> {
   const id = ids.next('conv');
-  const conversation = { id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt: now, updatedAt: now, lastMessageAt: null };
+  const conversation = { id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt: now, updatedAt: now, lastMessageAt: null, pendingToolCalls: [] };
   await storage.conversations.insert(WS, conversation, event('conversation.started', conversation));
   const messageIds: string[] = [];
   const started = performance.now();
   for (let i = 0; i < count; i += 1) {
-    const message: Message = { id: ids.next('msg'), conversationId: id, content: `message ${i}`, role: 'user', metadata: {}, createdAt: now };
+    const message: Message = { id: ids.next('msg'), conversationId: id, content: `message ${i}`, role: 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt: now };
     messageIds.push(message.id);
     await storage.messages.append(WS, message, event('message.sent', message));
   }

@@ -5,7 +5,7 @@
  * Every method is synchronous apart from `take`'s wait, so `MemoryStorage` appends an event in the
  * same synchronous section as the change it describes (README, "Events and webhooks").
  */
-import { frozenCopy, type Clock, type DomainEvent, type EventPage, type EventType, type OutboxBatch } from '@parley/core';
+import { frozenCopy, withoutHiddenFields, type Clock, type DomainEvent, type EventPage, type EventType, type OutboxBatch } from '@parley/core';
 
 /** One recorded event, deep-frozen (`frozenCopy`): `seq` is its place in the workspace's commit order. */
 interface Entry {
@@ -147,11 +147,13 @@ export class MemoryEventLog {
    * Records a frozen copy of `event` in its workspace's log and outbox; events are handed out
    * as recorded, never copied per read. Synchronous: call it inside the write. When the event's
    * `data` is `record` (the record the write stored), `stored`, the deep-frozen copy the store
-   * keeps of it, is shared instead of copying it again.
+   * keeps of it, is shared instead of copying it again. Its hidden fields (`HIDDEN_FIELDS`) are left out.
    */
   record(workspaceId: string, event: DomainEvent, record?: DomainEvent['data'], stored?: DomainEvent['data']): void {
     const log = this.log(workspaceId);
-    const data = stored !== undefined && event.data === record ? stored : frozenCopy(event.data);
+    const recorded = stored !== undefined && event.data === record ? stored : frozenCopy(event.data);
+    // Hidden fields (an agent's tools secret) never reach an event, whoever built its data.
+    const data = recorded !== null && typeof recorded === 'object' ? Object.freeze(withoutHiddenFields(recorded)) : recorded;
     log.append(Object.freeze({ ...frozenCopy({ ...event, workspaceId, data: null }), data }), this.options.clock.now());
     log.trim(this.oldestRetained(), TRIM_STEP);
     for (const wake of this.waiters) wake();

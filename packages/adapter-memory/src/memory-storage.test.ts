@@ -19,7 +19,7 @@ describe('MemoryStorage settings', () => {
     const records = new Records();
     const old = await records.insertAgent(storage, 'ws');
     const batch = (await storage.outbox.take(10, 0))!;
-    expect(batch.events.map((event) => event.data.id)).toEqual([old.id]);
+    expect(batch.events.map((event) => (event.data as { id: string }).id)).toEqual([old.id]);
     // The lease runs on the injected clock: no real time needs to pass.
     expect(await storage.outbox.take(10, 0)).toBeNull();
     clock.advance(1_001);
@@ -28,6 +28,6 @@ describe('MemoryStorage settings', () => {
     const fresh = await records.insertAgent(storage, 'ws');
     expect(await storage.events.get('ws', batch.events[0]!.id)).toBeNull();
     // The expired event left the outbox with the log; only the fresh one is handed out.
-    expect((await storage.outbox.take(10, 0))?.events.map((event) => event.data.id)).toEqual([fresh.id]);
+    expect((await storage.outbox.take(10, 0))?.events.map((event) => (event.data as { id: string }).id)).toEqual([fresh.id]);
   });
 });

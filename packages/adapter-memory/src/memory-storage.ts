@@ -23,6 +23,8 @@ import {
   type Conversation,
   type ConversationStore,
   type DeliveryStore,
+  type DomainEvent,
+  type EventDraft,
   type EventOutbox,
   type EventStore,
   type Message,
@@ -33,7 +35,12 @@ import {
   type Storage,
   type WebhookEndpointRecord,
   type WebhookEndpointStore,
+  type UsageStore,
+  daysBetween,
   frozenCopy,
+  usageDay,
+  usageIncrements,
+  usageTotals,
   recordVersion,
 } from '@parley/core';
 import { applyChange, meets, versioned } from './memory-changes.js';
@@ -61,6 +68,8 @@ interface Workspace {
   webhookEndpoints: RecordIndex<WebhookEndpointRecord>;
   plants: Map<number, Plant>;
   plantsSeeded: boolean;
+  /** Usage counters per UTC day (`usageIncrements` of `@parley/core`). */
+  usage: Map<string, Record<string, number>>;
 }
 
 /** A single read's answer: the stored (frozen) record itself, or `null`. */
@@ -93,6 +102,7 @@ export class MemoryStorage implements Storage {
         webhookEndpoints: new RecordIndex(),
         plants: new Map(),
         plantsSeeded: false,
+        usage: new Map(),
       };
       this.workspaces.set(id, workspace);
     }
@@ -110,7 +120,7 @@ export class MemoryStorage implements Storage {
       this.workspace(workspaceId).agents.newestFirst(page, status === undefined ? undefined : (agent) => agent.status === status),
     update: async (workspaceId, id, change) => {
       const result = applyChange(this.workspace(workspaceId).agents, id, change);
-      if (result?.outcome === 'applied' && change.event) this.log.record(workspaceId, { ...change.event, data: result.record });
+      if (result?.outcome === 'applied' && change.event) this.log.record(workspaceId, eventOf(change.event, result.record));
       return result;
     },
     delete: async (workspaceId, id, event, conditions = {}) => {
@@ -149,22 +159,23 @@ export class MemoryStorage implements Storage {
     },
     update: async (workspaceId, id, change) => {
       const result = applyChange(this.workspace(workspaceId).conversations, id, change);
-      if (result?.outcome === 'applied' && change.event) this.log.record(workspaceId, { ...change.event, data: result.record });
+      if (result?.outcome === 'applied' && change.event) this.log.record(workspaceId, eventOf(change.event, result.record));
       return result;
     },
-    delete: async (workspaceId, id, conditions = {}) => {
+    delete: async (workspaceId, id, conditions = {}, event) => {
       const workspace = this.workspace(workspaceId);
       const stored = workspace.conversations.get(id);
       if (!stored) return null;
       if (!meets(stored, conditions)) return { outcome: 'unmet', record: stored };
       workspace.conversations.delete(id);
       workspace.messages.delete(id);
+      if (event) this.log.record(workspaceId, { ...event, data: stored });
       return { outcome: 'applied', record: stored };
     },
   };
 
   readonly messages: MessageStore = {
-    append: async (workspaceId, message, event) => {
+    append: async (workspaceId, message, event, usage) => {
       const workspace = this.workspace(workspaceId);
       const conversation = workspace.conversations.get(message.conversationId);
       if (!conversation) return 'conversation_not_found';
@@ -190,6 +201,12 @@ export class MemoryStorage implements Storage {
         ),
       );
       this.log.record(workspaceId, event, message, stored);
+      if (usage) {
+        const day = usageDay(message.createdAt);
+        let counters = workspace.usage.get(day);
+        if (!counters) workspace.usage.set(day, (counters = {}));
+        for (const [field, increment] of usageIncrements(usage)) counters[field] = (counters[field] ?? 0) + increment;
+      }
       return 'appended';
     },
     get: async (workspaceId, conversationId, id) => {
@@ -213,6 +230,14 @@ export class MemoryStorage implements Storage {
       }
       const start = Math.max(0, end - limit);
       return { messages: history.slice(start, end), hasMore: start > 0 };
+    },
+  };
+
+  readonly usage: UsageStore = {
+    totals: async (workspaceId, { from, to, groupBy }) => {
+      const { usage } = this.workspace(workspaceId);
+      const days = new Map(daysBetween(from, to).flatMap((day) => (usage.has(day) ? [[day, usage.get(day)!] as const] : [])));
+      return usageTotals(days, groupBy);
     },
   };
 
@@ -280,3 +305,7 @@ export class MemoryStorage implements Storage {
   async ping(): Promise<void> {}
 }
 
+/** The event a change records: a draft completed with the record as stored, a complete event as given. */
+function eventOf(event: EventDraft | DomainEvent, record: DomainEvent['data']): DomainEvent {
+  return 'data' in event ? event : { ...event, data: record };
+}

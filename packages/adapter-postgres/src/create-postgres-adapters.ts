@@ -56,14 +56,21 @@ export interface PostgresAdapters extends Adapters {
   pool: pg.Pool | null;
 }
 
+/** Connections of the rate limits' own pool (a pool this package creates only). */
+const RATE_LIMIT_POOL_SIZE = 3;
+
 /** Opens the connection the options name: what it is, and whether this bundle owns it. */
-function open(options: PostgresAdaptersOptions): { sql: Sql; pool: pg.Pool | null; pglite: PGlite | null; listen: ListenOptions; description: string; release: () => void } {
+function open(options: PostgresAdaptersOptions): { sql: Sql; limitsSql: Sql; pool: pg.Pool | null; pglite: PGlite | null; listen: ListenOptions; description: string; release: () => void } {
   const none = () => {};
-  if ('pglite' in options) return { sql: sqlFromPglite(options.pglite), pool: null, pglite: options.pglite, listen: { pglite: options.pglite }, description: 'PGlite (host instance)', release: none };
+  if ('pglite' in options) {
+    const sql = sqlFromPglite(options.pglite);
+    return { sql, limitsSql: sql, pool: null, pglite: options.pglite, listen: { pglite: options.pglite }, description: 'PGlite (host instance)', release: none };
+  }
   if ('dataDir' in options) {
     const release = lockDataDir(options.dataDir);
     const pglite = new PGlite(options.dataDir);
-    return { sql: sqlFromPglite(pglite, true), pool: null, pglite, listen: { pglite }, description: `embedded PostgreSQL (PGlite) in ${options.dataDir}`, release };
+    const sql = sqlFromPglite(pglite, true);
+    return { sql, limitsSql: sql, pool: null, pglite, listen: { pglite }, description: `embedded PostgreSQL (PGlite) in ${options.dataDir}`, release };
   }
   const owned = 'connectionString' in options;
   const settings: pg.PoolConfig = owned
@@ -83,8 +90,13 @@ function open(options: PostgresAdaptersOptions): { sql: Sql; pool: pg.Pool | nul
     options.listenConnectionString === false ? false : options.listenConnectionString ? { connection: { connectionString: options.listenConnectionString } } : { connection: { ...config } as pg.ClientConfig };
   const url = owned ? new URL(options.connectionString) : null;
   const description = url ? `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}` : 'PostgreSQL (host pool)';
-  const sql = sqlFromPool(pool, owned, options.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: options.queryTimeoutMs });
-  return { sql, pool, pglite: null, listen, description, release: none };
+  const timeouts = options.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: options.queryTimeoutMs };
+  const sql = sqlFromPool(pool, owned, timeouts);
+  // Rate-limit decisions have a 250 ms deadline (docs/rate-limits.md) and must not queue behind a
+  // burst of writes for a pooled connection, or they fail open and admit more than the plan: a
+  // pool of their own, small since each decision is one short upsert.
+  const limitsSql = owned ? sqlFromPool(new pg.Pool({ ...settings, max: RATE_LIMIT_POOL_SIZE }).on('error', () => {}), true, timeouts) : sql;
+  return { sql, limitsSql, pool, pglite: null, listen, description, release: none };
 }
 
 /**
@@ -98,7 +110,7 @@ function open(options: PostgresAdaptersOptions): { sql: Sql; pool: pg.Pool | nul
 export function postgresAdapters(options: PostgresAdaptersOptions): PostgresAdapters {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   quoteSchema(schema); // refuses a bad name before anything is opened
-  const { sql, pool, listen, description, release } = open(options);
+  const { sql, limitsSql, pool, listen, description, release } = open(options);
   const retentionMs = options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS;
   const storage = new PostgresStorage({ sql, schema, eventRetentionMs: retentionMs, outboxLeaseMs: options.outboxLeaseMs });
   const queues = createPostgresQueues({ sql, schema, listen });
@@ -122,7 +134,7 @@ export function postgresAdapters(options: PostgresAdaptersOptions): PostgresAdap
     pool,
     storage,
     apiKeys: new PostgresApiKeyStore({ sql, schema }),
-    rateLimits: new PostgresRateLimitStore({ sql, schema }),
+    rateLimits: new PostgresRateLimitStore({ sql: limitsSql, schema }),
     idempotency: new PostgresIdempotencyStore({ sql, schema }),
     deliveryQueue: queues.deliveryQueue,
     replyQueue: queues.replyQueue,
@@ -155,6 +167,7 @@ export function postgresAdapters(options: PostgresAdaptersOptions): PostgresAdap
         clearInterval(timer);
         await queues.close();
         await sql.close();
+        if (limitsSql !== sql) await limitsSql.close();
         release();
       })()),
   };

@@ -7,7 +7,7 @@
  * concurrent writers of one row queue on its lock instead of retrying. Every statement is
  * unnamed, so it works behind a transaction-mode pooler.
  */
-import type { AgentStore, ConversationStore, DeliveryStore, EventOutbox, EventStore, MessageStore, PlantStore, Storage, WebhookEndpointStore } from '@parley/core';
+import type { AgentStore, ConversationStore, DeliveryStore, EventOutbox, EventStore, MessageStore, PlantStore, Storage, UsageStore, WebhookEndpointStore } from '@parley/core';
 import { quoteSchema, DEFAULT_SCHEMA } from './schema.js';
 import type { Sql } from './sql.js';
 import { agentStore } from './storage/agents.js';
@@ -17,6 +17,7 @@ import { deliveryStore } from './storage/deliveries.js';
 import { eventStore, outboxStore, Wakeup } from './storage/events.js';
 import { messageStore } from './storage/messages.js';
 import { plantStore } from './storage/plants.js';
+import { usageStore } from './storage/usage.js';
 import { webhookEndpointStore } from './storage/webhook-endpoints.js';
 
 /** Default `eventRetentionMs`: 14 days. */
@@ -46,6 +47,7 @@ export class PostgresStorage implements Storage {
   readonly events: EventStore;
   readonly outbox: EventOutbox;
   readonly deliveries: DeliveryStore;
+  readonly usage: UsageStore;
   private readonly context: StoreContext;
 
   constructor(options: PostgresStorageOptions) {
@@ -63,6 +65,7 @@ export class PostgresStorage implements Storage {
     this.events = eventStore(this.context);
     this.outbox = outboxStore(this.context, wakeup);
     this.deliveries = deliveryStore(this.context);
+    this.usage = usageStore(this.context);
   }
 
   async ping(): Promise<void> {

@@ -38,7 +38,7 @@ async function fill(conversationId: string, count: number): Promise<string[]> {
     for (let i = done; i < Math.min(count, done + IN_FLIGHT); i += 1) {
       const id = ids.next('msg');
       messageIds.push(id);
-      batch.push({ id, conversationId, content: `message ${i}`, role: i % 2 ? 'assistant' : 'user', metadata: {}, createdAt: new Date().toISOString() });
+      batch.push({ id, conversationId, content: `message ${i}`, role: i % 2 ? 'assistant' : 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt: new Date().toISOString() });
     }
     const stored = await Promise.all(batch.map((message) => storage.messages.append(WS, message, event(message.role === 'assistant' ? 'message.received' : 'message.sent', message))));
     if (stored.some((outcome) => outcome !== 'appended')) throw new Error('append did not append');
@@ -73,7 +73,7 @@ async function main() {
   const createdAt = new Date().toISOString();
   const agent = { id: ids.next('agt'), name: 'Bench', description: '', model: 'modelA-4', systemPrompt: null, temperature: null, maxTokens: null, configuration: {}, status: 'active' as const, createdAt, updatedAt: createdAt };
   await storage.agents.insert(WS, agent, event('agent.created', agent));
-  const conversation = (id: string) => ({ id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt, updatedAt: createdAt, lastMessageAt: null });
+  const conversation = (id: string) => ({ id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt, updatedAt: createdAt, lastMessageAt: null, pendingToolCalls: [] });
   const big = conversation(ids.next('conv'));
   const small = conversation(ids.next('conv'));
   await storage.conversations.insert(WS, big, event('conversation.started', big));

@@ -55,6 +55,8 @@ export interface WorkspaceKeys {
   msg(conversationId: string): string;
   /** ZSET (score 0, member message id): the conversation's history in id order. */
   msgs(conversationId: string): string;
+  /** HASH counter field → integer: the usage counters of one UTC day (`usageIncrements` of `@parley/core`). */
+  usage(day: string): string;
   /** HASH endpoint id → stored webhook endpoint, secret included (stores/record-format.ts). */
   webhook: string;
   /** ZSET (score 0, member endpoint id). */
@@ -122,6 +124,7 @@ function buildWorkspaceKeys(prefix: string, workspaceId: string): WorkspaceKeys 
     convsByUser: (userId, status) => withStatus(`${base}convs:user:${part(userId)}`, status),
     msg: (conversationId) => `${base}msg:${part(conversationId)}`,
     msgs: (conversationId) => `${base}msgs:${part(conversationId)}`,
+    usage: (day) => `${base}usage:${day}`,
     webhook: `${base}webhook`,
     webhooks: `${base}webhooks`,
     plant: `${base}plant`,

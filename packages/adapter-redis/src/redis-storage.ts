@@ -18,6 +18,7 @@ import {
   type Clock,
   type ConversationStore,
   type DeliveryStore,
+  type UsageStore,
   type EventStore,
   type MessageStore,
   type PlantStore,
@@ -32,6 +33,7 @@ import { EventLog, RedisEventStore, type EventLogOptions } from './stores/event-
 import { RedisMessageStore } from './stores/message-store.js';
 import { RedisEventOutbox } from './stores/outbox.js';
 import { RedisPlantStore } from './stores/plant-store.js';
+import { RedisUsageStore } from './stores/usage-store.js';
 import { RedisWebhookEndpointStore } from './stores/webhook-endpoint-store.js';
 
 /** Options of {@link RedisStorage}: where Redis is (see {@link RedisAdapterOptions}), plus the event log's settings. */
@@ -78,6 +80,7 @@ export class RedisStorage extends RedisAdapter implements Storage {
   readonly events: EventStore;
   readonly outbox: RedisEventOutbox;
   readonly deliveries: DeliveryStore;
+  readonly usage: UsageStore;
 
   constructor(options: RedisStorageOptions) {
     // Checked before super() opens a connection.
@@ -89,6 +92,7 @@ export class RedisStorage extends RedisAdapter implements Storage {
     this.messages = new RedisMessageStore(log);
     this.webhookEndpoints = new RedisWebhookEndpointStore(log);
     this.plants = new RedisPlantStore(this.runner);
+    this.usage = new RedisUsageStore(this.runner);
     this.events = new RedisEventStore(log);
     this.outbox = new RedisEventOutbox(log);
     this.deliveries = new RedisDeliveryStore(log);

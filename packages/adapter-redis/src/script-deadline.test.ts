@@ -50,7 +50,7 @@ describeIfAvailable('A private redis-server', await probeRedisBinaries())('scrip
     // The control proves the pause queued writes and then ran them; ours refused to run late.
     expect(await admin.hget('deadline:control', 'applied')).toBe('yes');
     expect(await storage.agents.get(WS, agent.id)).toBeNull();
-    expect((await storage.events.list(WS, { limit: 10, type: 'agent.created' }))?.events.map((event) => event.data.id)).not.toContain(agent.id);
+    expect((await storage.events.list(WS, { limit: 10, type: 'agent.created' }))?.events.map((event) => (event.data as { id: string }).id)).not.toContain(agent.id);
 
     // Nothing is wedged: the same write succeeds once Redis answers in time.
     await storage.agents.insert(WS, agent, records.event(WS, 'agent.created', agent));

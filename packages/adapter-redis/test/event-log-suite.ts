@@ -101,10 +101,10 @@ export function runEventLogTests(client: () => RedisClient): void {
       expect(await client().llen(keys.outbox)).toBe(left);
       // Reads hide the expired ones not trimmed yet.
       const page = await storage.events.list(WS, { limit: 10 });
-      expect(page?.events.map((event) => event.data.id)).toEqual([fresh.id]);
+      expect(page?.events.map((event) => (event.data as { id: string }).id)).toEqual([fresh.id]);
       // And the outbox hands on none of them, dropping their ids.
       const batch = await storage.outbox.take(100, 0);
-      expect(batch?.events.map((event) => event.data.id)).toEqual([fresh.id]);
+      expect(batch?.events.map((event) => (event.data as { id: string }).id)).toEqual([fresh.id]);
       await storage.outbox.ack(batch!);
       expect(await client().llen(keys.outbox)).toBe(0);
     }, { eventRetentionMs: 1_500 }));

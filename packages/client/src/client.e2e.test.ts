@@ -158,6 +158,22 @@ describe('@parley/client against a running server', () => {
     expect(await rejection(parley.replies.stream(conversation.id, { after: 'forged' }))).toMatchObject({ status: 400, code: 'invalid_request' });
   });
 
+  it('defines tools (the tools secret shown once), answers tool calls (409 when none waits) and reads usage', async () => {
+    const agent = await parley.agents.create({
+      name: 'Tooling',
+      description: '',
+      model: 'modelA-4',
+      configuration: { tools: [{ name: 'lookup', description: 'Look up', kind: 'webhook', url: 'https://tools.example.com/', parameters: { type: 'object' } }] },
+    });
+    expect(agent.toolsSecret).toMatch(/^whsec_/);
+    expect(await parley.agents.get(agent.id)).not.toHaveProperty('toolsSecret');
+    const conversation = await parley.conversations.create({ agentId: agent.id });
+    expect(conversation.pendingToolCalls).toEqual([]);
+    const conflict = await rejection(parley.replies.submitToolResults(conversation.id, { results: [{ toolCallId: 'call_1', approved: true }] }));
+    expect(conflict).toMatchObject({ status: 409, code: 'conflict' });
+    expect(await parley.usage({ groupBy: 'agent' })).toMatchObject({ groupBy: 'agent', totals: [], inputTokens: 0, outputTokens: 0, replies: 0 });
+  });
+
   it('sends ifMatch as If-Match: a stale ETag is precondition_failed (412) and changes nothing; the current one writes', async () => {
     const agent = await parley.agents.create({ name: 'Edited', description: 'By two editors', model: 'modelA-4' });
     const read = await parley.raw.GET('/api/agents/{id}', { params: { path: { id: agent.id } } });

@@ -123,11 +123,12 @@ export function createParleyClient(options: ParleyClientOptions) {
     raw,
     agents: {
       // The server validates `model` against its own list; the document's enum is one server's.
-      create: (body: T.AgentCreate, options: CreateOptions = {}): Promise<T.Agent> =>
+      /** With `toolsSecret` when the agent got one (given, or generated for its first webhook tool): store it, it is never shown again. */
+      create: (body: T.AgentCreate, options: CreateOptions = {}): Promise<T.AgentWithToolsSecret> =>
         unwrap(raw.POST('/api/agents', { body: body as Schemas['AgentCreate'], ...idempotent(options) })),
       list: (query: T.AgentListQuery = {}): Promise<T.AgentList> => unwrap(raw.GET('/api/agents', { params: { query } })),
       get: (id: string): Promise<T.Agent> => unwrap(raw.GET('/api/agents/{id}', byId(id))),
-      update: (id: string, body: T.AgentUpdate, options: WriteOptions = {}): Promise<T.Agent> =>
+      update: (id: string, body: T.AgentUpdate, options: WriteOptions = {}): Promise<T.AgentWithToolsSecret> =>
         unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body: body as Schemas['AgentUpdate'], ...conditional(options) })),
       /** Also deletes the agent's conversations and their messages. */
       delete: (id: string, options: WriteOptions = {}): Promise<T.DeleteResult> =>
@@ -142,7 +143,7 @@ export function createParleyClient(options: ParleyClientOptions) {
       /** `{status: "completed"}` completes it; `metadata` replaces the stored object. */
       update: (id: string, body: T.ConversationUpdate, options: WriteOptions = {}): Promise<T.Conversation> =>
         unwrap(raw.PATCH('/api/conversations/{id}', { ...byId(id), body, ...conditional(options) })),
-      /** Also deletes its messages; emits no event. */
+      /** Also deletes its messages; emits `conversation.deleted`. */
       delete: (id: string, options: WriteOptions = {}): Promise<T.DeleteResult> =>
         unwrap(raw.DELETE('/api/conversations/{id}', { ...byId(id), ...conditional(options) })),
       /**
@@ -185,6 +186,13 @@ export function createParleyClient(options: ParleyClientOptions) {
       request: (conversationId: string): Promise<T.ReplyRequested> =>
         unwrap(raw.POST('/api/conversations/{id}/reply', byId(conversationId))),
       /**
+       * `POST /api/conversations/:id/tool-results`: answers the calls a paused reply waits for —
+       * `{toolCallId, output}` for a client tool, `{toolCallId, approved, reason?}` for an approval
+       * (202, with the calls still waiting). The reply resumes once none is waiting.
+       */
+      submitToolResults: (conversationId: string, body: T.ToolResults, options: CreateOptions = {}): Promise<T.ToolResultsAccepted> =>
+        unwrap(raw.POST('/api/conversations/{id}/tool-results', { ...byId(conversationId), body, ...idempotent(options) })),
+      /**
        * `GET /api/conversations/:id/stream`: the raw `text/event-stream` body (read it with any SSE
        * parser; `conversations.stream` parses it for you). `after` is a cursor (a `message`
        * event's `id`) to resume after.
@@ -216,6 +224,8 @@ export function createParleyClient(options: ParleyClientOptions) {
       rotateSecret: (id: string, body: T.RotateSecretRequest = {}): Promise<T.RotateSecretResult> =>
         unwrap(raw.POST('/api/webhooks/{id}/rotate-secret', { ...byId(id), body })),
     },
+    /** Token usage totals of the workspace's replies, per agent, model, user or day (`agents:read`). */
+    usage: (query: T.UsageQuery = {}): Promise<T.UsageReport> => unwrap(raw.GET('/api/usage', { params: { query } })),
     /** The workspace's event log, oldest first (`events:read`). */
     events: {
       list: (query: T.EventListQuery = {}): Promise<T.EventList> => unwrap(raw.GET('/api/events', { params: { query } })),

@@ -27,6 +27,18 @@ export type MessageHistory = Schemas['MessageHistory'];
 export type MessageHistoryQuery = QueryOf<'getMessageHistory'>;
 export type ReplyRequested = Schemas['ReplyRequested'];
 
+/** Tools (docs/replies-and-streams.md#tools): definitions, calls, the answers a paused reply waits for. */
+export type Tool = Schemas['Tool'];
+export type ToolCall = Schemas['ToolCall'];
+export type PendingToolCall = Schemas['PendingToolCall'];
+export type AgentWithToolsSecret = Schemas['AgentWithToolsSecret'];
+export type ToolResults = Schemas['ToolResults'];
+export type ToolResultsAccepted = Schemas['ToolResultsAccepted'];
+export type ReplyFailed = Schemas['ReplyFailed'];
+export type ReplyRequiresAction = Schemas['ReplyRequiresAction'];
+export type UsageReport = Schemas['UsageReport'];
+export type UsageQuery = QueryOf<'getUsage'>;
+
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
 export type WebhookEndpointList = Schemas['WebhookEndpointList'];

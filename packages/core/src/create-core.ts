@@ -18,6 +18,7 @@ import { RateLimiter, type RateLimiterOptions, type RateLimitFailurePolicy } fro
 import { AgentService } from './services/agent-service.js';
 import { ApiKeyService } from './services/api-key-service.js';
 import { ConversationService } from './services/conversation-service.js';
+import { UsageService } from './services/usage-service.js';
 import { EventService } from './services/event-service.js';
 import { PlantService } from './services/plant-service.js';
 import { WebhookService } from './services/webhook-service.js';
@@ -131,6 +132,8 @@ export interface CoreWorkers {
 export interface Core {
   agents: AgentService;
   conversations: ConversationService;
+  /** Token usage totals of the workspace's replies (`GET /api/usage`). */
+  usage: UsageService;
   webhooks: WebhookService;
   /** The workspace's event log, as `GET /api/events` shows it. */
   events: EventService;
@@ -248,6 +251,7 @@ export function createCore(adapters: Adapters, settings: CoreSettings = {}): Cor
   return {
     agents: container.resolve(AgentService),
     conversations: container.resolve(ConversationService),
+    usage: container.resolve(UsageService),
     webhooks: container.resolve(WebhookService),
     events: container.resolve(EventService),
     plants: container.resolve(PlantService),

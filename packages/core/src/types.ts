@@ -27,6 +27,15 @@ export interface Agent {
   updatedAt: string;
 }
 
+/**
+ * An agent as stored: with the secret that signs its webhook tools' calls (`whsec_…` or raw text,
+ * docs/replies-and-streams.md#tools), absent until it has one. The API never shows it but in the
+ * response of the create or update that set it.
+ */
+export interface AgentRecord extends Agent {
+  toolsSecret?: string;
+}
+
 /** Conversation statuses (docs/api.md#resources): `active → completed` is the only transition. */
 export const CONVERSATION_STATUSES = ['active', 'completed'] as const;
 /** One of {@link CONVERSATION_STATUSES}. */
@@ -44,10 +53,34 @@ export interface Conversation {
   updatedAt: string;
   /** The `createdAt` of its latest message; `null` until the first one. */
   lastMessageAt: string | null;
+  /**
+   * The tool calls a paused reply waits for (client tools, calls awaiting approval), `[]` when none
+   * (docs/replies-and-streams.md#tools).
+   */
+  pendingToolCalls: PendingToolCall[];
 }
 
-/** Who wrote a message (docs/api.md#resources): `assistant` messages emit `message.received`, the others `message.sent`. */
-export const MESSAGE_ROLES = ['user', 'assistant', 'system'] as const;
+/** A tool call the model asked for: `arguments` is the parsed JSON object. */
+export interface ToolCall {
+  /** The provider's id of the call (e.g. `call_…`), unique within its conversation. */
+  id: string;
+  name: string;
+  arguments: JsonObject;
+}
+
+/** A tool call a paused reply waits for: a `client` tool's output or an approval. */
+export interface PendingToolCall extends ToolCall {
+  kind: 'webhook' | 'client';
+  requiresApproval: boolean;
+}
+
+/**
+ * Who wrote a message (docs/api.md#resources): `assistant` messages emit `message.received`, the
+ * others `message.sent`. `tool` messages (a tool's result) are stored by Parley only.
+ */
+export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'tool'] as const;
+/** The roles a caller may post a message with: all but `tool`. */
+export const POSTABLE_MESSAGE_ROLES = ['user', 'assistant', 'system'] as const;
 /** One of {@link MESSAGE_ROLES}. */
 export type MessageRole = (typeof MESSAGE_ROLES)[number];
 
@@ -58,6 +91,10 @@ export interface Message {
   content: string;
   role: MessageRole;
   metadata: JsonObject;
+  /** The tool calls an `assistant` message asks for; `null` when it asks for none. */
+  toolCalls: ToolCall[] | null;
+  /** The call a `tool` message is the result of; `null` on other messages. */
+  toolCallId: string | null;
   createdAt: string;
 }
 
@@ -70,6 +107,9 @@ export const EVENT_TYPES = [
   'conversation.completed',
   'message.sent',
   'message.received',
+  'conversation.deleted',
+  'reply.failed',
+  'reply.requires_action',
 ] as const;
 /** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -142,7 +182,21 @@ export interface DomainEvent {
   type: EventType;
   workspaceId: string;
   occurredAt: string;
-  data: Agent | Conversation | Message;
+  data: Agent | Conversation | Message | ReplyFailed | ReplyRequiresAction;
+}
+
+/** Data of `reply.failed`: a reply given up (docs/replies-and-streams.md); `error` never quotes content. */
+export interface ReplyFailed {
+  conversationId: string;
+  inReplyTo: string | null;
+  error: string;
+}
+
+/** Data of `reply.requires_action`: a reply paused until these calls are answered (docs/replies-and-streams.md#tools). */
+export interface ReplyRequiresAction {
+  conversationId: string;
+  inReplyTo: string | null;
+  toolCalls: PendingToolCall[];
 }
 
 /** What started a delivery attempt. */

@@ -1,17 +1,17 @@
 /**
- * @module End to end on Redis: a `parley serve` killed with SIGKILL under 50 concurrent writers
- * while the receiver is down loses no event (a fresh process delivers every event of every
- * stored change once the receiver is up, and none for a change not stored); two `parley worker`
- * processes share one queue without sending an event twice when every attempt succeeds.
+ * @module End to end on Redis and on PostgreSQL: a `parley serve` killed with SIGKILL under 50
+ * concurrent writers while the receiver is down loses no event (a fresh process delivers every
+ * event of every stored change once the receiver is up, and none for a change not stored); two
+ * `parley worker` processes share one queue without sending an event twice when every attempt
+ * succeeds.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { startReceiver, type ReceivedWebhook, type Receiver } from '@parley/core/testing';
 import { apiFor } from './test-support/api-client.js';
-import { REDIS_URL, deletePrefix, describeIfAvailable, freeRedisPort, probeRedis, uniquePrefix } from './test-support/redis.js';
+import { freeRedisPort } from './test-support/redis.js';
 import { startServerProcess, type ServerProcess } from './test-support/server-process.js';
+import { sharedBackends } from './test-support/shared-backends.js';
 
-const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());
 const KEY = 'delivery-redis-e2e-key-0123456789';
 const agentInput = { name: 'Ada', description: 'Answers', model: 'modelA-4' };
 
@@ -35,27 +35,18 @@ async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: num
   }
 }
 
-describeRedis('webhook delivery on Redis', () => {
-  let client: Redis;
-  const prefixes: string[] = [];
+for (const backend of await sharedBackends()) backend.describe(`webhook delivery on ${backend.name}`, () => {
   const processes: ServerProcess[] = [];
   const receivers: Receiver[] = [];
-  beforeAll(() => {
-    client = new Redis(REDIS_URL);
-  });
   afterAll(async () => {
     await Promise.all(processes.map((running) => running.stop('SIGKILL')));
     await Promise.all(receivers.map((receiver) => receiver.close()));
-    for (const prefix of prefixes) await deletePrefix(client, prefix);
-    await client.quit();
+    await backend.cleanup();
   });
 
-  function envFor(label: string, extra: Record<string, string> = {}): Record<string, string> {
-    const prefix = uniquePrefix(label);
-    prefixes.push(prefix);
+  async function envFor(label: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {
     return {
-      REDIS_URL,
-      REDIS_PREFIX: prefix,
+      ...(await backend.fresh(label)),
       API_KEYS: JSON.stringify([{ key: KEY, workspace: 'acme', plan: 'enterprise', limitPerHour: 1_000_000 }]),
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       ...extra,
@@ -71,7 +62,7 @@ describeRedis('webhook delivery on Redis', () => {
   it('kill -9 under 50 writers with the receiver down loses no event, and invents none', { timeout: 150_000 }, async () => {
     // Retries every second for a minute: the receiver stays down for a few seconds, and jobs the
     // killed process had leased come back when their 30 s lease ends.
-    const env = envFor('delivery-kill', { WEBHOOK_RETRY_DELAYS: Array.from({ length: 60 }, () => '1').join(',') });
+    const env = await envFor('delivery-kill', { WEBHOOK_RETRY_DELAYS: Array.from({ length: 60 }, () => '1').join(',') });
     const port = await freeRedisPort();
     const url = `http://127.0.0.1:${port}/webhooks`;
     const first = await start(env);
@@ -150,7 +141,7 @@ describeRedis('webhook delivery on Redis', () => {
   });
 
   it('two parley worker processes share one queue: every event once when every attempt succeeds', { timeout: 60_000 }, async () => {
-    const env = envFor('delivery-workers', { DELIVERY_WORKER: 'false', WEBHOOK_RETRY_DELAYS: '1,1,1' });
+    const env = await envFor('delivery-workers', { DELIVERY_WORKER: 'false', WEBHOOK_RETRY_DELAYS: '1,1,1' });
     const receiver = await startReceiver();
     receivers.push(receiver);
     const server = await start(env);

@@ -27,6 +27,8 @@ const PLANTED = {
   metadata: 'planted-metadata-value-1b7d4e9f2a',
   plant: 'planted plant name 6e0a3d8c5b',
   userId: 'planted-user-2f9c6b1a8e',
+  toolsSecret: 'planted-tools-secret-9a4c2e7f1b',
+  toolDescription: 'planted tool description 4e1b8d2c7a',
 } as const;
 
 
@@ -52,7 +54,14 @@ async function logged(adapters: Adapters, given?: string) {
 
 type Call = Awaited<ReturnType<typeof logged>>['call'];
 
-const agentBody = { name: 'Ada', description: PLANTED.description, model: 'modelA-4', systemPrompt: PLANTED.systemPrompt };
+const agentBody = {
+  name: 'Ada',
+  description: PLANTED.description,
+  model: 'modelA-4',
+  systemPrompt: PLANTED.systemPrompt,
+  toolsSecret: PLANTED.toolsSecret,
+  configuration: { tools: [{ name: 'lookup', description: PLANTED.toolDescription, kind: 'webhook', url: 'https://tools.example.com/', parameters: { type: 'object' } }] },
+};
 const webhookBody = { url: 'https://example.com/hook', events: ['message.sent'], secret: PLANTED.secret };
 
 /** Creates one of everything with planted content; ids of what was created. */
@@ -72,7 +81,7 @@ async function everyRoute(call: Call, ids: { agent: string; conversation: string
     await call('POST', '/api/agents', agentBody),
     await call('GET', '/api/agents'),
     await call('GET', `/api/agents/${ids.agent}`),
-    await call('PATCH', `/api/agents/${ids.agent}`, { systemPrompt: PLANTED.systemPrompt, description: PLANTED.description }),
+    await call('PATCH', `/api/agents/${ids.agent}`, { systemPrompt: PLANTED.systemPrompt, description: PLANTED.description, toolsSecret: PLANTED.toolsSecret }),
     await call('POST', '/api/conversations', { agentId: ids.agent, userId: PLANTED.userId, metadata: { note: PLANTED.metadata } }),
     await call('GET', '/api/conversations'),
     await call('GET', `/api/conversations/${ids.conversation}`),
@@ -88,6 +97,7 @@ async function everyRoute(call: Call, ids: { agent: string; conversation: string
     await call('GET', '/sandbox/plants'),
     await call('DELETE', `/api/webhooks/${ids.webhook}`),
     await call('DELETE', `/api/agents/${ids.agent}`),
+    await call('GET', '/api/usage'),
   ];
   return results.map((result) => result.status);
 }

@@ -1,14 +1,12 @@
 /**
  * @module Several instances: two `parley serve` processes sharing one Redis (a fresh key prefix)
- * are interchangeable — what one writes the other reads, API_KEYS provisioned by both at once is
- * stored once, and a Free workspace's quota is exact across both.
+ * or one PostgreSQL database (a fresh schema) are interchangeable — what one writes the other
+ * reads, API_KEYS provisioned by both at once is stored once, and a Free workspace's quota is
+ * exact across both.
  */
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from './test-support/redis.js';
 import { runCli, startServerProcess, type ServerProcess } from './test-support/server-process.js';
-
-const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());
+import { sharedBackends } from './test-support/shared-backends.js';
 
 const KEYS = { pro: 'instances-pro-key-000001', free: 'instances-free-key-00001' };
 const API_KEYS = JSON.stringify([
@@ -16,20 +14,18 @@ const API_KEYS = JSON.stringify([
   { key: KEYS.free, workspace: 'freeco', plan: 'free' },
 ]);
 
-describeRedis('two parley serve instances sharing Redis', () => {
-  const env = { REDIS_URL, REDIS_PREFIX: uniquePrefix('instances'), API_KEYS };
+for (const backend of await sharedBackends()) backend.describe(`two parley serve instances sharing ${backend.name}`, () => {
+  let env: Record<string, string>;
   let instances: ServerProcess[] = [];
-  let client: Redis;
 
   beforeAll(async () => {
-    client = new Redis(REDIS_URL);
+    env = { ...(await backend.fresh('instances')), API_KEYS };
     // Started together: both provision API_KEYS at the same moment.
     instances = await Promise.all([startServerProcess(env), startServerProcess(env)]);
   });
   afterAll(async () => {
     await Promise.all(instances.map((instance) => instance.stop('SIGKILL')));
-    await deletePrefix(client, env.REDIS_PREFIX);
-    await client.quit();
+    await backend.cleanup();
   });
 
   const call = async (instance: ServerProcess, method: string, path: string, body?: unknown, key = KEYS.pro) => {
@@ -82,7 +78,7 @@ describeRedis('two parley serve instances sharing Redis', () => {
     expect(remaining).toEqual(Array.from({ length: 100 }, (_, index) => index));
   });
 
-  it('SIGTERM: each drains, closes Redis and exits 0; the data outlives them', async () => {
+  it(`SIGTERM: each drains, closes ${backend.name} and exits 0; the data outlives them`, async () => {
     for (const instance of instances) {
       expect(await instance.stop('SIGTERM')).toBe(0);
       expect(instance.stderr()).toBe('');

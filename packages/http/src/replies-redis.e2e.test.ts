@@ -1,32 +1,26 @@
 /**
  * @module Replies and live streams across instances: two `parley serve` processes sharing Redis
- * (a fresh key prefix) with MODELS pointing at a fake Chat Completions server on loopback.
+ * (a fresh key prefix) or PostgreSQL (a fresh schema) with MODELS pointing at a fake Chat
+ * Completions server on loopback.
  */
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openEventStream, type EventStreamReader, type ReceivedEvent } from './test-support/event-stream.js';
 import { startFakeOpenAi, type FakeOpenAi } from './test-support/fake-openai.js';
-import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from './test-support/redis.js';
 import { startServerProcess, type ServerProcess } from './test-support/server-process.js';
-
-const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());
+import { sharedBackends } from './test-support/shared-backends.js';
 
 const KEY = 'replies-instances-key-0001';
 
-describeRedis('replies and streams across two parley serve instances on Redis', () => {
+for (const backend of await sharedBackends()) backend.describe(`replies and streams across two parley serve instances on ${backend.name}`, () => {
   let fake: FakeOpenAi;
-  let client: Redis;
-  const prefix = uniquePrefix('replies');
   let env: Record<string, string>;
   const started: ServerProcess[] = [];
   const readers: EventStreamReader[] = [];
 
   beforeAll(async () => {
-    client = new Redis(REDIS_URL);
     fake = await startFakeOpenAi();
     env = {
-      REDIS_URL,
-      REDIS_PREFIX: prefix,
+      ...(await backend.fresh('replies')),
       API_KEYS: JSON.stringify([{ key: KEY, workspace: 'acme', plan: 'pro' }]),
       MODELS: JSON.stringify({ 'local-llm': { provider: 'openai-compatible', baseURL: fake.baseURL, model: 'tiny-1', apiKeyEnv: 'FAKE_LLM_KEY' } }),
       FAKE_LLM_KEY: 'sk-not-logged-1234',
@@ -37,8 +31,7 @@ describeRedis('replies and streams across two parley serve instances on Redis', 
     readers.forEach((reader) => reader.close());
     await Promise.all(started.map((instance) => instance.stop('SIGKILL')));
     await fake.close();
-    await deletePrefix(client, prefix);
-    await client.quit();
+    await backend.cleanup();
   });
 
   const call = async (instance: ServerProcess, method: string, path: string, body?: unknown) => {

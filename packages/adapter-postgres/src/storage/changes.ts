@@ -16,8 +16,8 @@
  * waits for a concurrent writer and then reads its committed row. Concurrent changes of one row
  * queue on that lock; none is retried or lost.
  */
-import { withVersion, type Change, type Condition, type DeleteConditions, type EventDraft, type WriteResult } from '@parley/core';
-import { recordEvent, type StoreContext } from './context.js';
+import { withVersion, type Change, type Condition, type DeleteConditions, type DomainEvent, type EventDraft, type WriteResult } from '@parley/core';
+import { eventJson, HIDDEN_FIELDS_SQL, recordEvent, type StoreContext } from './context.js';
 
 /** The later of a stored ISO timestamp (jsonb) and `$param`, as jsonb: ISO 8601 UTC strings sort bytewise. */
 export const later = (stored: string, param: string) =>
@@ -57,10 +57,13 @@ function conditionsSql<T>(alias: string, conditions: readonly Condition<T>[] | u
   return parts.length ? parts.join(' AND ') : 'true';
 }
 
-/** The event stored for `draft` with `data` from the SQL expression `dataSql` (the record's jsonb), key order kept. */
+/** The event stored for `draft` with `data` from the SQL expression `dataSql` (the record's jsonb, hidden fields left out), key order kept. */
 function eventJsonSql(draftParam: string, dataSql: string): string {
-  return `(left(${draftParam}::text, -1) || ',"data":' || ${dataSql}::text || '}')::json`;
+  return `(left(${draftParam}::text, -1) || ',"data":' || (${dataSql} - ${HIDDEN_FIELDS_SQL})::text || '}')::json`;
 }
+
+/** Whether a change's event is complete (it carries its own `data`, recorded as given) rather than a draft. */
+const isComplete = (event: EventDraft | DomainEvent): event is DomainEvent => 'data' in event;
 
 /** The draft's JSON (as the store keeps events: with the workspace id), without `data`. */
 const draftJson = (workspaceId: string, event: EventDraft) => JSON.stringify({ ...event, workspaceId });
@@ -86,9 +89,11 @@ export async function applyChange<T extends object>(
     .join('');
   let event = '';
   if (change.event) {
-    params.push(change.event.id, change.event.type, draftJson(workspaceId, change.event));
+    const given = change.event;
+    const complete = isComplete(given);
+    params.push(given.id, given.type, isComplete(given) ? eventJson(workspaceId, given) : draftJson(workspaceId, given));
     const n = params.length;
-    event = `, ${recordEvent(s, 'upd', { ws: '$1', id: `$${n - 2}`, type: `$${n - 1}`, event: eventJsonSql(`$${n}`, '(SELECT data FROM upd)') })}`;
+    event = `, ${recordEvent(s, 'upd', { ws: '$1', id: `$${n - 2}`, type: `$${n - 1}`, event: complete ? `$${n}` : eventJsonSql(`$${n}`, '(SELECT data FROM upd)') })}`;
   }
   const t = `${s}.${table.name}`;
   const [row] = await sql.query<ChangeRow<T>>(

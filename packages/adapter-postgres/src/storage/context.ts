@@ -1,5 +1,5 @@
 /** @module What every PostgreSQL store shares: the connection, the schema and the event-recording CTEs. */
-import { withVersion, type DomainEvent } from '@parley/core';
+import { HIDDEN_FIELDS, withoutHiddenFields, withVersion, type DomainEvent } from '@parley/core';
 import type { Sql } from '../sql.js';
 
 /** Settings and connection of one `PostgresStorage`, handed to each of its stores. */
@@ -18,10 +18,17 @@ export interface StoreContext {
 /** SQL for "recorded within the retention", given the parameter holding the retention in ms. */
 export const retained = (column: string, param: string): string => `${column} >= now() - ${param}::bigint * interval '1 millisecond'`;
 
-/** The event as stored: its own JSON with the workspace it belongs to. */
+/** The event as stored: its own JSON with the workspace it belongs to, its `data` without hidden fields. */
 export function eventJson(workspaceId: string, event: DomainEvent): string {
-  return JSON.stringify({ ...event, workspaceId });
+  const data = event.data !== null && typeof event.data === 'object' ? withoutHiddenFields(event.data) : event.data;
+  return JSON.stringify({ ...event, data, workspaceId });
 }
+
+/**
+ * SQL removing the hidden fields (core's `HIDDEN_FIELDS`: an agent's tools secret, a paused reply's
+ * answers) from a record's jsonb, for an event's `data`: `<record> - '{…}'::text[]`.
+ */
+export const HIDDEN_FIELDS_SQL = `'{${HIDDEN_FIELDS.join(',')}}'::text[]`;
 
 /**
  * Common table expressions that record one event when the CTE `after` yielded a row: take the

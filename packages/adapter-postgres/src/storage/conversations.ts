@@ -48,6 +48,6 @@ export function conversationStore(context: StoreContext): ConversationStore {
     update: (workspaceId, id, change) => applyChange<Conversation>(context, CONVERSATIONS, workspaceId, id, change),
 
     // Its messages go by ON DELETE CASCADE, in the same statement.
-    delete: (workspaceId, id, conditions) => deleteRecord<Conversation>(context, CONVERSATIONS, workspaceId, id, conditions),
+    delete: (workspaceId, id, conditions, event) => deleteRecord<Conversation>(context, CONVERSATIONS, workspaceId, id, conditions, event ? { event } : {}),
   };
 }

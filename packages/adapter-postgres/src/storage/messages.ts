@@ -5,7 +5,7 @@
  * (workspace_id, conversation_id, id): `EXPLAIN` shows an Index Scan Backward with the cursor as
  * an index condition and a Limit on top, so a page costs O(limit) at any history length.
  */
-import type { Message, MessagePage, MessageStore } from '@parley/core';
+import { usageDay, usageIncrements, type Message, type MessagePage, type MessageStore, type UsageRecord } from '@parley/core';
 import { later } from './changes.js';
 import { eventJson, recordEvent, type StoreContext } from './context.js';
 
@@ -14,7 +14,8 @@ import { eventJson, recordEvent, type StoreContext } from './context.js';
 export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
   const exists = (cursor: string) => `EXISTS (SELECT 1 FROM ${s}.messages WHERE workspace_id = $1 AND conversation_id = $2 AND id = ${cursor})`;
   return {
-    append: async (workspaceId, message, event) => {
+    append: async (workspaceId, message, event, usage) => {
+      const counted = usage ? countersOf(usage) : { fields: [], values: [] };
       const [row] = await sql.query<{ appended: number; found: boolean }>(
         `WITH conv AS (
            UPDATE ${s}.conversations SET data = data
@@ -24,10 +25,17 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
            WHERE workspace_id = $1 AND id = $2 AND status = 'active' RETURNING 1
          ),
          rec AS (INSERT INTO ${s}.messages (workspace_id, conversation_id, id, data) SELECT $1, $2, $3, $5::json FROM conv RETURNING 1),
-         ${recordEvent(s, 'rec', { ws: '$1', id: '$6', type: '$7', event: '$8' })}
+         ${recordEvent(s, 'rec', { ws: '$1', id: '$6', type: '$7', event: '$8' })},
+         -- A reply step's tokens, counted with the message (after the workspace's event counter
+         -- lock, so appends of one workspace never take these row locks in different orders).
+         counted AS (
+           INSERT INTO ${s}.usage_counters AS u (workspace_id, day, field, value)
+           SELECT $1, $9::date, c.field, c.value FROM queued, unnest($10::text[], $11::bigint[]) AS c(field, value)
+           ON CONFLICT (workspace_id, day, field) DO UPDATE SET value = u.value + excluded.value
+         )
          SELECT (SELECT count(*)::int FROM rec) AS appended,
                 EXISTS (SELECT 1 FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2) AS found`,
-        [workspaceId, message.conversationId, message.id, message.createdAt, JSON.stringify(message), event.id, event.type, eventJson(workspaceId, event)],
+        [workspaceId, message.conversationId, message.id, message.createdAt, JSON.stringify(message), event.id, event.type, eventJson(workspaceId, event), usageDay(message.createdAt), counted.fields, counted.values],
       );
       if (row?.appended) {
         recorded();
@@ -59,4 +67,10 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
       return { messages: newer ? messages : messages.reverse(), hasMore };
     },
   };
+}
+
+/** The counter increments of a reply step (core's `usageIncrements`), in field order: one lock order for every writer. */
+function countersOf(usage: UsageRecord): { fields: string[]; values: number[] } {
+  const increments = usageIncrements(usage).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { fields: increments.map(([field]) => field), values: increments.map(([, value]) => value) };
 }

@@ -38,7 +38,8 @@ return 'inserted'
 /**
  * Deletes a conversation — its record, owner, every index entry (`indexes`: those of its owner,
  * plus the all-conversations one) and its messages (`msg`, `msgs`, by UNLINK, freed off the main
- * thread) — if its preconditions hold (records.lua.ts `meets`). Records no event. `owner` is the
+ * thread) — if its preconditions hold (records.lua.ts `meets`), recording the event (if any:
+ * `conversation.deleted`) with the conversation as stored. `owner` is the
  * stored owner the caller read to name the index keys; owners never change, so another one means
  * the conversation is not the one read. Returns `{'applied', stored}` (what was deleted),
  * `{'unmet', stored}` (nothing written) or nil (none).
@@ -50,11 +51,14 @@ export const CONVERSATION_DELETE = writeScript({
   lua: `${LUA_RECORD}
 local raw = redis.call('HGET', conv, id)
 if not raw or redis.call('HGET', convOwner, id) ~= owner then return false end
-if not meets(parseRecord(raw)) then return {'unmet', raw} end
+local record = parseRecord(raw)
+if not meets(record) then return {'unmet', raw} end
+local seq = beginEvent()
 redis.call('HDEL', conv, id)
 redis.call('HDEL', convOwner, id)
 for _, index in ipairs(indexes) do redis.call('ZREM', index, id) end
 redis.call('UNLINK', msg, msgs)
+recordEvent(seq, recordJson(record))
 return {'applied', raw}
 `,
 });

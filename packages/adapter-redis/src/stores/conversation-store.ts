@@ -11,6 +11,7 @@ import {
   type ConversationStore,
   type DeleteConditions,
   type DomainEvent,
+  type EventDraft,
   type OffsetPage,
   type PageResult,
   type WriteResult,
@@ -143,15 +144,23 @@ export class RedisConversationStore implements ConversationStore {
     return writeResult(await this.log.write(RECORD_UPDATE, workspaceId, { keys: { hash: keys.conv, leave, join }, args: { id, ...changeArgs(change) } }, change.event));
   }
 
-  /** Reads the stored owner (which decides the index keys), then deletes in one script if `conditions` hold. */
-  async delete(workspaceId: string, id: string, conditions: DeleteConditions = {}): Promise<WriteResult<Conversation> | null> {
+  /**
+   * Reads the stored owner (which decides the index keys), then deletes in one script if
+   * `conditions` hold, recording `event` (`conversation.deleted`) with the removal.
+   */
+  async delete(workspaceId: string, id: string, conditions: DeleteConditions = {}, event?: EventDraft): Promise<WriteResult<Conversation> | null> {
     const keys = this.keys(workspaceId);
     const owner = await this.owner(workspaceId, id);
     if (owner === null) return null;
-    const reply = await this.log.write(CONVERSATION_DELETE, workspaceId, {
-      keys: { conv: keys.conv, convOwner: keys.convOwner, indexes: [keys.convs, ...leavableIndexes(keys, parseOwner(owner))], msg: keys.msg(id), msgs: keys.msgs(id) },
-      args: { id, owner, ...conditionArgs(conditions) },
-    });
+    const reply = await this.log.write(
+      CONVERSATION_DELETE,
+      workspaceId,
+      {
+        keys: { conv: keys.conv, convOwner: keys.convOwner, indexes: [keys.convs, ...leavableIndexes(keys, parseOwner(owner))], msg: keys.msg(id), msgs: keys.msgs(id) },
+        args: { id, owner, ...conditionArgs(conditions) },
+      },
+      event,
+    );
     return writeResult(reply);
   }
 }

@@ -2,7 +2,7 @@
  * @module The event log on Redis: the one path of every write script (`EventLog.write`: the event's
  * keys and args, the workspace registry, the outbox hint) and `storage.events`.
  */
-import { EVENT_TYPES, type Clock, type DomainEvent, type EventDraft, type EventPage, type EventStore, type EventType } from '@parley/core';
+import { EVENT_TYPES, withoutHiddenFields, type Clock, type DomainEvent, type EventDraft, type EventPage, type EventStore, type EventType } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
 import { outboxKeys, workspaceKeys, type WorkspaceKeys } from '../keys.js';
 import { records, strings, type ScriptCall, type ScriptReply } from '../script.js';
@@ -78,8 +78,9 @@ export class EventLog {
   /**
    * Runs a write script (see `writeScript`) in `workspaceId` — the one path by which inserts,
    * changes and deletes reach Redis: adds the event part of the call for `event` (none when
-   * absent; a {@link EventDraft} gets the `data` the script builds, a full event its own `data`, or
-   * `dataJson` when the caller has its JSON already), makes sure first that the workspace is in the
+   * absent; a {@link EventDraft} gets the `data` the script builds, a full event its own `data` —
+   * without hidden fields either way (`withoutHiddenFields`, records.lua.ts) — or `dataJson` when
+   * the caller has its JSON already: a message's, which has none), makes sure first that the workspace is in the
    * outbox registry (so the sweep finds its events even if every hint is lost), and hints takers
    * without waiting when the script recorded the event (a lost hint only delays it to the next
    * sweep). `call` names the script's own keys and args, or is built from the workspace's key
@@ -110,7 +111,7 @@ export class EventLog {
         ...call.args,
         eventId: event?.id ?? '',
         eventHead: event ? eventHead(event, workspaceId) : '',
-        eventData: event && 'data' in event ? (dataJson ?? JSON.stringify(event.data)) : '',
+        eventData: event && 'data' in event ? (dataJson ?? JSON.stringify(eventData(event.data))) : '',
         retainedFrom: this.retainedFrom(),
       },
     } as ScriptCall<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>)) as [number, ScriptReply?];
@@ -168,4 +169,9 @@ export class RedisEventStore implements EventStore {
     const [more, ...rows] = strings(reply);
     return { events: records<DomainEvent>(rows), hasMore: more === '1' };
   }
+}
+
+/** An event's `data` as recorded: an object without its hidden fields (an agent's tools secret). */
+function eventData(data: DomainEvent['data']): DomainEvent['data'] {
+  return data !== null && typeof data === 'object' ? withoutHiddenFields(data) : data;
 }

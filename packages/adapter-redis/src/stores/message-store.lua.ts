@@ -20,8 +20,8 @@ import { LUA_RECORD } from './records.lua.js';
  */
 export const MESSAGE_APPEND = writeScript({
   name: 'message_append',
-  keys: ['conv', 'activeConvs', 'msg', 'msgs'],
-  args: ['conversationId', 'id', 'stored', 'at'],
+  keys: ['conv', 'activeConvs', 'msg', 'msgs', 'usage'],
+  args: ['conversationId', 'id', 'stored', 'at', 'usageTtl', 'increments[]'],
   lua: `${LUA_RECORD}
 if not redis.call('ZSCORE', activeConvs, conversationId) then
   if redis.call('HEXISTS', conv, conversationId) == 1 then return 'conversation_completed' end
@@ -35,6 +35,10 @@ advance(conversation, 'lastMessageAt', at)
 advance(conversation, 'updatedAt', at)
 conversation.version = conversation.version + 1
 redis.call('HSET', conv, conversationId, encodeRecord(conversation))
+if #increments > 0 then
+  for i = 1, #increments, 2 do redis.call('HINCRBY', usage, increments[i], increments[i + 1]) end
+  redis.call('EXPIRE', usage, usageTtl)
+end
 recordEvent(seq)
 return 'appended'
 `,

@@ -1,9 +1,12 @@
 /** @module Messages on Redis: per conversation, a HASH of records and a ZSET of ids (score 0). */
-import type { DomainEvent, Message, MessagePage, MessageStore } from '@parley/core';
+import { usageDay, usageIncrements, type DomainEvent, type Message, type MessagePage, type MessageStore, type UsageRecord } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
 import type { EventLog } from './event-log.js';
 import { MESSAGE_APPEND, MESSAGE_PAGE } from './message-store.lua.js';
+
+/** How long a day's usage counters are kept after its last reply: 400 days. */
+export const USAGE_TTL_SECONDS = 400 * 86_400;
 
 /**
  * {@link MessageStore} on Redis. `append` and `page` are one Lua script each, so one round trip
@@ -17,15 +20,22 @@ export class RedisMessageStore implements MessageStore {
     return this.log.runner;
   }
 
-  async append(workspaceId: string, message: Message, event: DomainEvent): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
+  async append(workspaceId: string, message: Message, event: DomainEvent, usage?: UsageRecord): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
     const { conversationId } = message;
     const stored = JSON.stringify(message);
     const reply = await this.log.write(
       MESSAGE_APPEND,
       workspaceId,
       (keys) => ({
-        keys: { conv: keys.conv, activeConvs: keys.convsByStatus('active'), msg: keys.msg(conversationId), msgs: keys.msgs(conversationId) },
-        args: { conversationId, id: message.id, stored, at: JSON.stringify(message.createdAt) },
+        keys: { conv: keys.conv, activeConvs: keys.convsByStatus('active'), msg: keys.msg(conversationId), msgs: keys.msgs(conversationId), usage: keys.usage(usageDay(message.createdAt)) },
+        args: {
+          conversationId,
+          id: message.id,
+          stored,
+          at: JSON.stringify(message.createdAt),
+          usageTtl: USAGE_TTL_SECONDS,
+          increments: usage ? usageIncrements(usage).flatMap(([field, increment]) => [field, String(increment)]) : [],
+        },
       }),
       event,
       // The event's data is the message as a rule: its JSON is made once, for both.

@@ -7,6 +7,7 @@
  * total is ZCARD, O(1). A change is merged into the stored record inside the script
  * (`LUA_RECORD`), so there is no read before a write and nothing to retry.
  */
+import { HIDDEN_FIELDS } from '@parley/core';
 import { LUA_FETCH, namedScript } from '../script.js';
 import { writeScript } from './event-log.lua.js';
 
@@ -16,8 +17,9 @@ import { writeScript } from './event-log.lua.js';
  * `parseRecord(raw)` → `{version, names, segments}`; `fieldJson(record, name)` (`'null'` when
  * absent); `advance(record, name, json)` sets a timestamp field unless the stored one is later;
  * `meets(record)`, the preconditions; `applyChange(record)`, the merge and the version;
- * `encodeRecord(record)`, the stored form; `recordJson(record)`, the record's JSON (an event's
- * `data`). Comparisons are byte-wise (`lessBytes`): Lua's `<` on strings follows the server's locale.
+ * `encodeRecord(record)`, the stored form; `recordJson(record)`, the record's JSON without its
+ * hidden fields (`HIDDEN_FIELDS` of `@parley/core`: an agent's tools secret), an event's `data`.
+ * Comparisons are byte-wise (`lessBytes`): Lua's `<` on strings follows the server's locale.
  */
 export const LUA_RECORD = `
 local SEP = '\\31'
@@ -61,9 +63,12 @@ local function encodeRecord(record)
   for i, name in ipairs(record.names) do parts[i + 1] = record.segments[name] end
   return table.concat(parts, SEP)
 end
+local HIDDEN = { ${HIDDEN_FIELDS.map((name) => `[${JSON.stringify(name)}] = true`).join(', ')} }
 local function recordJson(record)
   local parts = {}
-  for i, name in ipairs(record.names) do parts[i] = record.segments[name] end
+  for _, name in ipairs(record.names) do
+    if not HIDDEN[name] then parts[#parts + 1] = record.segments[name] end
+  end
   return '{' .. table.concat(parts, ',') .. '}'
 end
 local function meets(record)

@@ -250,6 +250,9 @@ export interface paths {
          *     - `event: message` for each message stored in the conversation, oldest first; `id:` is a cursor, `data:` the message.
          *     - `event: message.delta` with `{inReplyTo, delta, attempt}` while a reply is being generated (a new `attempt` restarts the text).
          *     - `event: reply.failed` with `{inReplyTo, error}` when a reply is given up.
+         *     - `event: tool.call` with `{inReplyTo, toolCall}` when the model decides a tool call (its streamed argument deltas assembled: `toolCall` is `{id, name, arguments}`).
+         *     - `event: tool.result` with the stored `tool` message (a tool's result); `id:` is a cursor like a message's.
+         *     - `event: reply.requires_action` with `{conversationId, inReplyTo, toolCalls}` when a reply pauses for client tools or approvals (answer with `POST /api/conversations/{id}/tool-results`).
          *     - `event: conversation.completed` with the conversation; then the stream ends.
          *     - A `: keep-alive` comment after 15 s without events.
          *
@@ -260,6 +263,28 @@ export interface paths {
         get: operations["streamConversation"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{id}/tool-results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the tool calls a paused reply waits for
+         * @description Answers calls listed in the conversation's `pendingToolCalls` (and in the `reply.requires_action` event): `{toolCallId, output}` for a client tool, `{toolCallId, approved, reason?}` for a call that requires approval. Once every call of the step is answered the reply resumes on a worker: an approved webhook tool is called, a rejected call gives the model `{"error": "rejected", "reason": …}`. Answers the calls still waiting.
+         *
+         *     Requires the scope `conversations:write` (or `*`).
+         */
+        post: operations["submitToolResults"];
         delete?: never;
         options?: never;
         head?: never;
@@ -474,6 +499,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Token usage totals
+         * @description Input and output tokens of the workspace's stored reply steps (each assistant message's `metadata.reply.usage`) from UTC day `from` to `to` (both included, at most 366 days; default the last 30 days), grouped by `agent`, `model`, `user` or `day`. Read from counters kept with each stored message, so its cost does not grow with the history.
+         *
+         *     Requires the scope `agents:read` (or `*`).
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/plants": {
         parameters: {
             query?: never;
@@ -612,8 +659,17 @@ export interface components {
             systemPrompt?: string;
             temperature?: number;
             maxTokens?: number;
-            /** @description A JSON object of at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. */
-            configuration?: Record<string, unknown>;
+            /** @description A JSON object; its fields other than `tools` take at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. `tools` and `maxSteps` define the agent's tools (docs/replies-and-streams.md#tools). */
+            configuration?: {
+                /** @description The tools the agent may call, with distinct names (docs/replies-and-streams.md#tools). */
+                tools?: components["schemas"]["Tool"][];
+                /** @description The most model calls a reply makes (default 8). */
+                maxSteps?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description Secret signing the calls of the agent's webhook tools (Standard Webhooks); returned only in this response. Generated when an agent first gets a webhook tool and has none. */
+            toolsSecret?: string;
         };
         AgentUpdate: {
             name?: string;
@@ -623,10 +679,125 @@ export interface components {
             systemPrompt?: string | null;
             temperature?: number | null;
             maxTokens?: number | null;
-            /** @description A JSON object of at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. */
-            configuration?: Record<string, unknown>;
+            /** @description A JSON object; its fields other than `tools` take at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. `tools` and `maxSteps` define the agent's tools (docs/replies-and-streams.md#tools). */
+            configuration?: {
+                /** @description The tools the agent may call, with distinct names (docs/replies-and-streams.md#tools). */
+                tools?: components["schemas"]["Tool"][];
+                /** @description The most model calls a reply makes (default 8). */
+                maxSteps?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description Secret signing the calls of the agent's webhook tools (Standard Webhooks); returned only in this response. Generated when an agent first gets a webhook tool and has none. */
+            toolsSecret?: string;
             /** @enum {string} */
             status?: "active" | "inactive";
+        };
+        AgentWithToolsSecret: {
+            /** @description Opaque id starting with agt_, sortable by creation time. */
+            id: string;
+            name: string;
+            description: string;
+            /** @description One of the models accepted on creation when the agent was created. */
+            model: string;
+            systemPrompt: string | null;
+            temperature: number | null;
+            maxTokens: number | null;
+            /** @description A JSON object of at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. */
+            configuration: Record<string, unknown>;
+            /** @enum {string} */
+            status: "active" | "inactive";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.
+             */
+            updatedAt: string;
+            /** @description The secret that signs the calls of the agent's webhook tools (Standard Webhooks); present only in the response that set or generated it. */
+            toolsSecret?: string;
+        };
+        Tool: {
+            name: string;
+            description: string;
+            /** @description A JSON Schema (draft 2020-12) of type "object" describing the tool's arguments, at most 16384 bytes serialized. */
+            parameters: Record<string, unknown>;
+            /** @enum {string} */
+            kind: "webhook" | "client";
+            /**
+             * Format: uri
+             * @description An absolute http(s) URL without credentials, control characters or surrounding whitespace, stored and returned in its normalised form (WHATWG URL href). A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
+             */
+            url?: string;
+            requiresApproval?: boolean;
+            timeoutMs?: number;
+        };
+        ToolCall: {
+            /** @description The call's id, given by the model's provider. */
+            id: string;
+            name: string;
+            /** @description The arguments, parsed from the model's JSON (`{}` when it sent none that parse). */
+            arguments: Record<string, unknown>;
+        };
+        PendingToolCall: {
+            /** @description The call's id, given by the model's provider. */
+            id: string;
+            name: string;
+            /** @description The arguments, parsed from the model's JSON (`{}` when it sent none that parse). */
+            arguments: Record<string, unknown>;
+            /** @enum {string} */
+            kind: "webhook" | "client";
+            requiresApproval: boolean;
+        };
+        ToolResults: {
+            results: ({
+                toolCallId: string;
+                /** @description The client tool's result: any JSON value (handed to the model as JSON text). */
+                output: unknown;
+            } | {
+                toolCallId: string;
+                approved: boolean;
+                reason?: string;
+            })[];
+        };
+        ToolResultsAccepted: {
+            /** @description Opaque id starting with conv_, sortable by creation time. */
+            conversationId: string;
+            pendingToolCalls: components["schemas"]["PendingToolCall"][];
+        };
+        ReplyFailed: {
+            /** @description Opaque id starting with conv_, sortable by creation time. */
+            conversationId: string;
+            /** @description Opaque id starting with msg_, sortable by creation time. */
+            inReplyTo: string | null;
+            error: string;
+        };
+        ReplyRequiresAction: {
+            /** @description Opaque id starting with conv_, sortable by creation time. */
+            conversationId: string;
+            /** @description Opaque id starting with msg_, sortable by creation time. */
+            inReplyTo: string | null;
+            toolCalls: components["schemas"]["PendingToolCall"][];
+        };
+        UsageReport: {
+            from: string;
+            to: string;
+            /** @enum {string} */
+            groupBy: "agent" | "model" | "user" | "day";
+            totals: {
+                /** @description The agent id, model name, user id (null: conversations without a user) or day, by groupBy. */
+                key: string | null;
+                inputTokens: number;
+                outputTokens: number;
+                /** @description Reply steps counted (stored assistant messages of replies). */
+                replies: number;
+            }[];
+            inputTokens: number;
+            outputTokens: number;
+            replies: number;
         };
         Conversation: {
             /** @description Opaque id starting with conv_, sortable by creation time. */
@@ -653,6 +824,8 @@ export interface components {
              * @description The createdAt of its latest message; null until the first one.
              */
             lastMessageAt: string | null;
+            /** @description The tool calls a paused reply waits for (answer them with POST /api/conversations/{id}/tool-results); [] when none. */
+            pendingToolCalls: components["schemas"]["PendingToolCall"][];
         };
         ConversationList: {
             conversations: components["schemas"]["Conversation"][];
@@ -679,10 +852,17 @@ export interface components {
             /** @description Opaque id starting with conv_, sortable by creation time. */
             conversationId: string;
             content: string;
-            /** @enum {string} */
-            role: "user" | "assistant" | "system";
+            /**
+             * @description `tool` messages hold a tool's result and are stored by Parley only.
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "system" | "tool";
             /** @description A JSON object of at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. */
             metadata: Record<string, unknown>;
+            /** @description The tool calls an assistant message asks for; null when none. */
+            toolCalls: components["schemas"]["ToolCall"][] | null;
+            /** @description The call a tool message is the result of; null on other messages. */
+            toolCallId: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.
@@ -714,7 +894,7 @@ export interface components {
             /** @description The URL in its normalised form (WHATWG URL href). */
             url: string;
             /** @description The event types delivered, or ["*"]: every type, present and future. */
-            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "*")[];
+            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "*")[];
             /** @description False when disabled by PATCH, or by Parley (see disabledReason). */
             enabled: boolean;
             /**
@@ -739,7 +919,7 @@ export interface components {
             /** @description The URL in its normalised form (WHATWG URL href). */
             url: string;
             /** @description The event types delivered, or ["*"]: every type, present and future. */
-            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "*")[];
+            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "*")[];
             /** @description False when disabled by PATCH, or by Parley (see disabledReason). */
             enabled: boolean;
             /**
@@ -774,7 +954,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to deliver, or ["*"] for every type, present and future. */
-            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "*")[];
+            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "*")[];
             /** @description Signing secret: whsec_ + base64 of 24 to 64 bytes (Standard Webhooks), or 16 to 512 characters used as raw UTF-8. */
             secret?: string;
         };
@@ -785,7 +965,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to deliver, or ["*"] for every type, present and future. */
-            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "*")[];
+            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "*")[];
             /** @description Signing secret: whsec_ + base64 of 24 to 64 bytes (Standard Webhooks), or 16 to 512 characters used as raw UTF-8. */
             secret?: string;
             enabled?: boolean;
@@ -796,7 +976,7 @@ export interface components {
             /** @description The event delivered: its evt_ id, also the webhook-id header (evt_test_… for tests). */
             eventId: string;
             /** @enum {string} */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received";
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action";
             /** @description 1-based number within its schedule; manual retries and tests count from 1. */
             attempt: number;
             /**
@@ -864,20 +1044,20 @@ export interface components {
         };
         WebhookTestRequest: {
             /** @enum {string} */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received";
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action";
         };
         Event: {
             /** @description Opaque id starting with evt_, sortable by creation time. */
             id: string;
             /** @enum {string} */
-            type: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received";
+            type: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action";
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.
              */
             timestamp: string;
-            /** @description The resource as the API returned it at the change: an agent, a conversation or a message, by type. */
-            data: components["schemas"]["Agent"] | components["schemas"]["Conversation"] | components["schemas"]["Message"];
+            /** @description The resource as the API returned it at the change: an agent, a conversation or a message, by type; for reply.failed and reply.requires_action the reply's state. */
+            data: components["schemas"]["Agent"] | components["schemas"]["Conversation"] | components["schemas"]["Message"] | components["schemas"]["ReplyFailed"] | components["schemas"]["ReplyRequiresAction"];
         };
         EventList: {
             events: components["schemas"]["Event"][];
@@ -1136,7 +1316,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created agent, every field present. */
+            /** @description The created agent, every field present; with `toolsSecret` when the agent got one (given, or generated for its first webhook tool) — the only time it is shown. */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1146,7 +1326,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Agent"];
+                    "application/json": components["schemas"]["AgentWithToolsSecret"];
                 };
             };
             /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
@@ -1516,7 +1696,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The whole updated agent. */
+            /** @description The whole updated agent; with `toolsSecret` when this update set or generated it — the only time it is shown. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1526,7 +1706,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Agent"];
+                    "application/json": components["schemas"]["AgentWithToolsSecret"];
                 };
             };
             /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
@@ -2927,6 +3107,156 @@ export interface operations {
             };
         };
     };
+    submitToolResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (conv_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolResults"];
+            };
+        };
+        responses: {
+            /** @description The answers were kept; the reply resumes once none is waiting. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolResultsAccepted"];
+                };
+            };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope of this operation (`details.requiredScope`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No conversation with this id in the key's workspace. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `conflict`: a call is not waiting for an answer (unknown or already answered), or the conversation is completed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the configured limit (`details.limitBytes`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `internal_error`: something unexpected; the body reveals nothing, the log has the cause. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `service_unavailable`: storage (or the rate-limit store, when failing closed) is unreachable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: {
@@ -4216,7 +4546,7 @@ export interface operations {
                 /** @description Cursor: the nextCursor of the previous page. */
                 after?: string;
                 limit?: number;
-                type?: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received";
+                type?: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action";
             };
             header?: never;
             path?: never;
@@ -4359,6 +4689,108 @@ export interface operations {
             };
             /** @description No retained event with this id in the key's workspace. */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `internal_error`: something unexpected; the body reveals nothing, the log has the cause. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `service_unavailable`: storage (or the rate-limit store, when failing closed) is unreachable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description First UTC day counted (YYYY-MM-DD, included); default 29 days before `to`. */
+                from?: string;
+                /** @description Last UTC day counted (YYYY-MM-DD, included); default today. */
+                to?: string;
+                /** @description What the totals are grouped by (default `day`). */
+                groupBy?: "agent" | "model" | "user" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The totals, one per group with any usage, and their sum. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope of this operation (`details.requiredScope`). */
+            403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

@@ -3,7 +3,8 @@ import type { Agent, Conversation, DomainEvent, EventType, Message } from '../ty
 
 /**
  * The resource an event of `type` carries, filled with example values stamped `at` (ISO 8601):
- * an agent for `agent.*`, a conversation for `conversation.*`, a message for `message.*`, shaped
+ * an agent for `agent.*`, a conversation for `conversation.*`, a message for `message.*`, the
+ * reply's state for `reply.*`, shaped
  * exactly like the real ones so a receiver's parsing is exercised.
  */
 export function exampleEventData(type: EventType, at: string): DomainEvent['data'] {
@@ -29,6 +30,7 @@ export function exampleEventData(type: EventType, at: string): DomainEvent['data
     createdAt: at,
     updatedAt: at,
     lastMessageAt: type === 'conversation.completed' ? at : null,
+    pendingToolCalls: [],
   };
   const message: Message = {
     id: 'msg_01EXAMPLE0000000000000000',
@@ -36,8 +38,15 @@ export function exampleEventData(type: EventType, at: string): DomainEvent['data
     content: type === 'message.received' ? 'Hello! How can I help?' : 'Hello, I have a question.',
     role: type === 'message.received' ? 'assistant' : 'user',
     metadata: {},
+    toolCalls: null,
+    toolCallId: null,
     createdAt: at,
   };
+  const toolCall = { id: 'call_01EXAMPLE', name: 'get_weather', arguments: { city: 'Paris' } };
+  if (type === 'reply.failed') return { conversationId: conversation.id, inReplyTo: message.id, error: 'The language model failed 3 times (APICallError (HTTP 500)); the reply was given up.' };
+  if (type === 'reply.requires_action') {
+    return { conversationId: conversation.id, inReplyTo: message.id, toolCalls: [{ ...toolCall, kind: 'client', requiresApproval: false }] };
+  }
   if (type.startsWith('agent.')) return agent;
   if (type.startsWith('conversation.')) return conversation;
   return message;

@@ -19,7 +19,7 @@ const event: DomainEvent = {
   type: 'message.sent',
   workspaceId: 'ws1',
   occurredAt: '2026-11-22T07:00:00.000Z',
-  data: { id: 'msg_1', conversationId: 'conv_1', content: 'Grüße ✓ "quoted"', role: 'user', metadata: {}, createdAt: '2026-11-22T07:00:00.000Z' },
+  data: { id: 'msg_1', conversationId: 'conv_1', content: 'Grüße ✓ "quoted"', role: 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt: '2026-11-22T07:00:00.000Z' },
 };
 
 function headersOf(signed: { headers: Record<string, string> }) {

@@ -190,20 +190,28 @@ export function undiciTransport(options: UndiciTransportOptions = {}): ClosableW
       // One controller and one timer per attempt: cheaper than AbortSignal.timeout + AbortSignal.any.
       const controller = new AbortController();
       let timedOut = false;
+      const deadline = webhook.timeoutMs ?? timeoutMs;
       const timer = setTimeout(() => {
         timedOut = true;
         controller.abort();
-      }, timeoutMs);
+      }, deadline);
       const stop = () => controller.abort();
       signal?.addEventListener('abort', stop, { once: true });
       try {
-        const response = await request(url, { method: 'POST', headers: webhook.headers, body: webhook.body, dispatcher: agent, signal: controller.signal });
-        const responseBody = await readCapped(response.body, WEBHOOK_RESPONSE_BODY_BYTES);
+        const response = await request(url, {
+          method: 'POST',
+          headers: webhook.headers,
+          body: webhook.body,
+          dispatcher: agent,
+          signal: controller.signal,
+          ...(webhook.timeoutMs !== undefined && { headersTimeout: deadline, bodyTimeout: deadline }),
+        });
+        const responseBody = await readCapped(response.body, webhook.maxResponseBytes ?? WEBHOOK_RESPONSE_BODY_BYTES);
         const status = response.statusCode;
         const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after'], Date.now()) : null;
         return { status, responseBody, error: null, durationMs: elapsed(), retryAfterMs };
       } catch (error) {
-        return failed(signal?.aborted && !timedOut ? 'Aborted: the worker stopped.' : describeFailure(error, timedOut, timeoutMs, connectTimeoutMs));
+        return failed(signal?.aborted && !timedOut ? 'Aborted: the worker stopped.' : describeFailure(error, timedOut, deadline, connectTimeoutMs));
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener('abort', stop);

@@ -1,6 +1,8 @@
 /** @module Adapts the AI SDK's language models (`ai`, any `@ai-sdk/*` provider) to Parley's model port. */
 import type { LanguageModel as AiSdkModelOrId } from 'ai';
-import type { FinishReason, LanguageModel, ModelRequest, ModelStreamPart, TokenUsage } from '../ports/language-model.js';
+import type { ModelMessage, ToolSet } from 'ai';
+import type { FinishReason, LanguageModel, ModelRequest, ModelStreamPart, PromptMessage, TokenUsage } from '../ports/language-model.js';
+import type { JsonObject } from '../types.js';
 
 /**
  * A language model object of the AI SDK (specification v2 or v3, e.g. `createOpenAICompatible(…)(id)`
@@ -32,21 +34,36 @@ export function isAiSdkLanguageModel(model: unknown): model is AiSdkLanguageMode
 export function aiSdkModel(model: AiSdkLanguageModel): LanguageModel {
   return {
     async *stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
-      const { streamText } = await import('ai');
+      const { streamText, jsonSchema } = await import('ai');
+      // Tools without `execute`: the SDK stops after one step and hands the calls over (Parley runs them).
+      const tools: ToolSet | undefined = request.tools?.length
+        ? Object.fromEntries(request.tools.map((tool) => [tool.name, { description: tool.description, inputSchema: jsonSchema(tool.parameters) }]))
+        : undefined;
       const result = streamText({
         model,
         ...(request.system !== undefined && { system: request.system }),
-        messages: request.messages.map((message) => ({ role: message.role, content: message.content })),
+        messages: request.messages.map(modelMessage),
+        ...(tools && { tools }),
         ...(request.temperature !== undefined && { temperature: request.temperature }),
         ...(request.maxTokens !== undefined && { maxOutputTokens: request.maxTokens }),
         ...(request.signal && { abortSignal: request.signal }),
         maxRetries: 0,
         onError: () => {},
       });
+      const names = new Map<string, string>();
       for await (const part of result.fullStream) {
         switch (part.type) {
           case 'text-delta':
             if (part.text !== '') yield { type: 'text-delta', delta: part.text };
+            break;
+          case 'tool-input-start':
+            names.set(part.id, part.toolName);
+            break;
+          case 'tool-input-delta':
+            if (part.delta !== '') yield { type: 'tool-call-delta', toolCallId: part.id, toolName: names.get(part.id) ?? '', argumentsDelta: part.delta };
+            break;
+          case 'tool-call':
+            yield { type: 'tool-call', toolCall: { id: part.toolCallId, name: part.toolName, arguments: argumentsObject(part.input) } };
             break;
           case 'error':
             throw part.error;
@@ -70,4 +87,36 @@ function finishReason(reason: string): FinishReason {
 
 function usage(total: { inputTokens: number | undefined; outputTokens: number | undefined }): TokenUsage {
   return { inputTokens: total.inputTokens ?? null, outputTokens: total.outputTokens ?? null };
+}
+
+/** A call's parsed input as an object: anything else (invalid JSON the SDK kept as text) is `{}`. */
+function argumentsObject(input: unknown): JsonObject {
+  return typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as JsonObject) : {};
+}
+
+/** A prompt message as the AI SDK takes it: tool calls as `tool-call` parts, results as JSON `tool-result` parts. */
+function modelMessage(message: PromptMessage): ModelMessage {
+  switch (message.role) {
+    case 'assistant':
+      if (!message.toolCalls?.length) return { role: 'assistant', content: message.content };
+      return {
+        role: 'assistant',
+        content: [
+          ...(message.content !== '' ? [{ type: 'text' as const, text: message.content }] : []),
+          ...message.toolCalls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: call.arguments })),
+        ],
+      };
+    case 'tool':
+      return { role: 'tool', content: [{ type: 'tool-result', toolCallId: message.toolCallId, toolName: message.toolName, output: toolOutput(message.content) }] };
+    default:
+      return { role: message.role, content: message.content };
+  }
+}
+
+function toolOutput(content: string): { type: 'json'; value: never } | { type: 'text'; value: string } {
+  try {
+    return { type: 'json', value: JSON.parse(content) as never };
+  } catch {
+    return { type: 'text', value: content };
+  }
 }

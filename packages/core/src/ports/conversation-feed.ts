@@ -1,4 +1,5 @@
 /** @module The conversation feed port: live signals of a conversation, for its streams (README "Live streams"). */
+import type { ReplyRequiresAction, ToolCall } from '../types.js';
 
 /**
  * What a conversation's stream is told, live:
@@ -7,12 +8,16 @@
  * - `message.delta`: text of a reply being generated, in order; `attempt` (1–3) restarts the text
  *   when a failed try is tried again.
  * - `reply.failed`: a reply was given up (`error` says why, never message content).
+ * - `tool.call`: the model decided a tool call (its streamed argument deltas assembled).
+ * - `reply.requires_action`: a reply paused for client tools or approvals (docs/replies-and-streams.md#tools).
  * - `conversation.completed`: the conversation was completed (also a hint: streams check storage).
  */
 export type FeedSignal =
   | { type: 'message'; messageId: string }
   | { type: 'message.delta'; inReplyTo: string | null; delta: string; attempt: number }
   | { type: 'reply.failed'; inReplyTo: string | null; error: string }
+  | { type: 'tool.call'; inReplyTo: string | null; toolCall: ToolCall }
+  | { type: 'reply.requires_action'; data: ReplyRequiresAction }
   | { type: 'conversation.completed' };
 
 /** A live subscription; `unsubscribe` releases everything it holds (idempotent). */

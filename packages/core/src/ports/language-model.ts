@@ -1,12 +1,25 @@
 /** @module The language model port: what an agent's reply is generated with (README "Agents that reply"). */
 
-/** Who said a message of the prompt: the roles of Parley's messages. */
-export type PromptRole = 'user' | 'assistant' | 'system';
+import type { JsonObject, ToolCall } from '../types.js';
 
-/** One message of the prompt, oldest first in {@link ModelRequest.messages}. */
-export interface PromptMessage {
-  role: PromptRole;
-  content: string;
+/** Who said a message of the prompt: the roles of Parley's messages. */
+export type PromptRole = 'user' | 'assistant' | 'system' | 'tool';
+
+/**
+ * One message of the prompt, oldest first in {@link ModelRequest.messages}. An `assistant` message
+ * may carry the tool calls it asked for; each is followed by one `tool` message per call, whose
+ * `content` is the result as JSON text and `toolName` the called tool.
+ */
+export type PromptMessage =
+  | { role: 'user' | 'system'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; content: string; toolCallId: string; toolName: string };
+
+/** A tool the model may call: `parameters` is a JSON Schema (draft 2020-12) of the arguments object. */
+export interface ModelTool {
+  name: string;
+  description: string;
+  parameters: JsonObject;
 }
 
 /**
@@ -19,6 +32,8 @@ export interface ModelRequest {
   messages: PromptMessage[];
   temperature?: number;
   maxTokens?: number;
+  /** Tools the model may ask for; the model decides, Parley runs them (no tool runs inside the model). */
+  tools?: ModelTool[];
   /** Aborts the generation: the stream then rejects (with the signal's reason) and stops reading. */
   signal?: AbortSignal;
 }
@@ -35,9 +50,15 @@ export interface TokenUsage {
   outputTokens: number | null;
 }
 
-/** One part of a generation: text deltas in order, then exactly one `finish`, last. */
+/**
+ * One part of a generation: text deltas in order; for each tool call the model decides, deltas of
+ * its arguments' JSON text (as streamed) and then the whole call (`arguments` parsed, `{}` when the
+ * model sent no valid JSON object); then exactly one `finish`, last (`tool-calls` when it asked for tools).
+ */
 export type ModelStreamPart =
   | { type: 'text-delta'; delta: string }
+  | { type: 'tool-call-delta'; toolCallId: string; toolName: string; argumentsDelta: string }
+  | { type: 'tool-call'; toolCall: ToolCall }
   | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage };
 
 /**

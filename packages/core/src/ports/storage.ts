@@ -32,9 +32,13 @@
  *   included: they move `lastMessageAt`). It is never a field of the record: stores attach it to
  *   every record they hand out with `withVersion` (`recordVersion` reads it), and entity tags are
  *   derived from id + version (services/entity-tag.ts).
+ * - Hidden fields (`HIDDEN_FIELDS`, hidden-fields.ts: an agent's `toolsSecret`, a paused
+ *   conversation's `toolAnswers`) are stored with
+ *   their record and handed back by its reads and writes, but no recorded event's `data` ever
+ *   carries them, whether the store fills it in or the caller built it.
  */
 import type {
-  Agent,
+  AgentRecord,
   AgentStatus,
   Conversation,
   ConversationStatus,
@@ -48,7 +52,7 @@ import type {
 } from '../types.js';
 
 /** A record's fields that a {@link Condition} can compare: those holding a string, a boolean or `null`. */
-export type ConditionField<T> = { [K in keyof T]-?: T[K] extends string | boolean | null ? K : never }[keyof T] & string;
+export type ConditionField<T> = { [K in keyof T]-?: Exclude<T[K], undefined> extends string | boolean | null ? K : never }[keyof T] & string;
 
 /**
  * A precondition on one top-level field of the stored record, checked in the write's atomic step:
@@ -73,7 +77,9 @@ export type Condition<T> =
  *    its stored value and `touch` (never backwards). The version goes up by one, unless
  *    `keepVersion` (a change of fields the API does not return, e.g. `failingSince`).
  * 3. With `event`, the event `{ ...event, data }` is recorded in the same step, `data` being the
- *    record as stored after the change (so it never describes a state that was not stored).
+ *    record as stored after the change (so it never describes a state that was not stored) — or,
+ *    for an event whose data is not the record (`reply.requires_action`, `reply.failed`), the
+ *    complete event given, recorded as it is.
  *
  * In SQL this is `UPDATE t SET a = $1, …, updated_at = greatest(updated_at, $n), version = version
  * + 1 WHERE id = $id AND version = ANY($v) AND <conditions> RETURNING *` inside a CTE whose next
@@ -91,8 +97,8 @@ export interface Change<T> {
   where?: readonly Condition<T>[];
   /** Leave the version (and so the entity tag) as it is. */
   keepVersion?: boolean;
-  /** The event to record with the change; its `data` is the record as stored after it. */
-  event?: EventDraft;
+  /** The event to record with the change: a draft gets the record as stored after it as `data`; a complete event is recorded as given. */
+  event?: EventDraft | DomainEvent;
 }
 
 /** A {@link DomainEvent} before its `data`, which the store fills in from the record it stores or removes. */
@@ -122,16 +128,16 @@ export interface OffsetPage {
 /** `storage.agents`: the agents of each workspace. */
 export interface AgentStore {
   /** Stores a new agent (its id is new) and records `event` (`agent.created`) with it. */
-  insert(workspaceId: string, agent: Agent, event: DomainEvent): Promise<void>;
-  /** The agent with this id, or `null`. */
-  get(workspaceId: string, id: string): Promise<Agent | null>;
+  insert(workspaceId: string, agent: AgentRecord, event: DomainEvent): Promise<void>;
+  /** The agent with this id (with its tools secret), or `null`. */
+  get(workspaceId: string, id: string): Promise<AgentRecord | null>;
   /** Newest first; `total` counts every agent matching `status` (all when absent). */
-  list(workspaceId: string, query: OffsetPage & { status?: AgentStatus }): Promise<PageResult<Agent>>;
+  list(workspaceId: string, query: OffsetPage & { status?: AgentStatus }): Promise<PageResult<AgentRecord>>;
   /**
    * Applies `change` (see {@link Change}; a change of `status` moves the agent between the status
    * lists) and records its event with it. `null` when there is no such agent.
    */
-  update(workspaceId: string, id: string, change: Change<Agent>): Promise<WriteResult<Agent> | null>;
+  update(workspaceId: string, id: string, change: Change<AgentRecord>): Promise<WriteResult<AgentRecord> | null>;
   /**
    * Deletes the agent together with its conversations and their messages if `conditions` hold,
    * recording `{ ...event, data: deleted agent }` (`agent.deleted`) in the same atomic step as the
@@ -139,7 +145,7 @@ export interface AgentStore {
    * Once it resolves `applied`, none of them can be read, and `conversations.insert` for this
    * agent answers `agent_not_found`.
    */
-  delete(workspaceId: string, id: string, event: EventDraft, conditions?: DeleteConditions): Promise<WriteResult<Agent> | null>;
+  delete(workspaceId: string, id: string, event: EventDraft, conditions?: DeleteConditions): Promise<WriteResult<AgentRecord> | null>;
 }
 
 /** Filters of the conversation list; absent filters match everything. */
@@ -169,13 +175,13 @@ export interface ConversationStore {
    */
   update(workspaceId: string, id: string, change: Change<Conversation>): Promise<WriteResult<Conversation> | null>;
   /**
-   * Deletes the conversation and its messages in one atomic step if `conditions` hold; records
-   * no event (the API defines none for it, docs/events-and-webhooks.md). `applied` with the
-   * deleted conversation, `unmet` (nothing deleted), or `null` when there was none. Once it
-   * resolves `applied` the conversation cannot be read, listed or appended to, and none of its
-   * messages can be read.
+   * Deletes the conversation and its messages in one atomic step if `conditions` hold, recording
+   * `{ ...event, data: deleted conversation }` (`conversation.deleted`) with the removal when
+   * `event` is given. `applied` with the deleted conversation, `unmet` (nothing deleted, no
+   * event), or `null` when there was none. Once it resolves `applied` the conversation cannot be
+   * read, listed or appended to, and none of its messages can be read.
    */
-  delete(workspaceId: string, id: string, conditions?: DeleteConditions): Promise<WriteResult<Conversation> | null>;
+  delete(workspaceId: string, id: string, conditions?: DeleteConditions, event?: EventDraft): Promise<WriteResult<Conversation> | null>;
 }
 
 /** One page of a conversation's history. */
@@ -199,9 +205,11 @@ export interface MessageStore {
    * `lastMessageAt` becomes the later of itself and the message's `createdAt`, and its
    * `updatedAt` the later of itself and that (so a late-arriving older message never moves
    * either backwards), and its version goes up by one; conversation reads, lists and later
-   * `conversation.*` events show them.
+   * `conversation.*` events show them. With `usage` (a reply step's tokens), the workspace's
+   * usage totals ({@link UsageStore}) count it in the same atomic step, on the UTC day of the
+   * message's `createdAt`: counted exactly when the message is stored.
    */
-  append(workspaceId: string, message: Message, event: DomainEvent): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'>;
+  append(workspaceId: string, message: Message, event: DomainEvent, usage?: UsageRecord): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'>;
   /** The message with this id in this conversation, or `null`. */
   get(workspaceId: string, conversationId: string, id: string): Promise<Message | null>;
   /**
@@ -224,6 +232,43 @@ export interface MessageStore {
     conversationId: string,
     query: { before?: string; after?: string; limit: number; requireConversation?: boolean },
   ): Promise<MessagePage | null>;
+}
+
+/** The tokens of one stored reply step and whom they are counted for (docs/replies-and-streams.md#usage). */
+export interface UsageRecord {
+  agentId: string;
+  model: string;
+  /** The conversation's `userId`; `null` when it has none. */
+  userId: string | null;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What usage totals are grouped by. */
+export const USAGE_GROUPS = ['agent', 'model', 'user', 'day'] as const;
+/** One of {@link USAGE_GROUPS}. */
+export type UsageGroup = (typeof USAGE_GROUPS)[number];
+
+/** The totals of one group: `key` is the agent id, model name, user id (`null`: no user) or day (`YYYY-MM-DD`). */
+export interface UsageTotal {
+  key: string | null;
+  inputTokens: number;
+  outputTokens: number;
+  /** How many reply steps (stored assistant messages) were counted. */
+  replies: number;
+}
+
+/**
+ * `storage.usage`: token totals of each workspace's stored replies, kept per UTC day as counters
+ * that `messages.append` updates in the same atomic step as the message, so a read never scans
+ * messages: its cost grows with the days and groups asked for, not with the history.
+ */
+export interface UsageStore {
+  /**
+   * Totals from day `from` to day `to` (`YYYY-MM-DD`, both included), one entry per group with any
+   * usage, in ascending `key` order (`null` first).
+   */
+  totals(workspaceId: string, query: { from: string; to: string; groupBy: UsageGroup }): Promise<UsageTotal[]>;
 }
 
 /** `storage.webhookEndpoints`: each workspace's webhook endpoints, secrets included. */
@@ -345,6 +390,7 @@ export interface Storage {
   events: EventStore;
   outbox: EventOutbox;
   deliveries: DeliveryStore;
+  usage: UsageStore;
   /** Resolves when the backend answers; rejects otherwise (readiness probes). */
   ping(): Promise<void>;
 }

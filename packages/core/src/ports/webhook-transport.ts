@@ -5,6 +5,10 @@ export interface WebhookRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /** This request's deadline, in ms (a webhook tool's `timeoutMs`); the transport's own when absent. */
+  timeoutMs?: number;
+  /** How much of the response body to keep, in bytes (tool results); 4 KiB when absent. */
+  maxResponseBytes?: number;
 }
 
 /**

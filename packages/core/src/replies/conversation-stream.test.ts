@@ -30,7 +30,7 @@ describe('openConversationStream', () => {
   it('sends a message committed after a newer one (ids made before racing writes), once, and resumes after it without repeats', async () => {
     // The core's own generator: ids stay monotonic across the test's writes and the core's.
     const { core, adapters, conversation, ids } = await setup();
-    const message = (id: string, content: string): Message => ({ id, conversationId: conversation.id, content, role: 'user', metadata: {}, createdAt: new Date().toISOString() });
+    const message = (id: string, content: string): Message => ({ id, conversationId: conversation.id, content, role: 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt: new Date().toISOString() });
     const store = async (id: string, content: string) => {
       const stored = message(id, content);
       expect(await adapters.storage.messages.append('ws1', stored, domainEvent(ids, systemClock, 'ws1', 'message.sent', stored))).toBe('appended');

@@ -6,16 +6,21 @@ import { ParleyError } from '../errors.js';
 import type { ConversationFeed, FeedSignal, FeedSubscription } from '../ports/conversation-feed.js';
 import type { Storage } from '../ports/storage.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../services/cursor.js';
-import type { Conversation, Message } from '../types.js';
+import { conversationView } from '../services/conversation-view.js';
+import type { Conversation, Message, ReplyRequiresAction, ToolCall } from '../types.js';
 
 /**
  * What a stream yields, in order. `message` carries `cursor` (the SSE `id:`: pass it back as
- * `Last-Event-ID` or `?after=` to resume after this message). `idle` is yielded when nothing
+ * `Last-Event-ID` or `?after=` to resume after this message); a `tool` message (a tool's result) comes
+ * as `tool.result`, with a cursor too. `idle` is yielded when nothing
  * happened for `idleMs` (the transport's keep-alive moment). After `conversation.completed`
  * the stream ends.
  */
 export type StreamItem =
   | { type: 'message'; cursor: string; message: Message }
+  | { type: 'tool.result'; cursor: string; message: Message }
+  | { type: 'tool.call'; data: { inReplyTo: string | null; toolCall: ToolCall } }
+  | { type: 'reply.requires_action'; data: ReplyRequiresAction }
   | { type: 'message.delta'; data: { inReplyTo: string | null; delta: string; attempt: number } }
   | { type: 'reply.failed'; data: { inReplyTo: string | null; error: string } }
   | { type: 'conversation.completed'; conversation: Conversation }
@@ -113,7 +118,7 @@ export async function openConversationStream(
     recentSet.add(message.id);
     if (recent.length > RECENT) recentSet.delete(recent.shift()!);
     if (lastId === undefined || message.id > lastId) lastId = message.id;
-    return { type: 'message', cursor: encodeCursor(conversationId, lastId), message };
+    return { type: message.role === 'tool' ? 'tool.result' : 'message', cursor: encodeCursor(conversationId, lastId), message };
   }
 
   /** Waits for a signal, `close()` or `idleMs`; true when it timed out. */
@@ -134,7 +139,7 @@ export async function openConversationStream(
     const current = await storage.conversations.get(workspaceId, conversationId);
     if (current && current.status === 'active') return false;
     yield* catchUp();
-    if (current) yield { type: 'conversation.completed', conversation: current };
+    if (current) yield { type: 'conversation.completed', conversation: conversationView(current) };
     return true;
   }
 
@@ -155,6 +160,12 @@ export async function openConversationStream(
         for (const signal of signals) {
           if (signal.type === 'message.delta') yield { type: 'message.delta', data: { inReplyTo: signal.inReplyTo, delta: signal.delta, attempt: signal.attempt } };
           else if (signal.type === 'reply.failed') yield { type: 'reply.failed', data: { inReplyTo: signal.inReplyTo, error: signal.error } };
+          else if (signal.type === 'tool.call') yield { type: 'tool.call', data: { inReplyTo: signal.inReplyTo, toolCall: signal.toolCall } };
+          else if (signal.type === 'reply.requires_action') {
+            // Messages stored before the pause (the step asking for the calls) come first.
+            yield* catchUp();
+            yield { type: 'reply.requires_action', data: signal.data };
+          }
           else if (signal.type === 'message') yield* catchUp();
           else if (yield* completedIfSo()) return;
         }

@@ -8,7 +8,7 @@ export const MAX_JSON_OBJECT_BYTES = 16 * 1024;
 export const MAX_JSON_OBJECT_DEPTH = 8;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-function isPlainObject(value: unknown): value is JsonObject {
+export function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -17,17 +17,31 @@ function isPlainObject(value: unknown): value is JsonObject {
  * Stops descending one level past the maximum: a hostile body of 100 000 nested objects fits in
  * 1 MB and would otherwise overflow the stack (a 500 instead of a 400).
  */
-function inspect(value: unknown, depth: number): number {
+function inspect(value: unknown, depth: number, maxDepth: number): number {
   if (typeof value !== 'object' || value === null) return depth - 1;
-  if (depth > MAX_JSON_OBJECT_DEPTH) return depth;
+  if (depth > maxDepth) return depth;
   let deepest = depth;
   for (const key of Object.keys(value)) {
     if (!Array.isArray(value) && FORBIDDEN_KEYS.has(key)) return -1;
-    const child = inspect((value as Record<string, unknown>)[key], depth + 1);
+    const child = inspect((value as Record<string, unknown>)[key], depth + 1, maxDepth);
     if (child < 0) return -1;
     deepest = Math.max(deepest, child);
   }
   return deepest;
+}
+
+/**
+ * What is wrong with a JSON object `value` nested at most `maxDepth` levels and at most `maxBytes`
+ * serialized (UTF-8), without `__proto__`, `constructor` or `prototype` keys; `null` when nothing.
+ * The size is measured only once the shape passed (serializing a too-deep value could overflow the
+ * stack).
+ */
+export function jsonObjectProblem(value: JsonObject, maxDepth: number, maxBytes: number): string | null {
+  const depth = inspect(value, 1, maxDepth);
+  if (depth === -1) return 'Keys __proto__, constructor and prototype are not allowed.';
+  if (depth > maxDepth) return `Nested deeper than ${maxDepth} levels.`;
+  if (Buffer.byteLength(JSON.stringify(value)) > maxBytes) return `Larger than ${maxBytes} bytes serialized.`;
+  return null;
 }
 
 /**
@@ -40,12 +54,8 @@ export const JsonObjectSchema = v.pipe(
   v.custom<JsonObject>(isPlainObject, 'Invalid type: expected a JSON object.'),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
-    const depth = inspect(dataset.value, 1);
-    if (depth === -1) addIssue({ message: 'Keys __proto__, constructor and prototype are not allowed.' });
-    else if (depth > MAX_JSON_OBJECT_DEPTH) addIssue({ message: `Nested deeper than ${MAX_JSON_OBJECT_DEPTH} levels.` });
-    else if (Buffer.byteLength(JSON.stringify(dataset.value)) > MAX_JSON_OBJECT_BYTES) {
-      addIssue({ message: `Larger than ${MAX_JSON_OBJECT_BYTES} bytes serialized.` });
-    }
+    const problem = jsonObjectProblem(dataset.value, MAX_JSON_OBJECT_DEPTH, MAX_JSON_OBJECT_BYTES);
+    if (problem !== null) addIssue({ message: problem });
   }),
   // JSON Schema cannot express the checks above: the OpenAPI document states them in words.
   v.metadata({

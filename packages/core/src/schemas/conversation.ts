@@ -1,6 +1,6 @@
 /** @module Conversation and message request schemas (docs/api.md#routes, docs/api.md#resources, docs/pagination.md). */
 import * as v from 'valibot';
-import { CONVERSATION_STATUSES, MESSAGE_ROLES } from '../types.js';
+import { CONVERSATION_STATUSES, POSTABLE_MESSAGE_ROLES } from '../types.js';
 import { JsonObjectSchema, PageQueryEntries, integerParam, text } from './common.js';
 
 const status = v.picklist(CONVERSATION_STATUSES);
@@ -35,7 +35,7 @@ export type ConversationListQuery = v.InferInput<typeof ConversationListQuerySch
 /** Body of `POST /api/conversations/:id/messages`; `content` 1–100 000 characters. */
 export const MessageCreateSchema = v.strictObject({
   content: text(100_000),
-  role: v.picklist(MESSAGE_ROLES),
+  role: v.picklist(POSTABLE_MESSAGE_ROLES),
   metadata: v.optional(JsonObjectSchema),
 });
 export type MessageCreateInput = v.InferInput<typeof MessageCreateSchema>;

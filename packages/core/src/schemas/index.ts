@@ -3,6 +3,7 @@
 // public surface is the schemas themselves and the limits they enforce.
 export { JsonObjectSchema, MAX_JSON_OBJECT_BYTES, MAX_JSON_OBJECT_DEPTH, PAGE_LIMIT } from './common.js';
 export * from './agent.js';
+export * from './tools.js';
 export * from './conversation.js';
 export * from './webhook.js';
 export * from './event.js';

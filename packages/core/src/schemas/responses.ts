@@ -7,6 +7,7 @@ import * as v from 'valibot';
 import { ErrorCode } from '../errors.js';
 import { AGENT_STATUSES, ALL_EVENT_TYPES, CONVERSATION_STATUSES, DISABLED_REASONS, EVENT_TYPES, MESSAGE_ROLES } from '../types.js';
 import { JsonObjectSchema } from './common.js';
+import { TOOL_KINDS } from './tools.js';
 
 /** An ISO 8601 UTC timestamp with milliseconds (docs/api.md#ids-timestamps-and-bodies). */
 const timestamp = v.pipe(v.string(), v.isoTimestamp(), v.description('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.'));
@@ -34,6 +35,35 @@ export const AgentSchema = v.object({
   updatedAt: timestamp,
 });
 
+/** A tool call the model asked for (docs/replies-and-streams.md#tools). */
+export const ToolCallSchema = v.object({
+  id: v.pipe(v.string(), v.description('The call\'s id, given by the model\'s provider.')),
+  name: v.string(),
+  arguments: v.pipe(
+    v.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value)),
+    v.metadata({ type: 'object', description: 'The arguments, parsed from the model\'s JSON (`{}` when it sent none that parse).' }),
+  ),
+});
+
+/** A call a paused reply waits for: a client tool's output or an approval. */
+export const PendingToolCallSchema = v.object({
+  ...ToolCallSchema.entries,
+  kind: v.picklist(TOOL_KINDS),
+  requiresApproval: v.boolean(),
+});
+
+/** An agent as its create or PATCH answers when it set the tools secret: with `toolsSecret`, shown only then. */
+export const AgentWithToolsSecretSchema = v.object({
+  ...AgentSchema.entries,
+  toolsSecret: v.optional(v.pipe(v.string(), v.description('The secret that signs the calls of the agent\'s webhook tools (Standard Webhooks); present only in the response that set or generated it.'))),
+});
+
+/** Answer of `POST /api/conversations/:id/tool-results`: the calls still waiting. */
+export const ToolResultsAcceptedSchema = v.object({
+  conversationId: id('conv'),
+  pendingToolCalls: v.array(PendingToolCallSchema),
+});
+
 /** A conversation (docs/api.md#resources); `userId` is `null` when none was given. */
 export const ConversationSchema = v.object({
   id: id('conv'),
@@ -44,6 +74,7 @@ export const ConversationSchema = v.object({
   createdAt: timestamp,
   updatedAt: v.pipe(timestamp, v.description('When it last changed: a PATCH that changed it, or its latest message, whichever is later.')),
   lastMessageAt: v.pipe(v.nullable(timestamp), v.description('The createdAt of its latest message; null until the first one.')),
+  pendingToolCalls: v.pipe(v.array(PendingToolCallSchema), v.description('The tool calls a paused reply waits for (answer them with POST /api/conversations/{id}/tool-results); [] when none.')),
 });
 
 /** A message of a conversation (docs/api.md#resources). */
@@ -51,8 +82,10 @@ export const MessageSchema = v.object({
   id: id('msg'),
   conversationId: id('conv'),
   content: v.string(),
-  role: v.picklist(MESSAGE_ROLES),
+  role: v.pipe(v.picklist(MESSAGE_ROLES), v.description('`tool` messages hold a tool\'s result and are stored by Parley only.')),
   metadata: JsonObjectSchema,
+  toolCalls: v.pipe(v.nullable(v.array(ToolCallSchema)), v.description('The tool calls an assistant message asks for; null when none.')),
+  toolCallId: v.pipe(v.nullable(v.string()), v.description('The call a tool message is the result of; null on other messages.')),
   createdAt: timestamp,
 });
 
@@ -105,14 +138,20 @@ export const ReplyRequestedSchema = v.object({
   inReplyTo: v.pipe(v.nullable(id('msg')), v.description('The message the reply answers: the conversation\'s latest when asked, `null` if it had none.')),
 });
 
+/** Data of `reply.failed`: a reply given up; `error` says why, never quoting content. */
+export const ReplyFailedSchema = v.object({ conversationId: id('conv'), inReplyTo: v.nullable(id('msg')), error: v.string() });
+
+/** Data of `reply.requires_action`: a reply paused until these calls are answered. */
+export const ReplyRequiresActionSchema = v.object({ conversationId: id('conv'), inReplyTo: v.nullable(id('msg')), toolCalls: v.array(PendingToolCallSchema) });
+
 /** One event of the workspace's event log (`GET /api/events`): `timestamp` is when it occurred. */
 export const EventSchema = v.object({
   id: id('evt'),
   type: v.picklist(EVENT_TYPES),
   timestamp,
   data: v.pipe(
-    v.union([AgentSchema, ConversationSchema, MessageSchema]),
-    v.description('The resource as the API returned it at the change: an agent, a conversation or a message, by type.'),
+    v.union([AgentSchema, ConversationSchema, MessageSchema, ReplyFailedSchema, ReplyRequiresActionSchema]),
+    v.description('The resource as the API returned it at the change: an agent, a conversation or a message, by type; for reply.failed and reply.requires_action the reply\'s state.'),
   ),
 });
 

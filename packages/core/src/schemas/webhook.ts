@@ -13,7 +13,7 @@ const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
  * `URL#href`: lower-case scheme and host, punycode, default port dropped, path percent-encoded),
  * which is what is stored, checked by `WebhookTargetPolicy` and delivered to.
  */
-const UrlSchema = v.pipe(
+export const UrlSchema = v.pipe(
   v.string(),
   v.maxLength(2048, 'Expected at most 2048 characters.'),
   v.check((value) => !CONTROL_CHARACTERS.test(value), 'Control characters are not allowed.'),

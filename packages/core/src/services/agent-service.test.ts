@@ -14,7 +14,7 @@ function setup() {
   const adapters = memoryAdapters();
   const clock = new ManualClock(Date.parse(START));
   const core = createCore(adapters, { clock });
-  return { core, clock, events: async () => (await recordedEvents(adapters.storage)).map((event) => ({ type: event.type, id: event.data.id })) };
+  return { core, clock, events: async () => (await recordedEvents(adapters.storage)).map((event) => ({ type: event.type, id: (event.data as { id: string }).id })) };
 }
 
 describe('AgentService', () => {
@@ -58,9 +58,9 @@ describe('AgentService', () => {
 
   it('stores every optional field given on creation', async () => {
     const { core } = setup();
-    const input: AgentCreateInput = { ...base, model: 'modelB-3', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 1_000_000, configuration: { tools: ['search'] } };
+    const input: AgentCreateInput = { ...base, model: 'modelB-3', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 1_000_000, configuration: { skills: ['search'] } };
     const agent = await core.agents.create('ws1', input);
-    expect(agent).toMatchObject({ model: 'modelB-3', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 1_000_000, configuration: { tools: ['search'] } });
+    expect(agent).toMatchObject({ model: 'modelB-3', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 1_000_000, configuration: { skills: ['search'] } });
     expect(await core.agents.get('ws1', agent.id)).toEqual(agent);
   });
 

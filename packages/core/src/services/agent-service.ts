@@ -14,13 +14,30 @@ import {
   type AgentUpdateInput,
 } from '../schemas/agent.js';
 import { TOKENS } from '../tokens.js';
-import type { Agent } from '../types.js';
-import { parse } from '../validation.js';
-import { withVersion } from '../record-version.js';
+import { agentTools } from '../schemas/tools.js';
+import type { Agent, AgentRecord, JsonObject } from '../types.js';
+import { parse, validationFailed } from '../validation.js';
+import { withoutHiddenFields } from '../hidden-fields.js';
+import { recordVersion, withVersion } from '../record-version.js';
+import type { WebhookTargetPolicy } from './webhook-targets.js';
+import { generateWebhookSecret } from './webhook-service.js';
 import { domainEvent, eventDraft } from './domain-events.js';
 import { ifMatchVersions, preconditionFailed, versionMatches, type WriteConditions } from './entity-tag.js';
 import { givenFields } from './patch.js';
 import { isoTimestamp } from './timestamp.js';
+
+/**
+ * An agent as the create or update that set its tools secret answers: with `toolsSecret`, the only
+ * time the API shows it (docs/replies-and-streams.md#tools).
+ */
+export type AgentWithToolsSecret = Agent & { toolsSecret?: string };
+
+/** The agent without its tools secret: what reads, lists and events show. */
+export function agentView(record: AgentRecord): Agent {
+  return withoutHiddenFields(record);
+}
+
+const hasWebhookTool = (configuration: JsonObject) => agentTools(configuration).some((tool) => tool.kind === 'webhook');
 
 /** A page of agents: `page` and `limit` echo the (defaulted) query, `total` counts all matches. */
 export interface AgentList {
@@ -43,11 +60,18 @@ export class AgentService {
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
     // The core's schemas: their `model` picklist holds the configured model names (createCore `models`).
     @inject(TOKENS.agentSchemas) private readonly schemas: AgentSchemas = { create: AgentCreateSchema, update: AgentUpdateSchema },
+    // Webhook tools' URLs are checked like webhook endpoints' (docs/events-and-webhooks.md#targets).
+    @inject(TOKENS.webhookTargets) private readonly targets?: WebhookTargetPolicy,
   ) {}
 
-  /** Creates an `active` agent, recording `agent.created` with it. */
-  async create(workspaceId: string, input: AgentCreateInput): Promise<Agent> {
+  /**
+   * Creates an `active` agent, recording `agent.created` with it. With a webhook tool, the agent
+   * gets the given `toolsSecret` or a generated one, returned in this response only.
+   * @throws ParleyError `validation_failed` (also a webhook tool's URL refused as a target)
+   */
+  async create(workspaceId: string, input: AgentCreateInput): Promise<AgentWithToolsSecret> {
     const fields = parse(this.schemas.create, input);
+    await this.checkToolTargets(fields.configuration);
     const now = isoTimestamp(this.clock.now());
     const agent: Agent = {
       id: this.ids.next('agt'),
@@ -62,22 +86,24 @@ export class AgentService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.storage.agents.insert(workspaceId, agent, domainEvent(this.ids, this.clock, workspaceId, 'agent.created', agent));
-    return withVersion(agent, 1);
+    const toolsSecret = fields.toolsSecret ?? (hasWebhookTool(agent.configuration) ? generateWebhookSecret() : undefined);
+    const record: AgentRecord = toolsSecret === undefined ? agent : { ...agent, toolsSecret };
+    await this.storage.agents.insert(workspaceId, record, domainEvent(this.ids, this.clock, workspaceId, 'agent.created', agent));
+    return withVersion(record, 1);
   }
 
   /** @throws ParleyError `not_found` */
   async get(workspaceId: string, id: string): Promise<Agent> {
     const agent = await this.storage.agents.get(workspaceId, id);
     if (!agent) throw ParleyError.notFound('agent', id);
-    return agent;
+    return agentView(agent);
   }
 
   /** Newest first; `page` ≥ 1 (default 1), `limit` 1–100 (default 20), optional `status`. */
   async list(workspaceId: string, query: AgentListQuery = {}): Promise<AgentList> {
     const { page, limit, status } = parse(AgentListQuerySchema, query);
     const { items, total } = await this.storage.agents.list(workspaceId, { offset: (page - 1) * limit, limit, status });
-    return { agents: items, total, page, limit };
+    return { agents: items.map(agentView), total, page, limit };
   }
 
   /**
@@ -89,23 +115,51 @@ export class AgentService {
    * that same step.
    * @throws ParleyError `validation_failed`, `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
-  async update(workspaceId: string, id: string, input: AgentUpdateInput, conditions: WriteConditions = {}): Promise<Agent> {
-    const changes = givenFields(parse(this.schemas.update, input));
+  async update(workspaceId: string, id: string, input: AgentUpdateInput, conditions: WriteConditions = {}): Promise<AgentWithToolsSecret> {
+    const { toolsSecret: given, ...changes } = givenFields(parse(this.schemas.update, input));
+    await this.checkToolTargets(changes.configuration);
     const ifVersion = ifMatchVersions(conditions.ifMatch, id);
-    if (Object.keys(changes).length === 0) {
+    const set: Partial<AgentRecord> = given === undefined ? changes : { ...changes, toolsSecret: given };
+    if (Object.keys(set).length === 0) {
       const agent = await this.get(workspaceId, id);
       if (!versionMatches(ifVersion, agent)) throw preconditionFailed(agent);
       return agent;
     }
-    const result = await this.storage.agents.update(workspaceId, id, {
-      set: changes,
-      touch: isoTimestamp(this.clock.now()),
-      ifVersion,
-      event: this.draft(workspaceId, 'agent.updated'),
-    });
+    // An agent that gets a webhook tool and has no tools secret gets a generated one, stored in the
+    // same step as the change only while it still has none (a concurrent write may give it one).
+    let generated: string | undefined;
+    if (given === undefined && changes.configuration !== undefined && hasWebhookTool(changes.configuration)) {
+      const current = await this.storage.agents.get(workspaceId, id);
+      if (current && current.toolsSecret === undefined) generated = generateWebhookSecret();
+    }
+    const apply = (secret: string | undefined) =>
+      this.storage.agents.update(workspaceId, id, {
+        set: secret === undefined ? set : { ...set, toolsSecret: secret },
+        ...(secret !== undefined && { where: [{ field: 'toolsSecret', equals: null }] }),
+        touch: isoTimestamp(this.clock.now()),
+        ifVersion,
+        event: this.draft(workspaceId, 'agent.updated'),
+      });
+    let result = await apply(generated);
+    if (generated !== undefined && result?.outcome === 'unmet' && result.record.toolsSecret !== undefined && versionMatches(ifVersion, result.record)) {
+      // It got a secret meanwhile (secrets are never removed): that one is kept.
+      generated = undefined;
+      result = await apply(undefined);
+    }
     if (!result) throw ParleyError.notFound('agent', id);
-    if (result.outcome === 'unmet') throw preconditionFailed(result.record);
-    return result.record;
+    if (result.outcome === 'unmet') throw preconditionFailed(agentView(result.record));
+    const secretSet = given ?? generated;
+    const agent = agentView(result.record);
+    return secretSet === undefined ? agent : withVersion({ ...agent, toolsSecret: secretSet }, recordVersion(agent));
+  }
+
+  /** @throws ParleyError `validation_failed` at `configuration.tools.N.url` when a webhook tool's URL is refused as a target. */
+  private async checkToolTargets(configuration: JsonObject | undefined): Promise<void> {
+    if (!configuration || !this.targets) return;
+    const tools = agentTools(configuration);
+    const refusals = await Promise.all(tools.map((tool) => (tool.url ? this.targets!.refusal(tool.url) : null)));
+    const issues = refusals.flatMap((refusal, index) => (refusal === null ? [] : [{ path: `configuration.tools.${index}.url`, message: refusal }]));
+    if (issues.length > 0) throw validationFailed(issues);
   }
 
   /**
@@ -118,8 +172,8 @@ export class AgentService {
     const ifVersion = ifMatchVersions(conditions.ifMatch, id);
     const result = await this.storage.agents.delete(workspaceId, id, this.draft(workspaceId, 'agent.deleted'), { ifVersion });
     if (!result) throw ParleyError.notFound('agent', id);
-    if (result.outcome === 'unmet') throw preconditionFailed(result.record);
-    return result.record;
+    if (result.outcome === 'unmet') throw preconditionFailed(agentView(result.record));
+    return agentView(result.record);
   }
 
   private draft(workspaceId: string, type: 'agent.updated' | 'agent.deleted') {

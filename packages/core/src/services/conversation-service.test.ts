@@ -21,7 +21,7 @@ describe('ConversationService: conversations', () => {
   it('starts an active conversation with null userId and {} metadata and emits conversation.started', async () => {
     const { core, agent, events } = await setup();
     const conversation = await core.conversations.create('ws1', { agentId: agent.id });
-    expect(conversation).toEqual({ id: conversation.id, agentId: agent.id, userId: null, metadata: {}, status: 'active', createdAt: START, updatedAt: START, lastMessageAt: null });
+    expect(conversation).toEqual({ id: conversation.id, agentId: agent.id, userId: null, metadata: {}, status: 'active', createdAt: START, updatedAt: START, lastMessageAt: null, pendingToolCalls: [] });
     expect(conversation.id).toMatch(/^conv_[0-9A-Z]{26}$/);
     expect(await core.conversations.get('ws1', conversation.id)).toEqual(conversation);
     expect(await events()).toEqual([{ id: expect.stringMatching(/^evt_/), type: 'conversation.started', workspaceId: 'ws1', occurredAt: START, data: conversation }]);
@@ -42,7 +42,7 @@ describe('ConversationService: conversations', () => {
     expect(completed).toEqual({ ...conversation, status: 'completed', updatedAt: new Date(clock.now()).toISOString(), lastMessageAt: message.createdAt });
   });
 
-  it('delete removes the conversation and its messages (not_found after, and for another workspace); getMessage reads one', async () => {
+  it('delete removes the conversation and its messages, emitting conversation.deleted (not_found after, and for another workspace); getMessage reads one', async () => {
     const { core, agent, types } = await setup();
     const conversation = await core.conversations.create('ws1', { agentId: agent.id });
     const message = await core.conversations.sendMessage('ws1', conversation.id, { role: 'assistant', content: 'Hello' });
@@ -52,7 +52,7 @@ describe('ConversationService: conversations', () => {
     expect((await rejection(core.conversations.delete('ws2', conversation.id))).code).toBe('not_found');
     const before = await types();
     await core.conversations.delete('ws1', conversation.id);
-    expect(await types()).toEqual(before);
+    expect(await types()).toEqual([...before, 'conversation.deleted']);
     expect((await rejection(core.conversations.get('ws1', conversation.id))).code).toBe('not_found');
     expect((await rejection(core.conversations.getMessage('ws1', conversation.id, message.id))).code).toBe('not_found');
     expect((await rejection(core.conversations.delete('ws1', conversation.id))).code).toBe('not_found');
@@ -196,7 +196,7 @@ describe('ConversationService: messages', () => {
     const conversation = await core.conversations.create('ws1', { agentId: agent.id });
     clock.advance(250);
     const user = await core.conversations.sendMessage('ws1', conversation.id, { role: 'user', content: 'Hi', metadata: { lang: 'en' } });
-    expect(user).toEqual({ id: user.id, conversationId: conversation.id, content: 'Hi', role: 'user', metadata: { lang: 'en' }, createdAt: '2026-01-01T00:00:00.250Z' });
+    expect(user).toEqual({ id: user.id, conversationId: conversation.id, content: 'Hi', role: 'user', metadata: { lang: 'en' }, toolCalls: null, toolCallId: null, createdAt: '2026-01-01T00:00:00.250Z' });
     expect(user.id).toMatch(/^msg_[0-9A-Z]{26}$/);
     const assistant = await core.conversations.sendMessage('ws1', conversation.id, { role: 'assistant', content: 'Hello!' });
     const system = await core.conversations.sendMessage('ws1', conversation.id, { role: 'system', content: 'Be kind.' });

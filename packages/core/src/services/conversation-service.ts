@@ -24,6 +24,7 @@ import type { Change, WriteResult } from '../ports/storage.js';
 import { withVersion } from '../record-version.js';
 import { domainEvent, eventDraft } from './domain-events.js';
 import { ifMatchVersions, preconditionFailed, versionMatches, type WriteConditions } from './entity-tag.js';
+import { conversationView } from './conversation-view.js';
 import { isoTimestamp } from './timestamp.js';
 import { MessageWriter } from './message-writer.js';
 
@@ -76,6 +77,7 @@ export class ConversationService {
       createdAt,
       updatedAt: createdAt,
       lastMessageAt: null,
+      pendingToolCalls: [],
     };
     const outcome = await this.storage.conversations.insert(workspaceId, conversation, this.event(workspaceId, 'conversation.started', conversation));
     if (outcome === 'agent_not_found') throw ParleyError.notFound('agent', fields.agentId);
@@ -89,14 +91,14 @@ export class ConversationService {
   async get(workspaceId: string, id: string): Promise<Conversation> {
     const conversation = await this.storage.conversations.get(workspaceId, id);
     if (!conversation) throw ParleyError.notFound('conversation', id);
-    return conversation;
+    return conversationView(conversation);
   }
 
   /** Newest first, filtered by `agentId`, `userId` and `status` when given. */
   async list(workspaceId: string, query: ConversationListQuery = {}): Promise<ConversationList> {
     const { page, limit, ...filter } = parse(ConversationListQuerySchema, query);
     const { items, total } = await this.storage.conversations.list(workspaceId, { offset: (page - 1) * limit, limit, ...filter });
-    return { conversations: items, total, page, limit };
+    return { conversations: items.map(conversationView), total, page, limit };
   }
 
   /**
@@ -126,7 +128,7 @@ export class ConversationService {
       result = await change({ set: { status: 'completed' }, where: whileActive, event: this.draft(workspaceId, 'conversation.completed') });
       if (result?.outcome === 'applied') {
         await this.writer.signal(workspaceId, id, { type: 'conversation.completed' });
-        return result.record;
+        return conversationView(result.record);
       }
       // Completed already (a terminal state, so no second step can find it active again).
       if (result && versionMatches(ifVersion, result.record) && metadata !== undefined) result = await change({});
@@ -137,24 +139,24 @@ export class ConversationService {
     }
     if (!result) throw ParleyError.notFound('conversation', id);
     const { outcome, record } = result;
-    if (outcome === 'applied') return record;
-    if (!versionMatches(ifVersion, record)) throw preconditionFailed(record);
+    if (outcome === 'applied') return conversationView(record);
+    if (!versionMatches(ifVersion, record)) throw preconditionFailed(conversationView(record));
     if (status === 'active' && record.status === 'completed') {
       throw new ParleyError(ErrorCode.conflict, `Conversation '${id}' is completed and cannot be reactivated.`);
     }
-    return record;
+    return conversationView(record);
   }
 
   /**
-   * Deletes the conversation and all its messages. Emits no event: the API defines none for it
-   * (docs/events-and-webhooks.md). With `conditions.ifMatch`, deletes only while the
+   * Deletes the conversation and all its messages, emitting `conversation.deleted` (data: the
+   * conversation as it was) in the same atomic step. With `conditions.ifMatch`, deletes only while the
    * conversation's ETag matches, checked in the same atomic step as the removal.
    * @throws ParleyError `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
   async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<void> {
-    const result = await this.storage.conversations.delete(workspaceId, id, { ifVersion: ifMatchVersions(conditions.ifMatch, id) });
+    const result = await this.storage.conversations.delete(workspaceId, id, { ifVersion: ifMatchVersions(conditions.ifMatch, id) }, this.draft(workspaceId, 'conversation.deleted'));
     if (!result) throw ParleyError.notFound('conversation', id);
-    if (result.outcome === 'unmet') throw preconditionFailed(result.record);
+    if (result.outcome === 'unmet') throw preconditionFailed(conversationView(result.record));
   }
 
   /**
@@ -181,6 +183,8 @@ export class ConversationService {
       content: fields.content,
       role: fields.role,
       metadata: fields.metadata ?? {},
+      toolCalls: null,
+      toolCallId: null,
       createdAt: isoTimestamp(this.clock.now()),
     };
     const outcome = await this.writer.append(workspaceId, message);
@@ -226,7 +230,7 @@ export class ConversationService {
     return domainEvent(this.ids, this.clock, workspaceId, type, data);
   }
 
-  private draft(workspaceId: string, type: 'conversation.completed') {
+  private draft(workspaceId: string, type: 'conversation.completed' | 'conversation.deleted') {
     return eventDraft(this.ids, this.clock, workspaceId, type);
   }
 }

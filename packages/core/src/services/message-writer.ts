@@ -3,7 +3,7 @@ import { inject, injectable } from '../di.js';
 import type { Clock } from '../ports/clock.js';
 import type { ConversationFeed, FeedSignal } from '../ports/conversation-feed.js';
 import type { IdGenerator } from '../ports/ids.js';
-import type { Storage } from '../ports/storage.js';
+import type { Storage, UsageRecord } from '../ports/storage.js';
 import { TOKENS } from '../tokens.js';
 import type { Message } from '../types.js';
 import { domainEvent } from './domain-events.js';
@@ -26,10 +26,13 @@ export class MessageWriter {
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
   ) {}
 
-  /** Stores `message` with its event; signals its streams when it was appended. Faults of storage reject. */
-  async append(workspaceId: string, message: Message): Promise<AppendOutcome> {
+  /**
+   * Stores `message` with its event (and a reply step's `usage`, counted in the same step); signals
+   * its streams when it was appended. Faults of storage reject.
+   */
+  async append(workspaceId: string, message: Message, usage?: UsageRecord): Promise<AppendOutcome> {
     const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
-    const outcome = await this.storage.messages.append(workspaceId, message, domainEvent(this.ids, this.clock, workspaceId, type, message));
+    const outcome = await this.storage.messages.append(workspaceId, message, domainEvent(this.ids, this.clock, workspaceId, type, message), usage);
     if (outcome === 'appended') await this.signal(workspaceId, message.conversationId, { type: 'message', messageId: message.id });
     return outcome;
   }

@@ -59,6 +59,8 @@ export function contractJob(n: number, overrides: Partial<DeliveryJob> = {}): De
         content: `Hello ${n} 👋 \ud800 "quoted" \\ back`,
         role: 'user',
         metadata: { n, nested: { list: [1, 'two', null] } },
+        toolCalls: null,
+        toolCallId: null,
         createdAt: '2026-03-01T09:00:00.000Z',
       },
     },

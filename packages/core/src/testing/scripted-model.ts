@@ -1,14 +1,18 @@
 /** @module A language model that answers from a script: replies without a provider, in tests. */
 import type { FinishReason, LanguageModel, ModelRequest, ModelStreamPart, TokenUsage } from '../ports/language-model.js';
+import type { ToolCall } from '../types.js';
 
 /**
  * One scripted generation: `deltas` are yielded in order, then the finish part (`stop`, usage
  * `{inputTokens: 10, outputTokens: deltas.length}` unless given). `error` makes the generation throw
  * (after `deltas`, when both are given). `hold` is awaited before the first delta, so a test can
- * keep a generation in flight (and abort it through the request's signal meanwhile).
+ * keep a generation in flight (and abort it through the request's signal meanwhile). `toolCalls`
+ * are yielded after the deltas (each as one argument delta, then the call), and make the default
+ * finish reason `tool-calls`.
  */
 export interface ScriptedTurn {
   deltas?: readonly string[];
+  toolCalls?: readonly ToolCall[];
   finishReason?: FinishReason;
   usage?: TokenUsage;
   error?: Error;
@@ -39,11 +43,15 @@ export function scriptedModel(turns: readonly ScriptedTurn[] | ((request: ModelR
         signal?.throwIfAborted();
         yield { type: 'text-delta', delta };
       }
+      for (const toolCall of turn.toolCalls ?? []) {
+        yield { type: 'tool-call-delta', toolCallId: toolCall.id, toolName: toolCall.name, argumentsDelta: JSON.stringify(toolCall.arguments) };
+        yield { type: 'tool-call', toolCall: structuredClone(toolCall) };
+      }
       signal?.throwIfAborted();
       if (turn.error) throw turn.error;
       yield {
         type: 'finish',
-        finishReason: turn.finishReason ?? 'stop',
+        finishReason: turn.finishReason ?? (turn.toolCalls?.length ? 'tool-calls' : 'stop'),
         usage: turn.usage ?? { inputTokens: 10, outputTokens: turn.deltas?.length ?? 0 },
       };
     },

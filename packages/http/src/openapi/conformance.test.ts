@@ -57,6 +57,8 @@ describe('responses conform to /openapi.json', () => {
     // No models configured: the agent's model has no language model.
     await call('POST', '/api/conversations/{id}/reply', `/api/conversations/${conversation.id}/reply`, {}, 409);
     await call('GET', '/api/conversations/{id}/messages/{messageId}', `/api/conversations/${conversation.id}/messages/${page.messages[0].id}`, {}, 200);
+    // Nothing is pending: an answer names a call no reply waits for.
+    await call('POST', '/api/conversations/{id}/tool-results', `/api/conversations/${conversation.id}/tool-results`, { json: { results: [{ toolCallId: 'call_1', output: 1 }] } }, 409);
     await call('GET', '/api/conversations/{id}/messages/{messageId}', `/api/conversations/${conversation.id}/messages/msg_nope`, {}, 404);
     await call('PATCH', '/api/conversations/{id}', `/api/conversations/${conversation.id}`, { json: { status: 'completed' } }, 200);
     // A completed conversation's stream sends its messages and the end, then closes.
@@ -74,6 +76,8 @@ describe('responses conform to /openapi.json', () => {
     await call('POST', '/api/webhooks/{id}/deliveries/{deliveryId}/retry', `/api/webhooks/${delivering.id}/deliveries/${tested.id}/retry`, {}, 404);
     await call('POST', '/api/webhooks/{id}/rotate-secret', `/api/webhooks/${delivering.id}/rotate-secret`, {}, 200);
     await receiver.close();
+    await call('GET', '/api/usage', '/api/usage?groupBy=agent', {}, 200);
+    await call('GET', '/api/usage', '/api/usage?from=2026-02-30', {}, 400);
     const events = await json(await call('GET', '/api/events', '/api/events?limit=1', {}, 200));
     await call('GET', '/api/events/{id}', `/api/events/${events.events[0].id}`, {}, 200);
     await call('GET', '/api/events/{id}', '/api/events/evt_nope', {}, 404);

@@ -4,6 +4,7 @@ import {
   AgentListQuerySchema,
   AgentListSchema,
   AgentSchema,
+  AgentWithToolsSecretSchema,
   AgentUpdateSchema,
   DeleteResultSchema,
   type Core,
@@ -31,7 +32,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           tag: 'Agents',
           scope: 'agents:write',
           body: AgentCreateSchema,
-          success: { status: 201, description: 'The created agent, every field present.', schema: AgentSchema },
+          success: { status: 201, description: 'The created agent, every field present; with `toolsSecret` when the agent got one (given, or generated for its first webhook tool) — the only time it is shown.', schema: AgentWithToolsSecretSchema },
         },
         async ({ workspaceId, body }, c) => {
           const agent = await core.agents.create(workspaceId, body);
@@ -84,14 +85,13 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           scope: 'agents:write',
           path: byId,
           body: AgentUpdateSchema,
-          success: { status: 200, description: 'The whole updated agent.', schema: AgentSchema, etag: true },
+          success: { status: 200, description: 'The whole updated agent; with `toolsSecret` when this update set or generated it — the only time it is shown.', schema: AgentWithToolsSecretSchema, etag: true },
           errors: { 404: notFound },
           ifMatch: true,
         },
         async ({ workspaceId, params, body }, c) => {
-          const input = body;
-          const agent = await core.agents.update(workspaceId, params.id, input, writeConditions(c));
-          return jsonWithEntityTag(c, agent);
+          // The tag is from id + version: the same with or without the secret shown.
+          return jsonWithEntityTag(c, await core.agents.update(workspaceId, params.id, body, writeConditions(c)));
         },
       ),
     )

@@ -6,6 +6,8 @@ import type { JsonBodyInput } from '../middleware/json-body.js';
 import { agentRoutes } from './agents.js';
 import { conversationRoutes } from './conversations.js';
 import { replyRoutes, type ReplyRoutesOptions } from './replies.js';
+import { toolResultRoutes } from './tool-results.js';
+import { usageRoutes } from './usage.js';
 import { deliveryRoutes } from './deliveries.js';
 import { eventRoutes } from './events.js';
 import { answerUnmatched } from './fallback.js';
@@ -31,8 +33,10 @@ export function apiRoutes(core: Core, options: ApiRoutesOptions): Hono<ParleyEnv
   api.route('/agents', agentRoutes(core, options.body));
   api.route('/conversations', conversationRoutes(core, options.body));
   api.route('/conversations', replyRoutes(core, options.replies));
+  api.route('/conversations', toolResultRoutes(core, options.body));
   api.route('/webhooks', webhookRoutes(core, options.body));
   api.route('/webhooks', deliveryRoutes(core, options.body));
   api.route('/events', eventRoutes(core));
+  api.route('/usage', usageRoutes(core));
   return answerUnmatched(api);
 }

@@ -44,7 +44,7 @@ describe('conversation activity, delete and single messages', () => {
     expect((await h.call('GET', `/api/conversations/${conversation.id}/messages/${message.id}`, { key: await h.keyWith(['agents:read']) })).status).toBe(403);
   });
 
-  it('DELETE /:id answers 200 {success, message}, removes it and its messages, records no event; again is 404', async () => {
+  it('DELETE /:id answers 200 {success, message}, removes it and its messages, records conversation.deleted with it as it was; again is 404', async () => {
     const h = await harness();
     const conversation = await started(h);
     const message = await send(h, conversation.id, 'Soon gone');
@@ -59,7 +59,9 @@ describe('conversation activity, delete and single messages', () => {
     expect((await h.call('GET', `/api/conversations/${conversation.id}/messages`)).status).toBe(404);
     expect((await h.call('POST', `/api/conversations/${conversation.id}/messages`, { json: { role: 'user', content: 'x' } })).status).toBe(404);
     expect((await json(await h.call('GET', '/api/conversations'))).total).toBe(0);
-    expect((await json(await h.call('GET', '/api/events?limit=100'))).events.length).toBe(before);
+    const after = (await json(await h.call('GET', '/api/events?limit=100'))).events;
+    expect(after.length).toBe(before + 1);
+    expect(after.at(-1)).toMatchObject({ type: 'conversation.deleted', data: { id: conversation.id, pendingToolCalls: [] } });
     expect((await h.call('DELETE', `/api/conversations/${conversation.id}`)).status).toBe(404);
   });
 

@@ -21,6 +21,7 @@ describe('/api/conversations', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
       lastMessageAt: null,
+      pendingToolCalls: [],
     });
   });
 

@@ -19,6 +19,8 @@ describe('/api/conversations/:id/messages', () => {
       content: 'Hello',
       role: 'user',
       metadata: { lang: 'en' },
+      toolCalls: null,
+      toolCallId: null,
       createdAt: expect.any(String),
     });
   });

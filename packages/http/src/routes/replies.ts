@@ -27,6 +27,9 @@ const STREAM_DESCRIPTION = `Server-sent events (\`text/event-stream\`):
 - \`event: message\` for each message stored in the conversation, oldest first; \`id:\` is a cursor, \`data:\` the message.
 - \`event: message.delta\` with \`{inReplyTo, delta, attempt}\` while a reply is being generated (a new \`attempt\` restarts the text).
 - \`event: reply.failed\` with \`{inReplyTo, error}\` when a reply is given up.
+- \`event: tool.call\` with \`{inReplyTo, toolCall}\` when the model decides a tool call (its streamed argument deltas assembled: \`toolCall\` is \`{id, name, arguments}\`).
+- \`event: tool.result\` with the stored \`tool\` message (a tool's result); \`id:\` is a cursor like a message's.
+- \`event: reply.requires_action\` with \`{conversationId, inReplyTo, toolCalls}\` when a reply pauses for client tools or approvals (answer with \`POST /api/conversations/{id}/tool-results\`).
 - \`event: conversation.completed\` with the conversation; then the stream ends.
 - A \`: keep-alive\` comment after 15 s without events.
 
@@ -35,9 +38,12 @@ Reconnecting with \`Last-Event-ID\` (or \`?after=<cursor>\`) first sends every m
 async function write(stream: SSEStreamingApi, item: StreamItem): Promise<void> {
   switch (item.type) {
     case 'message':
-      return stream.writeSSE({ event: 'message', id: item.cursor, data: JSON.stringify(item.message) });
+    case 'tool.result':
+      return stream.writeSSE({ event: item.type, id: item.cursor, data: JSON.stringify(item.message) });
     case 'message.delta':
     case 'reply.failed':
+    case 'tool.call':
+    case 'reply.requires_action':
       return stream.writeSSE({ event: item.type, data: JSON.stringify(item.data) });
     case 'conversation.completed':
       return stream.writeSSE({ event: 'conversation.completed', data: JSON.stringify(item.conversation) });

@@ -21,11 +21,15 @@ export interface ChatRequest {
 /**
  * One scripted answer: an HTTP error `status` (with an OpenAI-style error body), or the `deltas`
  * of the reply (streamed one SSE chunk each, with `delayMs` between chunks), its finish reason and
- * usage. `hold` is awaited before the first byte of a 200 answer.
+ * usage. `hold` is awaited before the first byte of a 200 answer. `toolCalls` are streamed after
+ * the deltas as Chat Completions does: per call, a first chunk with its `index`, `id`, `type` and
+ * `function.name`, then its `function.arguments` JSON in fragments of a few characters; the finish
+ * reason then defaults to `tool_calls` (and `deltas` to none).
  */
 export interface ChatAnswer {
   status?: number;
   deltas?: string[];
+  toolCalls?: Array<{ id: string; name: string; arguments: object }>;
   finishReason?: string;
   usage?: { prompt_tokens: number; completion_tokens: number };
   delayMs?: number;
@@ -57,9 +61,10 @@ async function answer(response: ServerResponse, body: ChatRequest['body'], reply
     return;
   }
   if (reply.hold) await reply.hold;
-  const deltas = reply.deltas ?? ['Hello', ' there'];
-  const usage = reply.usage ?? { prompt_tokens: 11, completion_tokens: deltas.length };
-  const finish = reply.finishReason ?? 'stop';
+  const toolCalls = reply.toolCalls ?? [];
+  const deltas = reply.deltas ?? (toolCalls.length > 0 ? [] : ['Hello', ' there']);
+  const usage = reply.usage ?? { prompt_tokens: 11, completion_tokens: deltas.length + toolCalls.length };
+  const finish = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
   const base = { id: 'chatcmpl-fake', created: 1_700_000_000, model: body.model };
   if (!body.stream) {
     response.writeHead(200, { 'content-type': 'application/json' });
@@ -80,6 +85,15 @@ async function answer(response: ServerResponse, body: ChatRequest['body'], reply
     if (reply.delayMs) await sleep(reply.delayMs);
     if (response.destroyed) return;
     send({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: delta }, finish_reason: null }] });
+  }
+  for (const [index, call] of toolCalls.entries()) {
+    const chunk = (toolCall: object) => ({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index, ...toolCall }] }, finish_reason: null }] });
+    send(chunk({ id: call.id, type: 'function', function: { name: call.name, arguments: '' } }));
+    const json = JSON.stringify(call.arguments);
+    for (let at = 0; at < json.length; at += 5) {
+      if (reply.delayMs) await sleep(reply.delayMs);
+      send(chunk({ function: { arguments: json.slice(at, at + 5) } }));
+    }
   }
   send({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: finish }] });
   send({ ...base, object: 'chat.completion.chunk', choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } });

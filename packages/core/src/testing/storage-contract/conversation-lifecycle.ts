@@ -3,6 +3,7 @@
  * message appends), deleting a conversation, and reading one message.
  */
 import type { Storage } from '../../ports/storage.js';
+import type { Conversation } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { mutateResult, OTHER_WS, Records, WS } from './fixtures.js';
 
@@ -95,6 +96,24 @@ export function conversationLifecycleTests(t: ContractTestApi, open: () => Promi
       expect(await storage.messages.append(WS, late, records.sent(WS, late))).toBe('conversation_not_found');
       expect((await storage.events.list(WS, { limit: 100 }))?.events.length).toBe(eventsBefore);
       expect(await storage.conversations.delete(WS, doomed.id)).toBeNull();
+    });
+
+    test('delete with an event records it, with the conversation as stored, in the same step; none when a condition fails or nothing is there', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
+      const [message] = await records.appendMessages(storage, WS, conversation.id, 1);
+      const before = (await storage.events.list(WS, { limit: 100 }))!.events.length;
+      const refused = await storage.conversations.delete(WS, conversation.id, { ifVersion: [] }, records.draft(WS, 'conversation.deleted'));
+      expect(refused?.outcome).toBe('unmet');
+      expect((await storage.events.list(WS, { limit: 100 }))!.events).toHaveLength(before);
+      expect((await storage.conversations.delete(WS, conversation.id, {}, records.draft(WS, 'conversation.deleted')))?.outcome).toBe('applied');
+      const recorded = (await storage.events.list(WS, { limit: 100 }))!.events;
+      expect(recorded).toHaveLength(before + 1);
+      expect(recorded.at(-1)!.type).toBe('conversation.deleted');
+      expect(recorded.at(-1)!.data).toEqual({ ...conversation, lastMessageAt: message!.createdAt, updatedAt: message!.createdAt });
+      expect(await storage.conversations.delete(WS, conversation.id, {}, records.draft(WS, 'conversation.deleted'))).toBeNull();
+      expect((await storage.events.list(WS, { limit: 100 }))!.events).toHaveLength(before + 1);
     });
 
     test('delete answers false for an unknown id and for another workspace\'s conversation, which stays', async (storage) => {

@@ -1,5 +1,6 @@
 /** @module Storage contract: every write that emits an event records it with the change, and only then. */
 import type { Storage } from '../../ports/storage.js';
+import { recordVersion } from '../../record-version.js';
 import type { DomainEvent } from '../../types.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from '../contract.js';
 import { OTHER_WS, Records, WS } from './fixtures.js';
@@ -106,6 +107,22 @@ export function eventRecordingTests(t: ContractTestApi, open: () => Promise<Open
       expect(log[2]).toEqual({ ...change.event, data: { ...conversation, status: 'completed' } });
     });
 
+    test('conversations.update records a complete event as given; with keepVersion and no set the conversation and its version stay', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const failed = records.event(WS, 'reply.failed', { conversationId: conversation.id, inReplyTo: null, error: 'The provider failed.' });
+      const result = await storage.conversations.update(WS, conversation.id, { keepVersion: true, event: failed });
+      expect(result?.outcome).toBe('applied');
+      expect(recordVersion(result!.record)).toBe(1);
+      expect(await storage.conversations.get(WS, conversation.id)).toEqual(conversation);
+      const paused = records.event(WS, 'reply.requires_action', { conversationId: conversation.id, inReplyTo: null, toolCalls: [] });
+      expect((await storage.conversations.update(WS, conversation.id, { where: [{ field: 'status', equals: 'completed' }], event: paused }))?.outcome).toBe('unmet');
+      const log = await logOf(storage);
+      expect(log.map((recorded) => recorded.type)).toEqual(['agent.created', 'conversation.started', 'reply.failed']);
+      expect(log[2]).toEqual(failed);
+    });
+
     test('messages.append records its event only when it appends', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
@@ -136,8 +153,8 @@ export function eventRecordingTests(t: ContractTestApi, open: () => Promise<Open
       const records = new Records();
       const mine = await records.insertAgent(storage, WS);
       const theirs = await records.insertAgent(storage, OTHER_WS);
-      expect((await logOf(storage, WS)).map((event) => event.data.id)).toEqual([mine.id]);
-      expect((await logOf(storage, OTHER_WS)).map((event) => event.data.id)).toEqual([theirs.id]);
+      expect((await logOf(storage, WS)).map((event) => (event.data as { id: string }).id)).toEqual([mine.id]);
+      expect((await logOf(storage, OTHER_WS)).map((event) => (event.data as { id: string }).id)).toEqual([theirs.id]);
     });
   });
 }

@@ -59,13 +59,14 @@ export class Records {
       createdAt: now,
       updatedAt: now,
       lastMessageAt: null,
+      pendingToolCalls: [],
       ...overrides,
     };
   }
 
   message(conversationId: string, overrides: Partial<Message> = {}): Message {
     const id = this.id('msg');
-    return { id, conversationId, content: `content of ${id}`, role: 'user', metadata: {}, createdAt: this.stamp(), ...overrides };
+    return { id, conversationId, content: `content of ${id}`, role: 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt: this.stamp(), ...overrides };
   }
 
   endpoint(overrides: Partial<WebhookEndpointRecord> = {}): WebhookEndpointRecord {

@@ -9,11 +9,13 @@ import { conversationTests } from './conversations.js';
 import { deliveryTests } from './deliveries.js';
 import { eventLogTests } from './event-log.js';
 import { eventRecordingTests } from './event-recording.js';
+import { hiddenFieldTests } from './hidden-fields.js';
 import { isolationTests } from './isolation.js';
 import { messagePageTests } from './message-pages.js';
 import { messageTests } from './messages.js';
 import { outboxTests } from './outbox.js';
 import { plantTests } from './plants.js';
+import { usageTests } from './usage.js';
 import { webhookEndpointTests } from './webhook-endpoints.js';
 import type { StorageFactory, StorageFactoryOptions } from './factory.js';
 
@@ -23,8 +25,8 @@ export type { StorageFactory, StorageFactoryOptions, StorageFixture } from './fa
 export interface StorageContractOptions {
   /**
    * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
-   * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`,
-   * `conversation activity`, `conversation delete`, `message get`, `workspace isolation`, `agent delete cascade`, `event recording`, `concurrent changes`,
+   * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`, `usage`,
+   * `conversation activity`, `conversation delete`, `message get`, `workspace isolation`, `agent delete cascade`, `event recording`, `hidden fields`, `concurrent changes`,
    * `event log`, `event retention`, `outbox`, `outbox leases`, `deliveries`,
    * `deliveries retention`, `ping`.
    */
@@ -67,9 +69,11 @@ export function runStorageContract(t: ContractTestApi, factory: StorageFactory, 
     messagePageTests(t, open, skip);
     webhookEndpointTests(t, open, skip);
     plantTests(t, open, skip);
+    usageTests(t, open, skip);
     isolationTests(t, open, skip);
     cascadeTests(t, open, skip);
     eventRecordingTests(t, open, skip);
+    hiddenFieldTests(t, open, skip);
     concurrentChangeTests(t, open, skip);
     eventLogTests(t, openWith, skip);
     outboxTests(t, openWith, skip);
