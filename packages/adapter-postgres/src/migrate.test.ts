@@ -47,6 +47,7 @@ describeIfPostgres({ describe, it }, problem)('migrations on PostgreSQL', () => 
   runMigrationTests(async () => {
     const database: TestDatabase = await createTestDatabase();
     const pool = new pg.Pool({ connectionString: database.url, max: 4 });
+    pool.on('error', () => {});
     return { sql: sqlFromPool(pool, true), close: async () => (await pool.end(), await database.drop()) };
   }, true);
 });
