@@ -3,14 +3,14 @@
  * or the host's `pg.Pool`) or on embedded PGlite (a data folder, or the host's instance).
  */
 import { PGlite } from '@electric-sql/pglite';
-import type { Adapters } from '@parley/core';
+import { DEFAULT_EVENT_RETENTION_MS, type Adapters } from '@parley/core';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
 import { checkSchema, migrate, type MigrateResult } from './migrate.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
 import { PostgresIdempotencyStore } from './postgres-idempotency.js';
 import { PostgresRateLimitStore } from './postgres-rate-limits.js';
-import { DEFAULT_EVENT_RETENTION_MS, PostgresStorage } from './postgres-storage.js';
+import { PostgresStorage } from './postgres-storage.js';
 import { createPostgresQueues, type ListenOptions } from './queues/index.js';
 import { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
 import { type Sql, sqlFromPglite, sqlFromPool } from './sql.js';

@@ -3,7 +3,7 @@ export { type Row, type Sql, sqlFromPglite, sqlFromPool, PG_POOL_TYPES } from '.
 export { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
 export { checkSchema, loadMigrations, migrate, SchemaVersionError, type MigrateResult, type Migration } from './migrate.js';
 export * from './queues/index.js';
-export { PostgresStorage, DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, type PostgresStorageOptions } from './postgres-storage.js';
+export { PostgresStorage, type PostgresStorageOptions } from './postgres-storage.js';
 export { PostgresApiKeyStore, type PostgresApiKeyStoreOptions } from './postgres-api-keys.js';
 export { PostgresRateLimitStore, type PostgresRateLimitStoreOptions } from './postgres-rate-limits.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './postgres-idempotency.js';

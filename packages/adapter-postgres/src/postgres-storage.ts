@@ -7,6 +7,7 @@
  * concurrent writers of one row queue on its lock instead of retrying. Every statement is
  * unnamed, so it works behind a transaction-mode pooler.
  */
+import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, positiveMs } from '@parley/core';
 import type { AgentStore, ConversationStore, DeliveryStore, EventOutbox, EventStore, MessageStore, PlantStore, Storage, UsageStore, WebhookEndpointStore } from '@parley/core';
 import { quoteSchema, DEFAULT_SCHEMA } from './schema.js';
 import type { Sql } from './sql.js';
@@ -20,10 +21,6 @@ import { plantStore } from './storage/plants.js';
 import { usageStore } from './storage/usage.js';
 import { webhookEndpointStore } from './storage/webhook-endpoints.js';
 
-/** Default `eventRetentionMs`: 14 days. */
-export const DEFAULT_EVENT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
-/** Default `outboxLeaseMs`: 30 s. */
-export const DEFAULT_OUTBOX_LEASE_MS = 30_000;
 
 /** Settings of {@link PostgresStorage}. */
 export interface PostgresStorageOptions {
@@ -51,10 +48,8 @@ export class PostgresStorage implements Storage {
   private readonly context: StoreContext;
 
   constructor(options: PostgresStorageOptions) {
-    const retentionMs = options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS;
-    if (!(retentionMs > 0)) throw new RangeError('eventRetentionMs must be a positive number of ms.');
-    const leaseMs = options.outboxLeaseMs ?? DEFAULT_OUTBOX_LEASE_MS;
-    if (!(leaseMs > 0)) throw new RangeError('outboxLeaseMs must be a positive number of ms.');
+    const retentionMs = positiveMs(options.eventRetentionMs, DEFAULT_EVENT_RETENTION_MS, 'eventRetentionMs');
+    const leaseMs = positiveMs(options.outboxLeaseMs, DEFAULT_OUTBOX_LEASE_MS, 'outboxLeaseMs');
     const wakeup = new Wakeup();
     this.context = { sql: options.sql, s: quoteSchema(options.schema ?? DEFAULT_SCHEMA), retentionMs: Math.round(retentionMs), leaseMs: Math.round(leaseMs), recorded: () => wakeup.notify() };
     this.agents = agentStore(this.context);

@@ -9,7 +9,7 @@ import { PostgresReplyQueue } from './postgres-reply-queue.js';
 import { QueueVacuum } from './queue-vacuum.js';
 
 export { type Notifier, type Unlisten, PgNotifier, PgliteNotifier, type PgNotifierOptions } from './notifier.js';
-export { PostgresDeliveryQueue, DEFAULT_DELIVERY_LEASE_MS, type PostgresDeliveryQueueOptions } from './postgres-delivery-queue.js';
+export { PostgresDeliveryQueue, type PostgresDeliveryQueueOptions } from './postgres-delivery-queue.js';
 export { PostgresReplyQueue, type PostgresReplyQueueOptions } from './postgres-reply-queue.js';
 export { PostgresConversationFeed, type PostgresConversationFeedOptions } from './postgres-conversation-feed.js';
 export { queueChannel, feedChannel } from './channels.js';

@@ -1,5 +1,5 @@
 /** @module The delivery queue on PostgreSQL: job rows in two lanes, claimed with FOR UPDATE SKIP LOCKED under a lease. */
-import type { DeliveryJob, DeliveryLane, DeliveryQueue, DeliveryQueueStats, LeasedJob } from '@parley/core';
+import { DEFAULT_DELIVERY_LEASE_MS, type DeliveryJob, type DeliveryLane, type DeliveryQueue, type DeliveryQueueStats, type LeasedJob } from '@parley/core';
 import { quoteSchema, DEFAULT_SCHEMA } from '../schema.js';
 import type { Sql } from '../sql.js';
 import { queueChannel } from './channels.js';
@@ -19,8 +19,6 @@ export interface PostgresDeliveryQueueOptions {
   pollMs?: number;
 }
 
-/** The default lease: longer than an attempt's 15 s deadline (see the port's JSDoc). */
-export const DEFAULT_DELIVERY_LEASE_MS = 30_000;
 const RECEIPT = /^[1-9]\d{0,18}$/;
 
 interface ClaimedRow extends Record<string, unknown> {

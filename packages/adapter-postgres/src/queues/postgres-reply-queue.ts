@@ -1,6 +1,6 @@
 /** @module The reply queue on PostgreSQL: a FIFO per conversation, only its head leasable, one lease at a time. */
 import { randomUUID } from 'node:crypto';
-import type { LeasedReply, ReplyJob, ReplyQueue } from '@parley/core';
+import { DEFAULT_REPLY_LEASE_MS, positiveInteger, type LeasedReply, type ReplyJob, type ReplyQueue } from '@parley/core';
 import { DEFAULT_SCHEMA, quoteSchema } from '../schema.js';
 import type { Sql } from '../sql.js';
 import { queueChannel } from './channels.js';
@@ -52,8 +52,7 @@ export class PostgresReplyQueue implements ReplyQueue {
 
   /** @throws TypeError for a schema that is not a plain identifier; RangeError for a `leaseMs` or `pollMs` out of range. */
   constructor(options: PostgresReplyQueueOptions) {
-    const leaseMs = options.leaseMs ?? 30_000;
-    if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new RangeError(`leaseMs must be a positive integer, got ${leaseMs}`);
+    const leaseMs = positiveInteger(options.leaseMs, DEFAULT_REPLY_LEASE_MS, 'leaseMs');
     const schema = options.schema ?? DEFAULT_SCHEMA;
     this.text = statements(quoteSchema(schema), schema);
     this.sql = options.sql;
