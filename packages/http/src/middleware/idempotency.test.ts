@@ -1,10 +1,12 @@
 /**
  * @module `Idempotency-Key` on every POST under /api: replay, 422 for another request, 409 while in
  * flight, 20 concurrent requests run once, 5xx not kept — on memory, and across two app instances
- * sharing Redis.
+ * sharing Redis or one PostgreSQL database.
  */
+import { postgresAdapters } from '@parley/adapter-postgres';
+import { createTestDatabase, describeIfPostgres, probePostgres, type TestDatabase } from '@parley/adapter-postgres/testing';
 import { redisAdapters } from '@parley/adapter-redis';
-import type { Adapters as RedisAdapters } from '@parley/core';
+import type { Adapters } from '@parley/core';
 import { ErrorCode, ParleyError } from '@parley/core';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -169,23 +171,52 @@ describe('Idempotency-Key (memory)', () => {
   });
 });
 
-const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());
+/** A store several app instances share: each `instance()` opens its own adapters (own client or pool) over it. */
+interface SharedStore {
+  name: string;
+  describe: typeof describe | typeof describe.skip;
+  open(): Promise<Adapters>;
+  cleanup(): Promise<void>;
+}
 
-describeRedis('Idempotency-Key across two instances sharing Redis', () => {
-  const prefix = uniquePrefix('idempotency');
-  const opened: RedisAdapters[] = [];
+const redisPrefix = uniquePrefix('idempotency');
+let database: TestDatabase | undefined;
+const stores: SharedStore[] = [
+  {
+    name: 'Redis',
+    describe: describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis()),
+    open: async () => redisAdapters({ url: REDIS_URL, prefix: redisPrefix }),
+    async cleanup() {
+      const client = new Redis(REDIS_URL);
+      await deletePrefix(client, redisPrefix);
+      await client.quit();
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    describe: describeIfPostgres({ describe, it }, await probePostgres()),
+    async open() {
+      database ??= await createTestDatabase();
+      const adapters = postgresAdapters({ connectionString: database.url });
+      await adapters.ready();
+      return adapters;
+    },
+    cleanup: async () => database?.drop(),
+  },
+];
+
+for (const store of stores) store.describe(`Idempotency-Key across two instances sharing ${store.name}`, () => {
+  const opened: Adapters[] = [];
   afterAll(async () => {
-    const client = new Redis(REDIS_URL);
-    await deletePrefix(client, prefix);
-    await client.quit();
     await Promise.all(opened.map((adapters) => adapters.close()));
+    await store.cleanup();
   });
 
-  /** An app instance of its own (its own client) over the shared prefix. */
+  /** An app instance of its own (its own client or pool) over the shared store. */
   async function instance(): Promise<Harness> {
-    const redis = redisAdapters({ url: REDIS_URL, prefix });
-    opened.push(redis);
-    return harness({}, redis);
+    const adapters = await store.open();
+    opened.push(adapters);
+    return harness({}, adapters);
   }
 
   it('a create through one instance replays through the other; 20 concurrent requests over both run once', async () => {

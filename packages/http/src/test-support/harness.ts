@@ -59,8 +59,10 @@ export async function harness(options: AppOptions = {}, given?: HarnessAdapters,
   // No network in tests: webhook host names resolve from `settings.hostResolver` or not at all.
   const core = createCore(adapters, { hostResolver: new StaticHostResolver(), ...settings });
   const app = createApp(core, { logLevel: 'silent', ...options });
-  const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, 'test-key-ws1-all-scopes');
-  const { key: otherKey } = await core.apiKeys.issue({ workspaceId: 'ws2', plan: 'pro' }, 'test-key-ws2-all-scopes');
+  // Configured (stored once by hash), so several harnesses over one shared store share the keys.
+  const [key, otherKey] = ['test-key-ws1-all-scopes', 'test-key-ws2-all-scopes'];
+  await core.apiKeys.configure({ workspaceId: 'ws1', plan: 'pro' }, key);
+  await core.apiKeys.configure({ workspaceId: 'ws2', plan: 'pro' }, otherKey);
   let issued = 0;
   const keyWith = async (scopes: Array<Scope | '*'>) => (await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro', scopes }, `test-key-limited-${++issued}`)).key;
   const call = (method: string, path: string, init: CallInit = {}) => {
