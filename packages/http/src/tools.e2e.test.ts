@@ -184,6 +184,12 @@ describe('agents that act', () => {
     const { conversationId } = await t.conversation([{ ...weather(), requiresApproval: true }]);
     await t.call('POST', `/api/conversations/${conversationId}/messages`, { role: 'user', content: 'Weather in Oslo?' });
     await until(() => t.call('GET', `/api/conversations/${conversationId}`), (response) => response.body.pendingToolCalls.length === 1);
+    // A stream opened after the pause is told of it too, after the stored step that asked.
+    const late = await t.stream(conversationId);
+    const action = await late.until((event) => event.event === 'reply.requires_action');
+    const user = (await t.messages(conversationId))[0]!;
+    expect(JSON.parse(action.data)).toEqual({ conversationId, inReplyTo: user.id, toolCalls: [{ id: 'call_a1', name: 'get_weather', arguments: { city: 'Oslo' }, kind: 'webhook', requiresApproval: true }] });
+    expect(late.received.map((event) => event.event)).toEqual(['message', 'message', 'reply.requires_action']);
     // An output is no answer to an approval.
     expect((await t.call('POST', `/api/conversations/${conversationId}/tool-results`, { results: [{ toolCallId: 'call_a1', output: 1 }] })).status).toBe(400);
     const rejected = await t.call('POST', `/api/conversations/${conversationId}/tool-results`, { results: [{ toolCallId: 'call_a1', approved: false, reason: 'not now' }] });

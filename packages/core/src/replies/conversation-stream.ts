@@ -143,10 +143,28 @@ export async function openConversationStream(
     return true;
   }
 
+  /**
+   * A reply that paused before this stream subscribed: its `reply.requires_action` would never
+   * come as a signal, so it is sent from the conversation's `pendingToolCalls` (read after
+   * subscribing: a pause in between may then come twice, never not at all). `inReplyTo` comes from
+   * the stored step that asked for the calls, found among the latest messages.
+   */
+  async function* pausedBeforeOpen(): AsyncGenerator<StreamItem> {
+    const current = await storage.conversations.get(workspaceId, conversationId);
+    const toolCalls = current?.status === 'active' ? current.pendingToolCalls : [];
+    if (toolCalls.length === 0) return;
+    const latest = await storage.messages.page(workspaceId, conversationId, { limit: PAGE });
+    const step = latest?.messages.findLast((message) => message.toolCalls?.some((call) => call.id === toolCalls[0]!.id));
+    const reply = step?.metadata.reply as { inReplyTo?: unknown } | undefined;
+    const inReplyTo = typeof reply?.inReplyTo === 'string' ? reply.inReplyTo : null;
+    yield { type: 'reply.requires_action', data: { conversationId, inReplyTo, toolCalls } };
+  }
+
   async function* run(): AsyncGenerator<StreamItem> {
     try {
       yield* catchUp();
       if (yield* completedIfSo()) return;
+      yield* pausedBeforeOpen();
       while (!closed) {
         const idle = await waitForSignal();
         if (closed) return;
