@@ -21,8 +21,9 @@
  * (pg_stat_statements calls, all databases) — costs from the window's start until the backlog
  * drained, so each message's delivery is included. CPU shares over the window: each server, each
  * Redis shard, PostgreSQL, the load generator (this process's cutime/cstime: its children that
- * exited) and the receiver (this process); "saturated" names the busiest, or the machine when all
- * of them together use ≥ 90 % of its cores.
+ * exited) and the receiver (this process), and the whole machine's busy time (/proc/stat, neighbours
+ * included); "saturated" names the busiest process, prefixed by "all cores" when the machine was ≥
+ * 90 % busy.
  *
  * Environment: `BENCH_FLEET_SECONDS` per window (10), `BENCH_FLEET_INSTANCES` (1,2,4),
  * `BENCH_FLEET_BACKENDS` (redis,cluster,postgres; each is left out when its binaries are missing),
@@ -110,6 +111,13 @@ function treeTicks(root: number): number {
     for (const [pid, [parent]] of table) if (parent === found[i]) found.push(pid);
   }
   return ticks;
+}
+
+/** The whole machine's busy and total jiffies (/proc/stat), neighbours' work included. */
+function machineJiffies(): [number, number] {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  return [total - fields[3]! - fields[4]!, total];
 }
 
 /** This process's exited children (the load generators): cutime + cstime in ticks. */
@@ -277,11 +285,11 @@ async function drained(count: number, ms: number): Promise<boolean> {
   return true;
 }
 
-interface Snapshot { at: number; servers: number[]; store: Awaited<ReturnType<Backend['usage']>>; generator: number; self: number }
+interface Snapshot { at: number; servers: number[]; store: Awaited<ReturnType<Backend['usage']>>; generator: number; self: number; machine: [number, number] }
 
 async function snapshot(backend: Backend, servers: ChildProcess[]): Promise<Snapshot> {
   const usage = process.cpuUsage();
-  return { at: performance.now(), servers: servers.map((child) => cpuTicks(child.pid!) * TICK_US), store: await backend.usage(), generator: childrenTicks() * TICK_US, self: usage.user + usage.system };
+  return { at: performance.now(), servers: servers.map((child) => cpuTicks(child.pid!) * TICK_US), store: await backend.usage(), generator: childrenTicks() * TICK_US, self: usage.user + usage.system, machine: machineJiffies() };
 }
 
 /** One row: `count` instances on `backend`, warmed up, driven for SECONDS, backlog drained. */
@@ -325,15 +333,21 @@ async function row(backend: Backend, count: number): Promise<string> {
       { name: 'load generator', share: share(end.generator - s0.generator) },
       { name: 'receiver (bench process)', share: share(end.self - s0.self) },
     ];
-    const total = candidates.reduce((sum, candidate) => sum + candidate.share, 0);
-    const top = candidates.reduce((best, candidate) => (candidate.share > best.share ? candidate : best));
-    const serversTotal = serverShares.reduce((sum, value) => sum + value, 0);
-    const busiest = top.name === 'servers' ? `servers ${fixed(serversTotal)}% over ${count} (max ${fixed(Math.max(...serverShares))}%)` : `${top.name} ${fixed(top.share)}%`;
-    const saturated = total >= CORES * 90 ? `machine (${fixed(total)}% of ${CORES} cores); busiest: ${busiest}` : busiest;
     const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+    const top = candidates.reduce((best, candidate) => (candidate.share > best.share ? candidate : best));
+    const busiest = top.name === 'servers' ? `servers (busiest ${fixed(top.share)}%)` : `${top.name} ${fixed(top.share)}%`;
+    // The machine: every core's busy time (this run's processes and any neighbour's), in % of one core.
+    const machine = ((end.machine[0] - s0.machine[0]) / Math.max(end.machine[1] - s0.machine[1], 1)) * CORES * 100;
+    const saturated = machine >= CORES * 90 ? `all ${CORES} cores; busiest: ${busiest}` : busiest;
+    const shares = [
+      `servers ${fixed(sum(serverShares))}`,
+      ...storeShares.map((store) => `${store.name} ${fixed(store.share)}`),
+      `load ${fixed(share(end.generator - s0.generator))}`,
+      `receiver ${fixed(share(end.self - s0.self))}`,
+    ].join(', ');
     const storeUs = sum(after.store.processes.map((process) => process.us)) - sum(s0.store.processes.map((process) => process.us));
     const drainS = (after.at - end.at) / 1000;
-    return `| ${backend.name} | ${count} | ${fixed(result.ok / SECONDS)} | ${fixed(inWindow / ((end.at - s0.at) / 1000))} | ${complete ? `${fixed(drainS, 1)} s` : `⚠️ ${result.ok - received.size} left after ${fixed(drainS)} s`} | ${perMessage(sum(after.servers) - sum(s0.servers))} | ${perMessage(storeUs)} | ${fixed((after.store.commands - s0.store.commands) / Math.max(result.ok, 1), 1)} | ${fixed(share(end.generator - s0.generator))}% | ${saturated} | ${result.errors ? `⚠️ ${result.errors}` : 0} |`;
+    return `| ${backend.name} | ${count} | ${fixed(result.ok / SECONDS)} | ${fixed(inWindow / ((end.at - s0.at) / 1000))} | ${complete ? `${fixed(drainS, 1)} s` : `⚠️ ${result.ok - received.size} left after ${fixed(drainS)} s`} | ${perMessage(sum(after.servers) - sum(s0.servers))} | ${perMessage(storeUs)} | ${fixed((after.store.commands - s0.store.commands) / Math.max(result.ok, 1), 1)} | ${shares} | ${fixed(machine)}% (this run ${fixed(sum(candidates.map((candidate) => candidate.share)))}%) | ${saturated} | ${result.errors ? `⚠️ ${result.errors}` : 0} |`;
   } finally {
     for (const { child } of instances) child.kill('SIGTERM');
     await Promise.race([Promise.all(instances.map(({ child }) => exited(child))), sleep(15_000)]);
@@ -397,11 +411,12 @@ try {
     '',
     `Every process — servers, store, load generator, receiver — shares these ${CORES} cores${INSTANCES.some((count) => count > CORES) ? `: ${Math.max(...INSTANCES)} instances oversubscribe them` : ''}; on a bigger machine each would have its own.`,
     '',
-    '| backend | instances | messages/s | deliveries/s in window | backlog drained after | server CPU µs / message | store CPU µs / message | commands / message | load generator CPU | saturated | errors |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| backend | instances | messages/s | deliveries/s in window | backlog drained after | server CPU µs / message | store CPU µs / message | Redis commands or SQL statements / message | CPU, % of one core | machine busy | saturated | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
-    'Each instance is a `parley serve` with its delivery worker inside. CPU shares are of one core over the window; "saturated" is the busiest process (servers: their sum, and the busiest one), or the machine when all of them together use ≥ 90 % of its cores.',
+    'Each instance is a `parley serve` with its delivery worker inside. CPU shares are of one core over the window: the servers summed, each Redis shard, PostgreSQL (all its processes), the load generator and the receiver (the bench process).',
+    `"Machine busy" is every core's busy time over the window (/proc/stat: ${CORES * 100}% is all ${CORES} cores), neighbours included, and in brackets this run's processes' share of it; "saturated" names the busiest process (a server: the busiest instance), prefixed by "all cores" when the machine was ≥ 90 % busy.`,
     'Per-message costs run from the window\'s start until the backlog drained, each message\'s delivery included. Store CPU: redis-server (`INFO cpu`, summed over shards) or every PostgreSQL process (/proc). Commands: `INFO commandstats` calls (scripts\' commands included, summed over shards); on PostgreSQL, statements from pg_stat_statements.',
   ].join('\n');
   console.log(`\n${report}\n`);
