@@ -62,6 +62,8 @@ if (process.argv[2] === '--autocannon') {
 const SECONDS = Number(process.env.BENCH_FLEET_SECONDS ?? 10);
 const INSTANCES = (process.env.BENCH_FLEET_INSTANCES ?? '1,2,4').split(',').map(Number);
 const BACKENDS = (process.env.BENCH_FLEET_BACKENDS ?? 'redis,cluster,postgres').split(',');
+const unknown = BACKENDS.filter((name) => !['redis', 'cluster', 'postgres'].includes(name));
+if (unknown.length > 0) throw new Error(`BENCH_FLEET_BACKENDS: unknown ${unknown.join(', ')} (redis, cluster or postgres)`);
 const CONNECTIONS = Number(process.env.BENCH_FLEET_CONNECTIONS ?? 64);
 const WORKSPACES = 16;
 const WARM_UP = 2;
@@ -183,6 +185,8 @@ async function postgresBackend(server: PrivatePostgres): Promise<Backend> {
   };
 }
 
+/** The wrk script's folder, removed by {@link cleanUp}. */
+const scratch = tempDir('fleet');
 const children = new Set<ChildProcess>();
 const backends: Backend[] = [];
 let cleaning: Promise<void> | undefined;
@@ -192,6 +196,7 @@ function cleanUp(): Promise<void> {
     for (const child of children) child.kill('SIGKILL');
     for (const backend of backends) await backend.stop().catch((error: unknown) => console.error(`stopping ${backend.name}:`, error));
     receiver.close();
+    scratch.remove();
   })();
   return cleaning;
 }
@@ -264,12 +269,11 @@ async function drive(urls: string[], requests: LoadRequest[], seconds: number, o
   const perUrl = Math.max(1, Math.ceil(CONNECTIONS / urls.length));
   let generators: ChildProcess[];
   if (WRK) {
-    const { dir, remove } = tempDir('fleet-wrk');
-    writeFileSync(join(dir, 'post.lua'), wrkScript(requests));
-    generators = urls.map((url, i) => track('wrk', ['-t1', `-c${perUrl}`, `-d${seconds}s`, '--timeout', '10s', '-s', join(dir, 'post.lua'), url, '--', String(i * 5)], process.env, onLine));
+    const script = join(scratch.dir, 'post.lua');
+    writeFileSync(script, wrkScript(requests));
+    generators = urls.map((url, i) => track('wrk', ['-t1', `-c${perUrl}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url, '--', String(i * 5)], process.env, onLine));
     onStart();
     await Promise.all(generators.map(exited));
-    remove();
   } else {
     const options = { urls, connections: perUrl * urls.length, duration: seconds, requests };
     generators = [track(process.execPath, [here('fleet.js'), '--autocannon', JSON.stringify(options)], process.env, onLine)];
@@ -380,7 +384,7 @@ try {
       const cluster: RedisClusterProcesses = await startCluster();
       const ports = cluster.nodes.map((node) => node.port);
       backend = redisBackend('Redis Cluster (3 shards)', ports, (prefix) => ({ REDIS_CLUSTER_NODES: ports.map((port) => `127.0.0.1:${port}`).join(','), REDIS_PREFIX: prefix }), () => cluster.stop());
-    } else if (name === 'postgres') {
+    } else {
       const problem = await probePostgresBinaries();
       if (problem) {
         console.warn(`⚠️  ${problem}: PostgreSQL rows left out.`);
@@ -391,7 +395,7 @@ try {
         await server.destroy();
         throw error;
       });
-    } else throw new Error(`BENCH_FLEET_BACKENDS: unknown backend ${name} (redis, cluster or postgres)`);
+    }
     backends.push(backend);
     for (const count of INSTANCES) {
       console.log(`${backend.name}, ${count} instance${count > 1 ? 's' : ''}…`);
