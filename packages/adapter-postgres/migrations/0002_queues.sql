@@ -63,3 +63,6 @@ CREATE UNLOGGED TABLE feed_signals (
 ) WITH (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_insert_scale_factor = 0.02);
 
 CREATE INDEX feed_signals_channel ON feed_signals (channel, seq);
+
+-- Recorded here too, so a DBA applying the files with their own tooling leaves a schema Parley sees as current.
+INSERT INTO schema_migrations (version, name) VALUES (2, 'queues') ON CONFLICT (version) DO NOTHING;

@@ -23,6 +23,17 @@ function runMigrationTests(open: () => Promise<{ sql: Sql; close(): Promise<void
     expect(rows.map((row) => row.version)).toEqual(migrations.map((m) => m.version));
   });
 
+  it('files applied one by one with other tooling (as docs/storage.md shows with psql) leave a schema Parley sees as current', async () => {
+    for (const migration of migrations) {
+      await sql.transaction(async (tx) => {
+        await tx.exec(`CREATE SCHEMA IF NOT EXISTS by_hand; SET LOCAL search_path TO by_hand`);
+        await tx.exec(migration.sql);
+      });
+    }
+    await checkSchema(sql, 'by_hand');
+    expect(await migrate(sql, 'by_hand')).toEqual({ applied: [], version: latest });
+  });
+
   it('keeps schemas apart', async () => {
     await migrate(sql, 'other_schema');
     const [row] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'other_schema' AND table_name = 'schema_migrations'`);

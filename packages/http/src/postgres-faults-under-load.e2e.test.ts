@@ -135,8 +135,10 @@ describeServer('parley serve under load through PostgreSQL faults', () => {
     await recovered('after restarted');
     await acknowledgedReadBack();
 
-    // Delivery goes on: the receiver answers again, and a new agent's event arrives.
+    // Delivery goes on: the receiver answers again (the attempts it held too), and a new agent's
+    // event arrives, behind the backlog of the agents created under load.
     receiver.answer = () => 200;
+    await receiver.release(200);
     const last = await call('POST', '/api/agents', { name: 'After the faults', description: 'Delivered', model: 'modelA-4' });
     expect(last.status).toBe(201);
     await eventually(() => receiver.received.some((webhook) => webhook.json.data.id === last.body.id), 30_000, 'delivery after PostgreSQL restarted');
