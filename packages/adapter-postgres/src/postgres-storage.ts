@@ -21,7 +21,6 @@ import { plantStore } from './storage/plants.js';
 import { usageStore } from './storage/usage.js';
 import { webhookEndpointStore } from './storage/webhook-endpoints.js';
 
-
 /** Settings of {@link PostgresStorage}. */
 export interface PostgresStorageOptions {
   /** The connection (`sqlFromPool` / `sqlFromPglite`); the schema must be migrated (`migrate`). */
