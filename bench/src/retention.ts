@@ -22,8 +22,7 @@ import { probePostgresBinaries, startPrivatePostgres } from '@parley/adapter-pos
 import { createCore, undiciTransport } from '@parley/core';
 import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startCountingReceiver } from './receiver.js';
 
 const minutes = Number(process.argv[2] ?? 6);
 const perSecond = Number(process.argv[3] ?? 200);
@@ -47,22 +46,14 @@ if (problem) {
   process.exit(1);
 }
 
-let delivered = 0;
-const receiver = createServer((request, response) => {
-  request.resume();
-  request.on('end', () => {
-    delivered += 1;
-    response.writeHead(204).end();
-  });
-});
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const receiver = await startCountingReceiver('/hook');
 
 const server = await startPrivatePostgres({ autovacuum: 'on', autovacuum_naptime: '15s' });
 const adapters = postgresAdapters({ connectionString: server.url, eventRetentionMs: retentionMs, sweepIntervalMs: REPORT_MS });
 await adapters.ready();
 const transport = undiciTransport({ allowPrivate: true });
 const core = createCore(adapters, { webhookTransport: transport, allowPrivateWebhookUrls: true });
-await core.webhooks.create(WS, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['message.sent'] });
+await core.webhooks.create(WS, { url: receiver.url, events: ['message.sent'] });
 const agent = await core.agents.create(WS, { name: 'Retention', description: 'bench', model: 'modelA-4' });
 const conversations = await Promise.all(Array.from({ length: 20 }, (_, n) => core.conversations.create(WS, { agentId: agent.id, userId: `user_${n}` })));
 core.workers.relay.start();
@@ -112,7 +103,7 @@ async function report(): Promise<void> {
     const seconds = Math.round((Date.now() - started) / 1000);
     samples.push({ seconds, sizes: now });
     const cells = TABLES.map((table) => `${table} ${Math.round((now.get(table)?.size ?? 0) / 1024)} [${now.get(table)?.live ?? 0}]`);
-    print(`${String(seconds).padStart(4)} s  ${cells.join('  ')}  | sent ${sent} delivered ${delivered}`);
+    print(`${String(seconds).padStart(4)} s  ${cells.join('  ')}  | sent ${sent} delivered ${receiver.delivered()}`);
   }
 }
 

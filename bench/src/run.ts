@@ -28,8 +28,7 @@ import { probePostgresBinaries, startPrivatePostgres } from '@parley/adapter-pos
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request as httpRequest, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +36,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { cpuTicks, cpuUsPerRequest, fixed, median, medianFigures, type Figures } from './measure.js';
 import { writePerformanceDoc } from './performance-doc.js';
+import { startCountingReceiver } from './receiver.js';
 
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -75,16 +75,8 @@ interface DeliveryFigures extends Figures {
 }
 
 /** The webhook receiver: answers 204 at once and counts what arrived. */
-let delivered = 0;
-const receiver = createServer((request, response) => {
-  request.resume();
-  request.on('end', () => {
-    delivered += 1;
-    response.writeHead(204).end();
-  });
-});
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
+const receiver = await startCountingReceiver();
+const receiverUrl = receiver.url;
 
 /** Resolves once `done()` holds (polled every 20 ms), or after `ms`. */
 async function until(done: () => boolean, ms: number): Promise<boolean> {
@@ -159,13 +151,13 @@ function load(target: Target, scenario: Scenario, seconds: number) {
 async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigures> {
   const warm = await load(target, scenario, 1); // warm-up: JIT, connections, caches
   const pid = target.process!.pid!;
-  if (scenario.delivers) await until(() => delivered >= warm['2xx'], 60_000);
-  const deliveredBefore = delivered;
+  if (scenario.delivers) await until(() => receiver.delivered() >= warm['2xx'], 60_000);
+  const deliveredBefore = receiver.delivered();
   const started = performance.now();
   const before = cpuTicks(pid);
   const result = await load(target, scenario, SECONDS);
   // Delivery work trails the responses: the window ends when the last delivery arrived.
-  if (scenario.delivers) await until(() => delivered - deliveredBefore >= result['2xx'], 60_000);
+  if (scenario.delivers) await until(() => receiver.delivered() - deliveredBefore >= result['2xx'], 60_000);
   const ticks = cpuTicks(pid) - before;
   const seconds = (performance.now() - started) / 1000;
   const completed = result.requests.total;
@@ -175,7 +167,7 @@ async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigu
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.non2xx + result.errors + result.timeouts,
-    ...(scenario.delivers && { deliveriesPerSecond: (delivered - deliveredBefore) / seconds }),
+    ...(scenario.delivers && { deliveriesPerSecond: (receiver.delivered() - deliveredBefore) / seconds }),
   };
 }
 
