@@ -559,12 +559,22 @@ process.exit(0);
 
 /** Stops every target, then removes what the run stored: Redis keys, the private PostgreSQL server, the PGlite folder. */
 async function tearDown(): Promise<void> {
-  for (const target of targets) target.process?.kill('SIGTERM');
+  // Each target drains on SIGTERM (its worker may still record a retry): delete only once all exited.
+  await Promise.all(targets.map((target) => exited(target.process)));
   receiver.close();
   if (withRedis) await deletePrefix(redisPrefix);
-  await new Promise((resolve) => setTimeout(resolve, 1_000)); // the targets close their connections
   await postgres?.destroy();
   rmSync(pgliteDir, { recursive: true, force: true });
+}
+
+/** Sends SIGTERM to `child` and resolves once it exited (SIGKILL after 10 s). */
+function exited(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => (clearTimeout(timer), resolve()));
+    child.kill('SIGTERM');
+  });
 }
 
 /**
