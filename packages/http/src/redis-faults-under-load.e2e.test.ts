@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startLatencyProxy, type LatencyProxy } from './test-support/latency-proxy.js';
 import { describeIfAvailable, freeRedisPort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from './test-support/redis.js';
+import { faultsLoad } from './test-support/faults-load.js';
 import { startServerProcess, type ServerProcess } from './test-support/server-process.js';
 
 const describeServer = describeIfAvailable('A private redis-server', await probeRedisBinaries());
@@ -25,13 +26,6 @@ const ANSWER_WITHIN_MS = 2_500;
 const PERSISTENT = ['--appendonly', 'yes', '--appendfsync', 'always'];
 
 /** One request of the load. */
-interface Sample {
-  phase: string;
-  method: string;
-  status: number;
-  elapsedMs: number;
-  id?: string;
-}
 
 describeServer('parley serve under load through Redis faults', () => {
   const dirs = [tempDir('faults-load'), tempDir('faults-load-empty')];
@@ -62,66 +56,13 @@ describeServer('parley serve under load through Redis faults', () => {
     for (const dir of dirs) dir.remove();
   });
 
-  async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; elapsedMs: number }> {
-    const started = Date.now();
-    const response = await fetch(`${server.base}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(20_000),
-    });
-    return { status: response.status, body: await response.json(), elapsedMs: Date.now() - started };
-  }
-
-  const samples: Sample[] = [];
-  /** Runs the load for `ms` (8 clients, each creating an agent, then reading it back). */
-  async function load(phase: string, ms: number): Promise<Sample[]> {
-    const until = Date.now() + ms;
-    const before = samples.length;
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async (_, index) => {
-        for (let round = 0; Date.now() < until; round += 1) {
-          const created = await call('POST', '/api/agents', { name: `Load ${phase} ${index}-${round}`, description: 'Faults', model: 'modelA-4' });
-          samples.push({ phase, method: 'POST', status: created.status, elapsedMs: created.elapsedMs, ...(created.status === 201 ? { id: created.body.id } : {}) });
-          if (created.status === 201) {
-            const read = await call('GET', `/api/agents/${created.body.id}`);
-            samples.push({ phase, method: 'GET', status: read.status, elapsedMs: read.elapsedMs });
-          }
-        }
-      }),
-    );
-    return samples.slice(before);
-  }
-
-  /** Waits (bounded) until a read succeeds, then runs the load: every request must succeed. */
-  async function recovered(phase: string): Promise<void> {
-    const deadline = Date.now() + 15_000;
-    while ((await call('GET', '/api/agents?limit=1')).status !== 200) {
-      if (Date.now() > deadline) throw new Error(`${phase}: GET /api/agents not 200 within 15 s`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const after = await load(phase, 700);
-    expect(after.length, `${phase}: requests ran`).toBeGreaterThan(0);
-    expect(after.filter((sample) => sample.status >= 300), `${phase}: every request succeeds`).toEqual([]);
-  }
-
-  /** Every sample of `phase` answered in time with a 2xx or a 503. */
-  function failedFast(phase: string, during: Sample[]): void {
-    expect(during.filter((sample) => sample.status === 503).length, `${phase}: some requests met the fault`).toBeGreaterThan(0);
-    expect(during.filter((sample) => sample.status !== 503 && sample.status >= 300), `${phase}: only 2xx or 503`).toEqual([]);
-  }
-
-  /** Every agent acknowledged with 201 so far reads back. */
-  async function acknowledgedReadBack(): Promise<void> {
-    const ids = samples.flatMap((sample) => (sample.id ? [sample.id] : []));
-    const lost: string[] = [];
-    for (let index = 0; index < ids.length; index += 20) {
-      const batch = ids.slice(index, index + 20);
-      const reads = await Promise.all(batch.map((id) => call('GET', `/api/agents/${id}`)));
-      reads.forEach((read, position) => read.status !== 200 && lost.push(`${batch[position]}: ${read.status}`));
-    }
-    expect(lost).toEqual([]);
-  }
+  const { samples, call, load, recovered, failedFast, acknowledgedReadBack } = faultsLoad({
+    base: () => server.base,
+    key: KEY,
+    clients: CLIENTS,
+    callTimeoutMs: 20_000,
+    recoverWithinMs: 15_000,
+  });
 
   it('slowed, paused, stopped, restarted empty: 503 in bounded time, nothing acknowledged lost, recovery without a restart', { timeout: 90_000 }, async () => {
     await call('POST', '/api/webhooks', { url: receiver.url, events: ['agent.created'] });
