@@ -135,8 +135,9 @@ export async function openConversationStream(
     });
   }
 
-  async function* completedIfSo(): AsyncGenerator<StreamItem, boolean> {
-    const current = await storage.conversations.get(workspaceId, conversationId);
+  /** Ends the stream (`true`) when the conversation, as read now or as `given`, is completed or gone. */
+  async function* completedIfSo(given?: Conversation | null): AsyncGenerator<StreamItem, boolean> {
+    const current = given === undefined ? await storage.conversations.get(workspaceId, conversationId) : given;
     if (current && current.status === 'active') return false;
     yield* catchUp();
     if (current) yield { type: 'conversation.completed', conversation: conversationView(current) };
@@ -149,9 +150,8 @@ export async function openConversationStream(
    * subscribing: a pause in between may then come twice, never not at all). `inReplyTo` comes from
    * the stored step that asked for the calls, found among the latest messages.
    */
-  async function* pausedBeforeOpen(): AsyncGenerator<StreamItem> {
-    const current = await storage.conversations.get(workspaceId, conversationId);
-    const toolCalls = current?.status === 'active' ? current.pendingToolCalls : [];
+  async function* pausedBeforeOpen(current: Conversation): AsyncGenerator<StreamItem> {
+    const toolCalls = current.pendingToolCalls;
     if (toolCalls.length === 0) return;
     const latest = await storage.messages.page(workspaceId, conversationId, { limit: PAGE });
     const step = latest?.messages.findLast((message) => message.toolCalls?.some((call) => call.id === toolCalls[0]!.id));
@@ -163,8 +163,10 @@ export async function openConversationStream(
   async function* run(): AsyncGenerator<StreamItem> {
     try {
       yield* catchUp();
-      if (yield* completedIfSo()) return;
-      yield* pausedBeforeOpen();
+      // Read once after the catch-up: it ends a completed stream, or tells of a paused reply.
+      const current = await storage.conversations.get(workspaceId, conversationId);
+      if (yield* completedIfSo(current)) return;
+      yield* pausedBeforeOpen(current!);
       while (!closed) {
         const idle = await waitForSignal();
         if (closed) return;
