@@ -224,6 +224,20 @@ async function fanOut(target: Target): Promise<{ ms: number; cpuUsPerStream: num
   return { ms: lastAt - posted, cpuUsPerStream: cpuUsPerRequest(ticks, STREAMS), received };
 }
 
+/** Sends `scenario`'s request to `target` `requests` times, one after another, `gapMs` apart. */
+async function sendOneByOne(target: Target, scenario: Scenario, requests: number, gapMs = 0): Promise<void> {
+  const info = target.info!;
+  for (let i = 0; i < requests; i += 1) {
+    const response = await fetch(`http://127.0.0.1:${info.port}${scenario.path(info)}`, {
+      method: scenario.method,
+      headers: { authorization: `Bearer ${info.key}`, ...(scenario.body && { 'content-type': 'application/json' }) },
+      ...(scenario.body && { body: scenario.body }),
+    });
+    await response.arrayBuffer();
+    if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+  }
+}
+
 /** Sum of `calls` over `INFO commandstats` (commands scripts ran included; other clients too). */
 async function commandCalls(client: Redis): Promise<number> {
   const info = await client.info('commandstats');
@@ -239,16 +253,7 @@ async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
   await new Promise((resolve) => setTimeout(resolve, 100));
   seen.length = 0;
   const callsBefore = await commandCalls(stats);
-  const info = target.info!;
-  for (let i = 0; i < requests; i += 1) {
-    const response = await fetch(`http://127.0.0.1:${info.port}${scenario.path(info)}`, {
-      method: scenario.method,
-      headers: { authorization: `Bearer ${info.key}`, ...(scenario.body && { 'content-type': 'application/json' }) },
-      ...(scenario.body && { body: scenario.body }),
-    });
-    await response.arrayBuffer();
-    await new Promise((resolve) => setTimeout(resolve, 5)); // a gap between requests
-  }
+  await sendOneByOne(target, scenario, requests, 5); // a gap between requests
   await new Promise((resolve) => setTimeout(resolve, 100));
   // Less this probe's own INFO, and MONITOR's commands (none: MONITOR itself is not counted after it starts).
   const calls = (await commandCalls(stats)) - callsBefore - 1;
@@ -588,15 +593,7 @@ async function postgresStatements(target: Target, scenario: Scenario, requests =
   const client = new pg.Client({ connectionString: postgres!.url });
   await client.connect();
   await client.query('SELECT pg_stat_statements_reset()');
-  const info = target.info!;
-  for (let i = 0; i < requests; i += 1) {
-    const response = await fetch(`http://127.0.0.1:${info.port}${scenario.path(info)}`, {
-      method: scenario.method,
-      headers: { authorization: `Bearer ${info.key}`, ...(scenario.body && { 'content-type': 'application/json' }) },
-      ...(scenario.body && { body: scenario.body }),
-    });
-    await response.arrayBuffer();
-  }
+  await sendOneByOne(target, scenario, requests);
   const { rows } = await client.query<{ calls: string; hint: boolean }>(
     `SELECT s.calls, s.query ILIKE 'SELECT pg_notify(%' AS hint FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1`,
     [target.postgres],
