@@ -56,8 +56,11 @@ export interface PostgresAdapters extends Adapters {
   pool: pg.Pool | null;
 }
 
-/** Connections of the rate limits' own pool (a pool this package creates only). */
-const RATE_LIMIT_POOL_SIZE = 3;
+/**
+ * Connections of the rate limits' own pool (a pool this package creates only): one, since the
+ * store sends one batch of hits at a time (postgres-rate-limits.ts).
+ */
+const RATE_LIMIT_POOL_SIZE = 1;
 
 /** Opens the connection the options name: what it is, and whether this bundle owns it. */
 function open(options: PostgresAdaptersOptions): { sql: Sql; limitsSql: Sql; pool: pg.Pool | null; pglite: PGlite | null; listen: ListenOptions; description: string; release: () => void } {

@@ -1,9 +1,12 @@
 /**
- * @module GCRA on PostgreSQL: core's `gcra()` (rate-limit/gcra.ts) decided and recorded in one
- * upsert, so concurrent callers in any number of processes never see the same state (the row lock
- * of ON CONFLICT DO UPDATE orders them). Integer milliseconds throughout, as in `gcra()`.
+ * @module GCRA on PostgreSQL: core's `gcra()` (rate-limit/gcra.ts) decided and recorded by one
+ * upsert per hit, so concurrent callers in any number of processes never see the same state (the
+ * row lock of ON CONFLICT DO UPDATE orders them). The hits of concurrent requests travel together:
+ * one statement (`rate_limit_hits`, migration 0005) per batch. Integer milliseconds throughout, as
+ * in `gcra()`.
  */
 import { emissionIntervalMs, type RateLimitDecision, type RateLimitRule, type RateLimitStore } from '@parley/core';
+import { Batcher } from './batch.js';
 import { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
 import type { Sql } from './sql.js';
 
@@ -12,6 +15,15 @@ export interface PostgresRateLimitStoreOptions {
   sql: Sql;
   /** Default `parley`. */
   schema?: string;
+}
+
+interface Hit {
+  key: string;
+  nowMs: number;
+  /** The rule's emission interval and tolerance (`limit − 1` intervals), in ms. */
+  interval: number;
+  tolerance: number;
+  limit: number;
 }
 
 /**
@@ -23,35 +35,47 @@ export interface PostgresRateLimitStoreOptions {
  * monotonic, so the admitted hits of a burst report strictly decreasing `remaining` (and hosts
  * whose clocks differ slightly agree). Rows whose TAT is past mean "full quota", as a missing row
  * does; the storage sweep deletes them.
+ *
+ * Hits made while this store's previous statement is in flight go out together in one statement
+ * (see {@link Batcher}), each still its own upsert, in the order they were made. A failed statement
+ * rejects every hit it carried; the rate limiter's failure policy then decides each of them, as it
+ * would a single failed hit.
  */
 export class PostgresRateLimitStore implements RateLimitStore {
-  private readonly sql: Sql;
-  private readonly s: string;
+  private readonly batches: Batcher<Hit, RateLimitDecision>;
 
   constructor(options: PostgresRateLimitStoreOptions) {
-    this.sql = options.sql;
-    this.s = quoteSchema(options.schema ?? DEFAULT_SCHEMA);
+    const s = quoteSchema(options.schema ?? DEFAULT_SCHEMA);
+    this.batches = new Batcher((hits) => decide(options.sql, s, hits));
   }
 
-  async hit(key: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
+  hit(key: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
     const interval = emissionIntervalMs(rule);
-    if (!Number.isSafeInteger(nowMs)) throw new RangeError(`nowMs must be an integer number of ms, got ${nowMs}`);
-    const tolerance = (rule.limit - 1) * interval;
-    // $2 now, $3 interval, $4 tolerance; SET expressions all see the row as it was, and `n` is the
-    // key's clock: the later of $2 and the row's `now_ms`.
-    const n = `greatest(r.now_ms, $2::bigint)`;
-    const [row] = await this.sql.query<{ tat: string; allowed: boolean; now_ms: string }>(
-      `INSERT INTO ${this.s}.rate_limits AS r (key, tat, allowed, now_ms) VALUES ($1, $2::bigint + $3::bigint, true, $2::bigint)
-       ON CONFLICT (key) DO UPDATE SET
-         allowed = greatest(r.tat, ${n}) - ${n} <= $4::bigint,
-         tat = CASE WHEN greatest(r.tat, ${n}) - ${n} <= $4::bigint THEN greatest(r.tat, ${n}) + $3::bigint ELSE r.tat END,
-         now_ms = ${n}
-       RETURNING tat, allowed, now_ms`,
-      [key, nowMs, interval, tolerance],
-    );
-    const { allowed } = row!;
-    const debt = Number(row!.tat) - Number(row!.now_ms);
-    if (!allowed) return { allowed: false, limit: rule.limit, remaining: 0, resetMs: debt, retryAfterMs: debt - tolerance };
-    return { allowed: true, limit: rule.limit, remaining: Math.floor((rule.limit * interval - debt) / interval), resetMs: debt, retryAfterMs: 0 };
+    if (!Number.isSafeInteger(nowMs)) return Promise.reject(new RangeError(`nowMs must be an integer number of ms, got ${nowMs}`));
+    return this.batches.add({ key, nowMs, interval, tolerance: (rule.limit - 1) * interval, limit: rule.limit });
   }
+}
+
+/** One statement deciding `hits` in order; the decisions in the same order. */
+async function decide(sql: Sql, s: string, hits: Hit[]): Promise<RateLimitDecision[]> {
+  // Sent sorted by key (a stable sort: one key's hits keep their order), so two processes'
+  // statements lock the rows they share in the same order and cannot deadlock.
+  const order = hits.map((_, i) => i).sort((a, b) => (hits[a]!.key < hits[b]!.key ? -1 : hits[a]!.key > hits[b]!.key ? 1 : a - b));
+  const sent = order.map((i) => hits[i]!);
+  const rows = await sql.query<{ ord: number; decided_tat: number; decided_allowed: boolean; decided_at: number }>(
+    `SELECT ord, decided_tat, decided_allowed, decided_at FROM ${s}.rate_limit_hits($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) ORDER BY ord`,
+    [sent.map((hit) => hit.key), sent.map((hit) => hit.nowMs), sent.map((hit) => hit.interval), sent.map((hit) => hit.tolerance)],
+  );
+  const decisions: RateLimitDecision[] = new Array(hits.length);
+  for (const row of rows) {
+    const index = order[row.ord - 1]!;
+    decisions[index] = decision(hits[index]!, row.decided_allowed, row.decided_tat - row.decided_at);
+  }
+  return decisions;
+}
+
+/** `gcra()`'s decision from the key's state after the hit: `debt` = TAT − the time it was decided at. */
+function decision(hit: Hit, allowed: boolean, debt: number): RateLimitDecision {
+  if (!allowed) return { allowed: false, limit: hit.limit, remaining: 0, resetMs: debt, retryAfterMs: debt - hit.tolerance };
+  return { allowed: true, limit: hit.limit, remaining: Math.floor((hit.limit * hit.interval - debt) / hit.interval), resetMs: debt, retryAfterMs: 0 };
 }

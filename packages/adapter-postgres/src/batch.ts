@@ -1,0 +1,63 @@
+/**
+ * @module Group commit for one kind of statement: what callers ask for while one statement is in
+ * flight goes out together in the next one.
+ */
+
+interface Pending<I, O> {
+  item: I;
+  resolve: (result: O) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Sends the items of concurrent calls to `run` in batches, one batch in flight at a time. An item
+ * added while nothing is in flight is sent at the end of the event loop's current turn
+ * (`setImmediate`: after every request whose bytes arrived in that turn), with every item added in
+ * that turn; items added while a batch is in flight wait for it and then go together, at most
+ * `maxBatch` at a time. Under load a call therefore costs a fraction of a round trip; an idle
+ * process adds no delay but one turn.
+ *
+ * `run` gets the items in the order they were added and must resolve to one result per item, in
+ * the same order; when it rejects, every call of that batch rejects with its error.
+ */
+export class Batcher<I, O> {
+  private pending: Array<Pending<I, O>> = [];
+  private sending = false;
+  private scheduled = false;
+
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    private readonly maxBatch = 500,
+  ) {}
+
+  /** `item`'s result, from the batch it goes out in. */
+  add(item: I): Promise<O> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.sending || this.scheduled || this.pending.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.send();
+    });
+  }
+
+  private async send(): Promise<void> {
+    const batch = this.pending.splice(0, this.maxBatch);
+    this.sending = true;
+    try {
+      const results = await this.run(batch.map((entry) => entry.item));
+      batch.forEach((entry, i) => entry.resolve(results[i]!));
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+    } finally {
+      this.sending = false;
+      this.schedule();
+    }
+  }
+}
