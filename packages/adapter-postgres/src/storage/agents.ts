@@ -1,6 +1,6 @@
 /** @module Agents on PostgreSQL: each write, its preconditions and its event in one statement. */
 import type { Agent, AgentStore, DomainEvent } from '@parley/core';
-import { applyChange, deleteRecord, versioned, type RecordTable } from './changes.js';
+import { applyChange, deleteRecord, recordReader, type RecordTable } from './changes.js';
 import { eventJson, offsetPage, pageItems, recordEvent, type StoreContext } from './context.js';
 
 const AGENTS: RecordTable = { name: 'agents', columns: { status: 'status' } };
@@ -22,10 +22,7 @@ export function agentStore(context: StoreContext): AgentStore {
     insert: (workspaceId, agent, event) =>
       writeWithEvent(`INSERT INTO ${s}.agents (workspace_id, id, status, data) VALUES ($1, $2, $3, $4::jsonb) RETURNING 1`, [workspaceId, agent.id, agent.status, JSON.stringify(agent)], workspaceId, event),
 
-    get: async (workspaceId, id) => {
-      const [row] = await sql.query<{ data: Agent; version: number }>(`SELECT data, version FROM ${s}.agents WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
-      return row ? versioned(row.data, row.version) : null;
-    },
+    get: recordReader<Agent>(context, AGENTS),
 
     // Page-numbered (the API's page/limit): OFFSET over the (workspace_id[, status], id) index.
     list: async (workspaceId, { offset, limit, status }) => {

@@ -17,6 +17,7 @@
  * queue on that lock; none is retried or lost.
  */
 import { withVersion, type Change, type Condition, type DeleteConditions, type DomainEvent, type EventDraft, type WriteResult } from '@parley/core';
+import { Batcher } from '../batch.js';
 import { eventJson, HIDDEN_FIELDS_SQL, recordEvent, type StoreContext } from './context.js';
 
 /** The later of a stored ISO timestamp (jsonb) and `$param`, as jsonb: ISO 8601 UTC strings sort bytewise. */
@@ -40,6 +41,25 @@ type ChangeRow<T> = {
 
 /** `data` carrying `version` (ports/storage.ts "Versions"). */
 export const versioned = <T extends object>(data: T, version: number | string): T => withVersion(data, Number(version));
+
+/**
+ * `get(workspaceId, id)` of `table`: the versioned record or `null`. Reads made while the table's
+ * previous read is in flight go out together (see `Batcher`): one statement joining the asked
+ * (workspace_id, id) pairs to the primary key, however many requests asked.
+ */
+export function recordReader<T extends object>({ sql, s }: StoreContext, table: RecordTable): (workspaceId: string, id: string) => Promise<T | null> {
+  const reads = new Batcher<[string, string], T | null>(async (keys) => {
+    const rows = await sql.query<{ ord: number; data: T; version: number }>(
+      `SELECT k.ord, r.data, r.version FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(workspace_id, id, ord)
+       JOIN ${s}.${table.name} r ON r.workspace_id = k.workspace_id AND r.id = k.id`,
+      [keys.map(([workspaceId]) => workspaceId), keys.map(([, id]) => id)],
+    );
+    const records: Array<T | null> = keys.map(() => null);
+    for (const row of rows) records[row.ord - 1] = versioned(row.data, row.version);
+    return records;
+  });
+  return (workspaceId, id) => reads.add([workspaceId, id]);
+}
 
 /** SQL deciding `conditions` on `alias.data`, adding their parameters to `params`. */
 function conditionsSql<T>(alias: string, conditions: readonly Condition<T>[] | undefined, params: unknown[]): string {

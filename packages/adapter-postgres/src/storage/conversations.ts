@@ -1,6 +1,6 @@
 /** @module Conversations on PostgreSQL: each write, its preconditions (its agent, on insert) and its event in one statement. */
 import type { Conversation, ConversationStore } from '@parley/core';
-import { applyChange, deleteRecord, versioned, type RecordTable } from './changes.js';
+import { applyChange, deleteRecord, recordReader, type RecordTable } from './changes.js';
 import { eventJson, offsetPage, pageItems, recordEvent, type StoreContext } from './context.js';
 
 // Callers never change `agentId` (ports/storage.ts), so only these columns follow `data`.
@@ -29,10 +29,7 @@ export function conversationStore(context: StoreContext): ConversationStore {
       return row?.agent_status == null ? 'agent_not_found' : 'agent_inactive';
     },
 
-    get: async (workspaceId, id) => {
-      const [row] = await sql.query<{ data: Conversation; version: number }>(`SELECT data, version FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
-      return row ? versioned(row.data, row.version) : null;
-    },
+    get: recordReader<Conversation>(context, CONVERSATIONS),
 
     list: async (workspaceId, { offset, limit, agentId, userId, status }) => {
       const filter = `workspace_id = $1 AND ($2::text IS NULL OR agent_id = $2) AND ($3::text IS NULL OR user_id = $3) AND ($4::text IS NULL OR status = $4)`;

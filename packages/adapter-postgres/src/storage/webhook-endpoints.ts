@@ -1,6 +1,6 @@
 /** @module Webhook endpoints on PostgreSQL; their deliveries log goes with them (ON DELETE CASCADE). */
 import type { WebhookEndpointRecord, WebhookEndpointStore } from '@parley/core';
-import { applyChange, deleteRecord, versioned, type RecordTable } from './changes.js';
+import { applyChange, deleteRecord, recordReader, versioned, type RecordTable } from './changes.js';
 import { offsetPage, pageItems, type StoreContext } from './context.js';
 
 const ENDPOINTS: RecordTable = { name: 'webhook_endpoints' };
@@ -13,10 +13,7 @@ export function webhookEndpointStore(context: StoreContext): WebhookEndpointStor
     insert: async (workspaceId, endpoint) => {
       await sql.query(`INSERT INTO ${s}.webhook_endpoints (workspace_id, id, data) VALUES ($1, $2, $3::jsonb)`, [workspaceId, endpoint.id, JSON.stringify(endpoint)]);
     },
-    get: async (workspaceId, id) => {
-      const [row] = await sql.query<Row>(`SELECT data, version FROM ${s}.webhook_endpoints WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
-      return row ? versioned(row.data, row.version) : null;
-    },
+    get: recordReader<WebhookEndpointRecord>(context, ENDPOINTS),
     list: async (workspaceId, { offset, limit }) => {
       const [row] = await sql.query<{ total: number; items: [WebhookEndpointRecord, number][] }>(
         `SELECT (SELECT count(*)::int FROM ${s}.webhook_endpoints WHERE workspace_id = $1) AS total,
