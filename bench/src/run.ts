@@ -13,27 +13,31 @@
  * PostgreSQL rows compare with Parley on Redis ("CPU vs peer"); PGlite rows (`DATA_DIR`, a
  * temporary folder) skip the large history.
  *
+ * Load comes from `wrk` (one thread) when it is installed, else from autocannon in this process
+ * (load.ts); the generator's own CPU is reported per request and as a share of the machine, and
+ * on Redis targets Redis's own CPU per request (`INFO cpu`).
+ *
  * Also: POST agent with one subscribed webhook endpoint, the delivery to a receiver in this
  * process included (CPU counted until the last delivery arrived); one message fanned out to 1 000
- * open live streams; webhook deliveries per second (`delivery.ts`'s burst); and a table of issue
- * 12's targets, each met or missed.
+ * open live streams; webhook deliveries per second (`delivery.ts`'s burst); and a table of issues
+ * 12, 17 and 20's targets, each met or missed.
  *
  * Environment: `BENCH_ROUNDS` (3), `BENCH_SECONDS` per measurement (2), `BENCH_LARGE` (1 000 000
  * messages), `REDIS_URL` (redis://127.0.0.1:6379; Redis scenarios are left out when it does not
  * answer; PostgreSQL scenarios when `initdb`/`postgres` cannot be run). Writes the tables to
  * bench/RESULTS.md and deletes its Redis keys, private PostgreSQL server and PGlite folder at the end.
  */
-import autocannon from 'autocannon';
 import { probePostgresBinaries, startPrivatePostgres } from '@parley/adapter-postgres/testing';
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { LOAD_GENERATOR, runLoad } from './load.js';
 import { cpuTicks, cpuUsPerRequest, fixed, median, medianFigures, type Figures } from './measure.js';
 import { writePerformanceDoc } from './performance-doc.js';
 import { startCountingReceiver } from './receiver.js';
@@ -72,6 +76,12 @@ interface Scenario {
 interface DeliveryFigures extends Figures {
   /** Deliveries per second over the window (scenarios that deliver). */
   deliveriesPerSecond?: number;
+  /** The load generator's CPU µs per request. */
+  generatorCpuUs: number;
+  /** The load generator's CPU over the window, as a share of the whole machine (all cores). */
+  generatorShare: number;
+  /** Redis's CPU µs per request (`INFO cpu`; Redis targets only). */
+  redisCpuUs?: number;
 }
 
 /** The webhook receiver: answers 204 at once and counts what arrived. */
@@ -97,6 +107,18 @@ async function settled(pid: number, ms = 180_000): Promise<void> {
     if (now - before <= 1) return;
     before = now;
   }
+}
+
+/**
+ * The version of `name` the benchmark's peers load and Parley's server loads, e.g. `2.1.8`; both
+ * versions when a workspace has its own copy (`2.1.8 (Parley 1.19.0)`).
+ */
+function packageVersion(name: string): string {
+  const version = (folder: string) => (JSON.parse(readFileSync(here(`${folder}/node_modules/${name}/package.json`), 'utf8')) as { version: string }).version;
+  const ownCopy = (folder: string) => existsSync(here(`${folder}/node_modules/${name}/package.json`));
+  const peers = ownCopy('..') ? version('..') : version('../..');
+  const parley = ownCopy('../../packages/http') ? version('../../packages/http') : version('../..');
+  return peers === parley ? peers : `${peers} (Parley ${parley})`;
 }
 
 async function redisAnswers(): Promise<boolean> {
@@ -138,35 +160,49 @@ function start(target: Target): Promise<void> {
 
 function load(target: Target, scenario: Scenario, seconds: number) {
   const info = target.info!;
-  return autocannon({
+  return runLoad({
     url: `http://127.0.0.1:${info.port}${scenario.path(info)}`,
     method: scenario.method,
     connections: CONNECTIONS,
-    duration: seconds,
+    seconds,
     headers: { authorization: `Bearer ${info.key}`, ...(scenario.body && { 'content-type': 'application/json' }) },
     ...(scenario.body && { body: scenario.body }),
   });
 }
 
+/** Redis's own CPU time so far (`used_cpu_user` + `used_cpu_sys` of `INFO cpu`), in µs. */
+async function redisCpuUs(client: Redis): Promise<number> {
+  const info = await client.info('cpu');
+  const seconds = (field: string) => Number(new RegExp(`^${field}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
+  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
+}
+
 async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigures> {
   const warm = await load(target, scenario, 1); // warm-up: JIT, connections, caches
   const pid = target.process!.pid!;
-  if (scenario.delivers) await until(() => receiver.delivered() >= warm['2xx'], 60_000);
+  if (scenario.delivers) await until(() => receiver.delivered() >= warm.ok, 60_000);
+  const redis = target.redis ? new Redis(REDIS_URL) : undefined;
+  const redisBefore = redis && (await redisCpuUs(redis));
   const deliveredBefore = receiver.delivered();
   const started = performance.now();
   const before = cpuTicks(pid);
   const result = await load(target, scenario, SECONDS);
   // Delivery work trails the responses: the window ends when the last delivery arrived.
-  if (scenario.delivers) await until(() => receiver.delivered() - deliveredBefore >= result['2xx'], 60_000);
+  if (scenario.delivers) await until(() => receiver.delivered() - deliveredBefore >= result.ok, 60_000);
   const ticks = cpuTicks(pid) - before;
   const seconds = (performance.now() - started) / 1000;
-  const completed = result.requests.total;
+  const redisUs = redis && (await redisCpuUs(redis)) - redisBefore!;
+  redis?.disconnect();
+  const completed = result.requests;
   return {
     cpuUs: cpuUsPerRequest(ticks, completed),
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.non2xx + result.errors + result.timeouts,
+    rps: result.rps,
+    p50: result.p50,
+    p99: result.p99,
+    errors: result.errors,
+    generatorCpuUs: result.generatorCpuUs / Math.max(completed, 1),
+    generatorShare: result.generatorCpuUs / 1e6 / (SECONDS * cpus().length),
+    ...(redisUs !== undefined && { redisCpuUs: redisUs / Math.max(completed, 1) }),
     ...(scenario.delivers && { deliveriesPerSecond: (receiver.delivered() - deliveredBefore) / seconds }),
   };
 }
@@ -443,10 +479,15 @@ try {
   console.log('Webhook delivery burst (npm run bench:delivery)…');
   const burst = deliveryBurst();
 
+  const optionalMedian = (values: Array<number | undefined>) => (values[0] === undefined ? undefined : median(values as number[]));
   const figures = new Map([...samples].map(([name, runs]) => [name, {
     ...medianFigures(runs),
-    deliveriesPerSecond: runs[0]?.deliveriesPerSecond === undefined ? undefined : median(runs.map((run) => run.deliveriesPerSecond!)),
+    deliveriesPerSecond: optionalMedian(runs.map((run) => run.deliveriesPerSecond)),
+    generatorCpuUs: median(runs.map((run) => run.generatorCpuUs)),
+    generatorShare: median(runs.map((run) => run.generatorShare)),
+    redisCpuUs: optionalMedian(runs.map((run) => run.redisCpuUs)),
   }]));
+  const shares = [...figures.values()].map((f) => f.generatorShare);
   const ratio = (name: string, other?: string) => {
     const base = other && figures.get(other);
     return base ? `${(figures.get(name)!.cpuUs / base.cpuUs).toFixed(2)} ×` : '—';
@@ -463,7 +504,7 @@ try {
         ? `${fixed(statementsRun.awaited, 1)} (statements, pg_stat_statements${statementsRun.hints ? `; + ${fixed(statementsRun.hints, 1)} live-stream signal, not awaited` : ''})`
         : '';
     const note = [f.deliveriesPerSecond === undefined ? '' : `${fixed(f.deliveriesPerSecond)} deliveries/s`, f.errors ? `⚠️ ${f.errors} errors` : ''].filter(Boolean).join('; ');
-    return `| ${scenario.target} | ${scenario.name} | **${fixed(f.cpuUs)}** | ${fixed(f.rps)} | ${fixed(f.p50, 1)} | ${fixed(f.p99, 1)} | ${scenario.bare ? ratio(name, `bare Hono: ${scenario.bare}`) : '1.00 ×'} | ${ratio(name, scenario.peer)} | ${trips} | ${note} |`;
+    return `| ${scenario.target} | ${scenario.name} | **${fixed(f.cpuUs)}** | ${fixed(f.rps)} | ${fixed(f.p50, 1)} | ${fixed(f.p99, 1)} | ${scenario.bare ? ratio(name, `bare Hono: ${scenario.bare}`) : '1.00 ×'} | ${ratio(name, scenario.peer)} | ${trips} | ${f.redisCpuUs === undefined ? '' : fixed(f.redisCpuUs)} | ${fixed(f.generatorCpuUs)} | ${note} |`;
   });
   const fanOutRows = fanOutTargets.map((name) => {
     const runs = fanOuts.get(name)!;
@@ -482,6 +523,7 @@ try {
   // (issue 12). This shared machine's speed varies by several times from hour to hour, so each is
   // judged as that multiple of bare Hono measured in this run: "≤ 30 µs" is "≤ 1.88 × bare GET".
   const BARE = { GET: 16, POST: 27 } as const;
+  targetRows.push('| **issue 12** | | |');
   const bareOf = (kind: keyof typeof BARE) => cpu(kind === 'GET' ? 'bare Hono: bare GET (JSON object)' : 'bare Hono: bare POST (valibot into a Map)') ?? NaN;
   const cpuTarget = (what: string, name: string, limitUs: number, kind: keyof typeof BARE) => {
     const bound = limitUs / BARE[kind];
@@ -503,7 +545,10 @@ try {
     cpuTarget('Redis history (50)', 'Parley Redis: history (50) at 10²', 140, 'GET');
     check('Redis history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley Redis: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley Redis: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
   }
+  check('webhook deliveries ≥ 2 000/s, memory', burst.get('memory'), (v) => v >= 2_000, (v) => `${fixed(v)}/s`);
+  check('webhook deliveries ≥ 1 000/s, Redis', burst.get('redis'), (v) => v >= 1_000, (v) => `${fixed(v)}/s`);
   if (withPostgres) {
+    targetRows.push('| **issue 17** | | |');
     const pgTrips = (name: string) => statements.get(`Parley PostgreSQL: ${name}`)?.awaited;
     check('PostgreSQL POST message: 1 round trip for the write (plus the rate-limit hit)', pgTrips('POST message'), (v) => v <= 2.05, (v) => `${fixed(v, 1)} statements`);
     check('PostgreSQL read routes: 1 round trip each (plus the rate-limit hit)', Math.max(...['GET agent', 'list agents (20)', 'history (50) at 10²', LARGE_NAME].map((name) => pgTrips(name) ?? NaN)), (v) => v <= 2.05, (v) => `at most ${fixed(v, 1)} statements`);
@@ -513,8 +558,19 @@ try {
     check('PostgreSQL history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley PostgreSQL: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley PostgreSQL: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
     check('webhook deliveries ≥ 1 000/s, PostgreSQL', burst.get('postgresql'), (v) => v >= 1_000, (v) => `${fixed(v)}/s`);
   }
-  check('webhook deliveries ≥ 2 000/s, memory', burst.get('memory'), (v) => v >= 2_000, (v) => `${fixed(v)}/s`);
-  check('webhook deliveries ≥ 1 000/s, Redis', burst.get('redis'), (v) => v >= 1_000, (v) => `${fixed(v)}/s`);
+
+  // Issue 20's targets (the fleet's are in bench/FLEET.md, `npm run bench:fleet`).
+  targetRows.push('| **issue 20** | | |');
+  if (withRedis) {
+    const postMessage = traffic.get('Parley Redis: POST message');
+    check('Redis POST message ≤ 8 commands run (INFO commandstats)', postMessage?.calls, (v) => v <= 8, (v) => `${fixed(v, 1)} commands`);
+    const redisCpu = (name: string) => figures.get(name)?.redisCpuUs ?? NaN;
+    check('Redis CPU per message ≤ 1.5 × the ioredis peer\'s', redisCpu('Parley Redis: POST message') / redisCpu('Hono + ioredis peer: POST message'), (v) => v <= 1.5, (v) => `${fixed(redisCpu('Parley Redis: POST message'))} µs = ${v.toFixed(2)} ×`);
+    const trips = [...traffic].filter(([name]) => name.startsWith('Parley Redis: '));
+    check('Redis: 1 round trip per route (rate limit included)', Math.max(...trips.map(([, t]) => t.trips)), (v) => v <= 1.05, (v) => `at most ${fixed(v, 1)}`);
+  }
+  check('memory GET agent ≤ 1.3 × Hono + Map peer CPU', (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer: GET agent') ?? NaN), (v) => v <= 1.3, (v) => `${v.toFixed(2)} ×`);
+  check('memory GET agent req/s ≥ 0.5 × bare Hono GET', (figures.get('Parley memory: GET agent')?.rps ?? NaN) / (figures.get('bare Hono: bare GET (JSON object)')?.rps ?? NaN), (v) => v >= 0.5, (v) => `${v.toFixed(2)} ×`);
 
   const parley = byName('Parley memory').info!;
   const parleyRedis = targets.find((target) => target.name === 'Parley Redis')?.info;
@@ -524,10 +580,12 @@ try {
     `# Benchmark results`,
     '',
     `${new Date().toISOString().slice(0, 10)}, commit ${commit}, Node ${process.version}, ${cpus().length} × ${machine}. ` +
-      `${ROUNDS} interleaved rounds of ${SECONDS} s per scenario, ${CONNECTIONS} connections (autocannon), medians. ` +
+      `${ROUNDS} interleaved rounds of ${SECONDS} s per scenario, ${CONNECTIONS} connections (${LOAD_GENERATOR === 'wrk' ? 'wrk, one thread' : 'autocannon, in the benchmark process'}), medians. ` +
+      `The load generator used ${fixed(Math.min(...shares) * 100)}–${fixed(Math.max(...shares) * 100)} % of the machine's CPU (median ${fixed(median(shares) * 100)} %). ` +
+      `Peers, bare Hono and Parley all run on @hono/node-server ${packageVersion('@hono/node-server')} and hono ${packageVersion('hono')}. ` +
       `Took ${Math.round((Date.now() - started) / 1000)} s after the build.`,
     '',
-    '## Targets (issue 12)',
+    '## Targets',
     '',
     '| target | this run | met |',
     '|---|---|---|',
@@ -535,8 +593,8 @@ try {
     '',
     '## Per request',
     '',
-    '| server | scenario | server CPU µs / request | req/s | p50 ms | p99 ms | CPU vs bare Hono | CPU vs peer | round trips / request | |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| server | scenario | server CPU µs / request | req/s | p50 ms | p99 ms | CPU vs bare Hono | CPU vs peer | round trips / request | Redis CPU µs / request | load generator CPU µs / request | |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `## One message to ${fixed(STREAMS)} live streams`,

@@ -10,7 +10,7 @@
  * {append, fanOut, small, medium, large}, rssPerMillionMessages}` (bytes, measured around the
  * large fill).
  */
-import { createUlidGenerator, type Message } from '@parley/core';
+import { createUlidGenerator, ErrorCode, ParleyError, type Message } from '@parley/core';
 import { loadConfig, startServer } from '@parley/http/server';
 
 const KEY = 'bench-parley-key-0123456789abcdef';
@@ -63,11 +63,29 @@ async function conversationWith(count: number): Promise<string> {
       const createdAt = new Date().toISOString();
       const message: Message = { id: ids.next('msg'), conversationId: id, content: content(i), role: i % 2 ? 'assistant' : 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt };
       const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
-      batch.push(core.storage.messages.append(WORKSPACE, message, { id: ids.next('evt'), type, workspaceId: WORKSPACE, occurredAt: createdAt, data: message }));
+      const event = { id: ids.next('evt'), type, workspaceId: WORKSPACE, occurredAt: createdAt, data: message } as const;
+      batch.push(retried(() => core.storage.messages.append(WORKSPACE, message, event)));
     }
     await Promise.all(batch);
   }
   return id;
+}
+
+/**
+ * `write()`, tried again (up to 5 times, 100 ms apart) while it fails with `service_unavailable`:
+ * seeding 10⁶ messages while other servers seed theirs can push a Redis script past its deadline
+ * (docs/guarantees.md). Such a script did nothing; at worst (an answer that came back late) a
+ * seeded message is stored twice under one id, which a benchmark's history can afford.
+ */
+async function retried<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await write();
+    } catch (error) {
+      if (attempt >= 5 || !(error instanceof ParleyError) || error.code !== ErrorCode.serviceUnavailable) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }
 
 const rss = () => {
