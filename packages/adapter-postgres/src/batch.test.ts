@@ -44,7 +44,7 @@ describe('Batcher', () => {
 
   it('splits what waits into batches of at most maxBatch', async () => {
     const { batches, run, release } = gatedRun();
-    const batcher = new Batcher(run, 2);
+    const batcher = new Batcher(run, { maxBatch: 2 });
     const results = Promise.all([1, 2, 3, 4, 5].map((item) => batcher.add(item)));
     for (let i = 0; i < 3; i += 1) await release();
     expect(await results).toEqual([2, 4, 6, 8, 10]);
@@ -61,5 +61,24 @@ describe('Batcher', () => {
     const failed = [batcher.add(1), batcher.add(2)].map((call) => call.then(() => 'answered', (error: Error) => error.message));
     expect(await Promise.all(failed)).toEqual(['database gone', 'database gone']);
     expect(await batcher.add(3)).toBe(3);
+  });
+
+  it('when failsWaiting holds for the error, also rejects what waited for the next batch, without sending it', async () => {
+    const batches: number[][] = [];
+    let fail!: (error: Error) => void;
+    const batcher = new Batcher(
+      (items: number[]) => {
+        batches.push(items);
+        return batches.length === 1 ? new Promise<number[]>((_, reject) => (fail = reject)) : Promise.resolve(items);
+      },
+      { failsWaiting: (error) => (error as Error).message === 'database gone' },
+    );
+    const first = batcher.add(1).catch((error: Error) => error.message);
+    await new Promise((resolve) => setImmediate(resolve));
+    const waiting = batcher.add(2).catch((error: Error) => error.message);
+    fail(new Error('database gone'));
+    expect([await first, await waiting]).toEqual(['database gone', 'database gone']);
+    expect(await batcher.add(3)).toBe(3);
+    expect(batches).toEqual([[1], [3]]);
   });
 });

@@ -18,7 +18,10 @@ interface Pending<I, O> {
  * process adds no delay but one turn.
  *
  * `run` gets the items in the order they were added and must resolve to one result per item, in
- * the same order; when it rejects, every call of that batch rejects with its error.
+ * the same order; when it rejects, every call of that batch rejects with its error. When
+ * `failsWaiting(error)` holds for that error (the database cannot serve), the calls waiting for
+ * the next batch reject with it too, instead of waiting for a statement of their own to fail: a
+ * call then waits for at most one statement's deadline, whatever was in flight when it was made.
  */
 export class Batcher<I, O> {
   private pending: Array<Pending<I, O>> = [];
@@ -27,7 +30,7 @@ export class Batcher<I, O> {
 
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
-    private readonly maxBatch = 500,
+    private readonly options: { maxBatch?: number; failsWaiting?: (error: unknown) => boolean } = {},
   ) {}
 
   /** `item`'s result, from the batch it goes out in. */
@@ -48,13 +51,14 @@ export class Batcher<I, O> {
   }
 
   private async send(): Promise<void> {
-    const batch = this.pending.splice(0, this.maxBatch);
+    const batch = this.pending.splice(0, this.options.maxBatch ?? 500);
     this.sending = true;
     try {
       const results = await this.run(batch.map((entry) => entry.item));
       batch.forEach((entry, i) => entry.resolve(results[i]!));
     } catch (error) {
-      for (const entry of batch) entry.reject(error);
+      const failed = this.options.failsWaiting?.(error) ? batch.concat(this.pending.splice(0)) : batch;
+      for (const entry of failed) entry.reject(error);
     } finally {
       this.sending = false;
       this.schedule();

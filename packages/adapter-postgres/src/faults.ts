@@ -37,3 +37,6 @@ export function storageError(error: unknown): unknown {
   if (isConnectionFault(error)) return new ParleyError(ErrorCode.serviceUnavailable, 'Storage is unavailable.', undefined, { cause: redactPostgresError(error) });
   return redactPostgresError(error);
 }
+
+/** True for what {@link storageError} made of a fault: the database cannot serve, so the next statement would fail alike. */
+export const isUnavailable = (error: unknown): boolean => isParleyError(error) && error.code === ErrorCode.serviceUnavailable;

@@ -7,6 +7,7 @@
  */
 import { emissionIntervalMs, type RateLimitDecision, type RateLimitRule, type RateLimitStore } from '@parley/core';
 import { Batcher } from './batch.js';
+import { isUnavailable } from './faults.js';
 import { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
 import type { Sql } from './sql.js';
 
@@ -46,7 +47,7 @@ export class PostgresRateLimitStore implements RateLimitStore {
 
   constructor(options: PostgresRateLimitStoreOptions) {
     const s = quoteSchema(options.schema ?? DEFAULT_SCHEMA);
-    this.batches = new Batcher((hits) => decide(options.sql, s, hits));
+    this.batches = new Batcher((hits) => decide(options.sql, s, hits), { failsWaiting: isUnavailable });
   }
 
   hit(key: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {

@@ -18,6 +18,7 @@
  */
 import { withVersion, type Change, type Condition, type DeleteConditions, type DomainEvent, type EventDraft, type WriteResult } from '@parley/core';
 import { Batcher } from '../batch.js';
+import { isUnavailable } from '../faults.js';
 import { eventJson, HIDDEN_FIELDS_SQL, recordEvent, type StoreContext } from './context.js';
 
 /** The later of a stored ISO timestamp (jsonb) and `$param`, as jsonb: ISO 8601 UTC strings sort bytewise. */
@@ -57,8 +58,10 @@ export function recordReader<T extends object>({ sql, s }: StoreContext, table: 
     const records: Array<T | null> = keys.map(() => null);
     for (const row of rows) records[row.ord - 1] = versioned(row.data, row.version);
     return records;
-  });
-  return (workspaceId, id) => reads.add([workspaceId, id]);
+  }, { failsWaiting: isUnavailable });
+  // PostgreSQL text cannot hold NUL, so no record has such an id, and one in the batch would fail
+  // the whole statement (22021) for every request in it.
+  return (workspaceId, id) => (workspaceId.includes('\0') || id.includes('\0') ? Promise.resolve(null) : reads.add([workspaceId, id]));
 }
 
 /** SQL deciding `conditions` on `alias.data`, adding their parameters to `params`. */
