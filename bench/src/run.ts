@@ -2,6 +2,8 @@
  * @module `npm run bench`: Parley's ready-made server against bare Hono and hand-written peers,
  * every figure from this one run on this machine.
  *
+ * Every measurement runs on a freshly started server process (`restart`), warmed up for 1 s.
+ *
  * Primary figure: server CPU µs per request — the target process's own CPU time (utime + stime
  * from /proc) over the measured window, divided by the requests it completed. Throughput and
  * latency on a shared 2-core machine mostly measure the load generator and the neighbours; CPU
@@ -58,6 +60,8 @@ interface Target {
   postgres?: string;
   process?: ChildProcess;
   info?: Record<string, any>;
+  /** What the first start printed, after seeding: ids a restart on the same store reuses, and RSS per 10⁶ messages. */
+  seeded?: Record<string, any>;
 }
 
 interface Scenario {
@@ -134,9 +138,9 @@ async function redisAnswers(): Promise<boolean> {
   }
 }
 
-function start(target: Target): Promise<void> {
+function start(target: Target, env: Record<string, string> = {}): Promise<void> {
   const child = spawn(process.execPath, ['--expose-gc', target.script], {
-    env: { ...process.env, ...target.env },
+    env: { ...process.env, ...target.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   target.process = child;
@@ -156,6 +160,21 @@ function start(target: Target): Promise<void> {
       }
     });
   });
+}
+
+/**
+ * Stops `target` and starts a new process of it, then waits until it is idle: every measurement
+ * runs on a freshly started server (JIT, heap and caches left by other scenarios do not carry
+ * over). A Parley target on Redis, PostgreSQL or PGlite keeps its store and reuses what it seeded
+ * (`BENCH_REUSE`); one on memory seeds again, the large history only when `withLarge`.
+ */
+async function restart(target: Target, withLarge = false): Promise<void> {
+  await exited(target.process);
+  target.info = undefined;
+  const parley = target.script === here('targets/parley.js');
+  const onStore = target.redis === true || target.postgres !== undefined || 'DATA_DIR' in target.env;
+  await start(target, !parley ? {} : onStore ? { BENCH_REUSE: JSON.stringify(target.seeded) } : withLarge ? {} : { BENCH_LARGE: '0' });
+  await settled(target.process!.pid!);
 }
 
 function load(target: Target, scenario: Scenario, seconds: number) {
@@ -178,6 +197,7 @@ async function redisCpuUs(client: Redis): Promise<number> {
 }
 
 async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigures> {
+  await restart(target, scenario.name === LARGE_NAME);
   const warm = await load(target, scenario, 1); // warm-up: JIT, connections, caches
   const pid = target.process!.pid!;
   if (scenario.delivers) await until(() => receiver.delivered() >= warm.ok, 60_000);
@@ -447,6 +467,7 @@ try {
         const t0 = Date.now();
         await start(target);
         await settled(target.process!.pid!);
+        target.seeded = target.info;
         console.log(`  ${target.name}: ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       }),
     );
@@ -469,7 +490,10 @@ try {
   for (let round = 1; round <= ROUNDS; round += 1) {
     console.log(`Round ${round} of ${ROUNDS}…`);
     for (const scenario of scenarios) samples.get(key(scenario))!.push(await measure(byName(scenario.target), scenario));
-    for (const name of fanOutTargets) fanOuts.get(name)!.push(await fanOut(byName(name)));
+    for (const name of fanOutTargets) {
+      await restart(byName(name));
+      fanOuts.get(name)!.push(await fanOut(byName(name)));
+    }
   }
   const traffic = new Map<string, Awaited<ReturnType<typeof redisTraffic>>>();
   for (const scenario of scenarios) {
@@ -577,15 +601,15 @@ try {
   check('memory GET agent ≤ 1.3 × Hono + Map peer CPU', (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer: GET agent') ?? NaN), (v) => v <= 1.3, (v) => `${v.toFixed(2)} ×`);
   check('memory GET agent req/s ≥ 0.5 × bare Hono GET', (figures.get('Parley memory: GET agent')?.rps ?? NaN) / (figures.get('bare Hono: bare GET (JSON object)')?.rps ?? NaN), (v) => v >= 0.5, (v) => `${v.toFixed(2)} ×`);
 
-  const parley = byName('Parley memory').info!;
-  const parleyRedis = targets.find((target) => target.name === 'Parley Redis')?.info;
+  const parley = byName('Parley memory').seeded!;
+  const parleyRedis = targets.find((target) => target.name === 'Parley Redis')?.seeded;
   const commit = execSync('git rev-parse --short HEAD', { cwd: here('.') }).toString().trim();
   const machine = cpus()[0]?.model ?? 'unknown CPU';
   const report = [
     `# Benchmark results`,
     '',
     `${new Date().toISOString().slice(0, 10)}, commit ${commit}, Node ${process.version}, ${cpus().length} × ${machine}. ` +
-      `${ROUNDS} interleaved rounds of ${SECONDS} s per scenario, ${CONNECTIONS} connections (${LOAD_GENERATOR === 'wrk' ? 'wrk, one thread' : 'autocannon, in the benchmark process'}), medians. ` +
+      `${ROUNDS} interleaved rounds of ${SECONDS} s per scenario, each on a freshly started server process after 1 s of warm-up, ${CONNECTIONS} connections (${LOAD_GENERATOR === 'wrk' ? 'wrk, one thread' : 'autocannon, in the benchmark process'}), medians. ` +
       `The load generator used ${fixed(Math.min(...shares) * 100)}–${fixed(Math.max(...shares) * 100)} % of the machine's CPU (median ${fixed(median(shares) * 100)} %). ` +
       `Peers, bare Hono and Parley all run on @hono/node-server ${packageVersion('@hono/node-server')} and hono ${packageVersion('hono')}. ` +
       `Took ${Math.round((Date.now() - started) / 1000)} s after the build.`,

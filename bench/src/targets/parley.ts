@@ -8,7 +8,8 @@
  * messages, one to append to and one for live streams; with `BENCH_WEBHOOK_URL`, a webhook
  * endpoint for `agent.created` there. Prints one JSON line: `{port, key, agentId, conversations:
  * {append, fanOut, small, medium, large}, rssPerMillionMessages}` (bytes, measured around the
- * large fill).
+ * large fill). With `BENCH_REUSE` (that line, from an earlier start on the same store) it seeds
+ * nothing and prints it again with its new port.
  */
 import { createUlidGenerator, ErrorCode, ParleyError, type Message } from '@parley/core';
 import { loadConfig, startServer } from '@parley/http/server';
@@ -27,6 +28,15 @@ const running = await startServer(
   { print: () => {} },
 );
 const { core } = running;
+
+// BENCH_REUSE: a restart on a store this target already seeded (Redis, PostgreSQL, a PGlite
+// folder): the same ids, nothing seeded again.
+if (process.env.BENCH_REUSE) {
+  const seeded = JSON.parse(process.env.BENCH_REUSE) as Record<string, unknown>;
+  process.stdout.write(`${JSON.stringify({ ...seeded, port: running.handle.port })}\n`);
+  process.on('SIGTERM', () => void running.close().finally(() => process.exit(0)));
+  await new Promise(() => {}); // serve until SIGTERM
+}
 
 const agents = [];
 for (let i = 0; i < 30; i += 1) {
