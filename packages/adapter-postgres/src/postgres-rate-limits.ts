@@ -50,9 +50,9 @@ export class PostgresRateLimitStore implements RateLimitStore {
     this.batches = new Batcher((hits) => decide(options.sql, s, hits), { failsWaiting: isUnavailable });
   }
 
-  hit(key: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
+  async hit(key: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
     const interval = emissionIntervalMs(rule);
-    if (!Number.isSafeInteger(nowMs)) return Promise.reject(new RangeError(`nowMs must be an integer number of ms, got ${nowMs}`));
+    if (!Number.isSafeInteger(nowMs)) throw new RangeError(`nowMs must be an integer number of ms, got ${nowMs}`);
     return this.batches.add({ key, nowMs, interval, tolerance: (rule.limit - 1) * interval, limit: rule.limit });
   }
 }

@@ -1,7 +1,8 @@
 /** @module Agents on PostgreSQL: each write, its preconditions and its event in one statement. */
 import type { Agent, AgentStore, DomainEvent } from '@parley/core';
-import { applyChange, deleteRecord, recordReader, type RecordTable } from './changes.js';
+import { applyChange, deleteRecord, type RecordTable } from './changes.js';
 import { eventJson, offsetPage, pageItems, recordEvent, type StoreContext } from './context.js';
+import { recordReader } from './record-reader.js';
 
 const AGENTS: RecordTable = { name: 'agents', columns: { status: 'status' } };
 

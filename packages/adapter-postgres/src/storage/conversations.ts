@@ -1,7 +1,8 @@
 /** @module Conversations on PostgreSQL: each write, its preconditions (its agent, on insert) and its event in one statement. */
 import type { Conversation, ConversationStore } from '@parley/core';
-import { applyChange, deleteRecord, recordReader, type RecordTable } from './changes.js';
+import { applyChange, deleteRecord, type RecordTable } from './changes.js';
 import { eventJson, offsetPage, pageItems, recordEvent, type StoreContext } from './context.js';
+import { recordReader } from './record-reader.js';
 
 // Callers never change `agentId` (ports/storage.ts), so only these columns follow `data`.
 const CONVERSATIONS: RecordTable = { name: 'conversations', columns: { status: 'status', user_id: 'userId' } };

@@ -1,5 +1,5 @@
 /**
- * @module Reads by id in batches (recordReader): what one batch answers each caller. The storage
+ * @module Reads by id in batches (record-reader.ts): what one batch answers each caller. The storage
  * contract (postgres-storage.test.ts) covers single reads; here, many at once. On PGlite.
  */
 import { recordVersion } from '@parley/core';

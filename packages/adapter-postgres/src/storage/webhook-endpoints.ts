@@ -1,7 +1,8 @@
 /** @module Webhook endpoints on PostgreSQL; their deliveries log goes with them (ON DELETE CASCADE). */
 import type { WebhookEndpointRecord, WebhookEndpointStore } from '@parley/core';
-import { applyChange, deleteRecord, recordReader, versioned, type RecordTable } from './changes.js';
+import { applyChange, deleteRecord, versioned, type RecordTable } from './changes.js';
 import { offsetPage, pageItems, type StoreContext } from './context.js';
+import { recordReader } from './record-reader.js';
 
 const ENDPOINTS: RecordTable = { name: 'webhook_endpoints' };
 
