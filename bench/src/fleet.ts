@@ -33,7 +33,7 @@
 import autocannon from 'autocannon';
 import { probePostgresBinaries, startPrivatePostgres, type PrivatePostgres } from '@parley/adapter-postgres/testing';
 import { freePort, probeRedisBinaries, startCluster, startRedisServer, tempDir, type RedisClusterProcesses, type RedisProcess } from '@parley/adapter-redis/testing';
-import { execSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -44,7 +44,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { cpuTicks, cpuUsPerRequest, fixed } from './measure.js';
+import { LOAD_GENERATOR } from './load.js';
+import { cpuTicks, cpuUsPerRequest, fixed, redisCpuUs } from './measure.js';
 
 /** A load request: one per workspace, cycled over by every connection. */
 interface LoadRequest { method: 'POST'; path: string; headers: Record<string, string>; body: string }
@@ -70,7 +71,7 @@ const WARM_UP = 2;
 const CORES = cpus().length;
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const PARLEY = join(dirname(createRequire(import.meta.url).resolve('@parley/http/package.json')), 'bin/parley.js');
-const WRK = spawnSync('sh', ['-c', 'command -v wrk']).status === 0;
+const WRK = LOAD_GENERATOR === 'wrk';
 const TICK_US = cpuUsPerRequest(1, 1);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const message = JSON.stringify({ role: 'user', content: 'Hello! I would like to know the status of my order, please.' });
@@ -145,9 +146,8 @@ function redisBackend(name: string, ports: number[], env: (prefix: string) => Re
     prepare: async (row) => env(`fleet:${row}:${randomUUID().slice(0, 8)}:`),
     usage: async () => {
       const stats = await Promise.all(clients.map(async (client) => [await client.info('cpu'), await client.info('commandstats')] as const));
-      const cpu = (text: string, field: string) => Number(new RegExp(`${field}:([\\d.]+)`).exec(text)?.[1] ?? 0);
       return {
-        processes: stats.map(([info], i) => ({ name: ports.length > 1 ? `redis shard ${i + 1}` : 'redis', us: (cpu(info, 'used_cpu_user') + cpu(info, 'used_cpu_sys')) * 1e6 })),
+        processes: stats.map(([info], i) => ({ name: ports.length > 1 ? `redis shard ${i + 1}` : 'redis', us: redisCpuUs(info) })),
         commands: stats.reduce((sum, [, info]) => sum + [...info.matchAll(/^cmdstat_(\S+?):calls=(\d+)/gm)].filter((match) => match[1] !== 'info').reduce((s, match) => s + Number(match[2]), 0), 0),
       };
     },

@@ -44,3 +44,9 @@ export function medianFigures(runs: Figures[]): Figures {
 
 /** `value` with thousands separators and `digits` decimals. */
 export const fixed = (value: number, digits = 0) => value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** A Redis server's own CPU time (`used_cpu_user` + `used_cpu_sys`) from the text of `INFO cpu`, in µs. */
+export function redisCpuUs(info: string): number {
+  const seconds = (field: string) => Number(new RegExp(`^${field}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
+  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
+}

@@ -40,7 +40,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { LOAD_GENERATOR, runLoad } from './load.js';
-import { cpuTicks, cpuUsPerRequest, fixed, median, medianFigures, type Figures } from './measure.js';
+import { cpuTicks, cpuUsPerRequest, fixed, median, medianFigures, redisCpuUs, type Figures } from './measure.js';
 import { writePerformanceDoc } from './performance-doc.js';
 import { startCountingReceiver } from './receiver.js';
 
@@ -189,20 +189,13 @@ function load(target: Target, scenario: Scenario, seconds: number) {
   });
 }
 
-/** Redis's own CPU time so far (`used_cpu_user` + `used_cpu_sys` of `INFO cpu`), in µs. */
-async function redisCpuUs(client: Redis): Promise<number> {
-  const info = await client.info('cpu');
-  const seconds = (field: string) => Number(new RegExp(`^${field}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
-  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
-}
-
 async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigures> {
   await restart(target, scenario.name === LARGE_NAME);
   const warm = await load(target, scenario, 1); // warm-up: JIT, connections, caches
   const pid = target.process!.pid!;
   if (scenario.delivers) await until(() => receiver.delivered() >= warm.ok, 60_000);
   const redis = target.redis ? new Redis(REDIS_URL) : undefined;
-  const redisBefore = redis && (await redisCpuUs(redis));
+  const redisBefore = redis && redisCpuUs(await redis.info('cpu'));
   const deliveredBefore = receiver.delivered();
   const started = performance.now();
   const before = cpuTicks(pid);
@@ -211,7 +204,7 @@ async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigu
   if (scenario.delivers) await until(() => receiver.delivered() - deliveredBefore >= result.ok, 60_000);
   const ticks = cpuTicks(pid) - before;
   const seconds = (performance.now() - started) / 1000;
-  const redisUs = redis && (await redisCpuUs(redis)) - redisBefore!;
+  const redisUs = redis && redisCpuUs(await redis.info('cpu')) - redisBefore!;
   redis?.disconnect();
   const completed = result.requests;
   return {
