@@ -65,7 +65,8 @@ describeRedis('reply requests and workers without MODELS, on Redis', () => {
     const api = await start({ ...models, DELIVERY_WORKER: 'false' }, 'serve');
     expect(api.output()).toContain('reply through `parley worker` processes that have the same MODELS');
     const bare = await start({ LOG_LEVEL: 'info' }, 'worker');
-    expect(bare.output()).toContain('no MODELS in this process');
+    // A log line, written asynchronously: it may reach stdout after the banner.
+    await expect.poll(() => bare.output(), { timeout: 5_000 }).toContain('no MODELS in this process');
 
     const { stream, userId } = await ask(api);
     // The bare worker relays the message and leases the request, but cannot make it.

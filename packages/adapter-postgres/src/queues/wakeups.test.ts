@@ -71,7 +71,8 @@ await onEachBackend('queue wake-ups', (backend, kind) => {
         await waiting.lease('first', 1, 1);
         const listeners = () => b.sql.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'parley-listen'`);
         // Kill every LISTENing backend of this database (the waiting worker's; the other never listened).
-        expect(await listeners()).toHaveLength(1);
+        // The LISTEN connection opens in the background, possibly after lease() returned.
+        await expect.poll(async () => (await listeners()).length, { timeout: 5_000 }).toBe(1);
         for (const { pid } of await listeners()) await b.sql.query('SELECT pg_terminate_backend($1)', [pid]);
         // A lease waiting across the outage gets the job (by polling, or the reconnect's wake-up).
         const during = waiting.lease('first', 1, 5_000);
