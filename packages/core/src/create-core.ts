@@ -29,6 +29,7 @@ import { DEFAULT_WEBHOOK_RETRY_DELAYS, checkRetryDelays } from './delivery/retry
 import { undiciTransport } from './delivery/undici-transport.js';
 import { agentModelNames, resolveModels, type ModelMap } from './models/registry.js';
 import { openConversationStream, type ConversationStream, type ConversationStreamOptions } from './replies/conversation-stream.js';
+import { SharedPageReads } from './replies/shared-page-reads.js';
 import { ReplyService, type ReplyOptions, type ReplyOutcome } from './replies/reply-service.js';
 import { ReplyWorker, type ReplyWorkerOptions } from './replies/reply-worker.js';
 import { positiveMs } from './policy.js';
@@ -248,6 +249,9 @@ export function createCore(adapters: Adapters, settings: CoreSettings = {}): Cor
     },
   };
 
+  // One per core: its live streams share identical history reads in flight.
+  const streamReads = new SharedPageReads(adapters.storage);
+
   return {
     agents: container.resolve(AgentService),
     conversations: container.resolve(ConversationService),
@@ -265,7 +269,7 @@ export function createCore(adapters: Adapters, settings: CoreSettings = {}): Cor
     clock,
     agentModels,
     openStream: (workspaceId, conversationId, streamOptions) =>
-      openConversationStream({ storage: adapters.storage, feed: adapters.conversationFeed }, workspaceId, conversationId, streamOptions),
+      openConversationStream({ storage: adapters.storage, feed: adapters.conversationFeed, reads: streamReads }, workspaceId, conversationId, streamOptions),
     workers,
   };
 }

@@ -8,6 +8,7 @@ import type { Storage } from '../ports/storage.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../services/cursor.js';
 import { conversationView } from '../services/conversation-view.js';
 import type { Conversation, Message, ReplyRequiresAction, ToolCall } from '../types.js';
+import { SharedPageReads } from './shared-page-reads.js';
 
 /**
  * What a stream yields, in order. `message` carries `cursor` (the SSE `id:`: pass it back as
@@ -53,16 +54,18 @@ const RECENT = 200;
  * storage, oldest first, and each later `message` signal makes it read on from the last message it
  * sent — so a message is sent once, in id order, whether its signal came, came twice or was lost
  * (storage is checked again every `idleMs` too). Deltas and failures are passed on as they come.
+ * Streams given the same `reads` share identical history reads in flight (shared-page-reads.ts).
  * @throws ParleyError `not_found` (no such conversation in the workspace); `invalid_request` (a
  *   cursor that is not one of this conversation's messages)
  */
 export async function openConversationStream(
-  deps: { storage: Storage; feed: ConversationFeed },
+  deps: { storage: Storage; feed: ConversationFeed; reads?: SharedPageReads },
   workspaceId: string,
   conversationId: string,
   options: ConversationStreamOptions = {},
 ): Promise<ConversationStream> {
   const { storage, feed } = deps;
+  const reads = deps.reads ?? new SharedPageReads(storage);
   if (!(await storage.conversations.get(workspaceId, conversationId))) throw ParleyError.notFound('conversation', conversationId);
   let lastId = options.after === undefined ? undefined : decodeCursor(conversationId, options.after);
   if (lastId !== undefined && (await storage.messages.page(workspaceId, conversationId, { after: lastId, limit: 1 })) === null) throw invalidCursor();
@@ -70,10 +73,14 @@ export async function openConversationStream(
   const pending: FeedSignal[] = [];
   let wake: (() => void) | undefined;
   let closed = false;
+  /** History reads shared with other streams must have started after this (see `SharedPageReads`). */
+  let mark = 0;
   const subscription: FeedSubscription = await feed.subscribe(workspaceId, conversationId, (signal) => {
+    mark = reads.mark();
     pending.push(signal);
     wake?.();
   });
+  mark = reads.mark();
   const close = async () => {
     if (closed) return;
     closed = true;
@@ -92,13 +99,13 @@ export async function openConversationStream(
   /** Messages stored after the last one sent (the latest `replay` on a stream opened without a cursor). */
   async function* catchUp(): AsyncGenerator<StreamItem> {
     if (lastId === undefined) {
-      const latest = await storage.messages.page(workspaceId, conversationId, { limit: options.replay ?? 50 });
+      const latest = await reads.page(workspaceId, conversationId, { limit: options.replay ?? 50 }, mark);
       for (const message of latest?.messages ?? []) yield sent(message);
       if (lastId === undefined) return;
     }
     let from = recent[Math.max(0, recent.length - 1 - LOOKBACK)] ?? lastId;
     for (;;) {
-      const page = await storage.messages.page(workspaceId, conversationId, { after: from, limit: PAGE });
+      const page = await reads.page(workspaceId, conversationId, { after: from, limit: PAGE }, mark);
       // The message read from was deleted with its conversation: nothing more will come.
       if (!page) return;
       for (const message of page.messages) if (!recentSet.has(message.id)) yield sent(message);
@@ -171,6 +178,7 @@ export async function openConversationStream(
         const idle = await waitForSignal();
         if (closed) return;
         if (idle) {
+          mark = reads.mark();
           yield* catchUp();
           if (yield* completedIfSo()) return;
           yield { type: 'idle' };
