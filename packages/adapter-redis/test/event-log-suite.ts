@@ -1,7 +1,7 @@
 /**
  * @module Test support: what the storage contract cannot see of the event log on Redis — events
  * written in the same script as the change (a failing script or precondition leaves neither),
- * bounded trimming, the outbox sweep recovering a lost hint, merges inside the script under a
+ * bounded trimming, hints only into an empty outbox, the outbox sweep recovering a lost hint, merges inside the script under a
  * real concurrent PATCH race, and every key of one write sharing the workspace's hash tag.
  */
 import { inspect } from 'node:util';
@@ -11,7 +11,7 @@ import type { RedisClient, RedisRunner } from '../src/connection.js';
 import { outboxKeys, workspaceKeys } from '../src/keys.js';
 import { RedisStorage, type RedisStorageOptions } from '../src/redis-storage.js';
 import { positions, type LuaScript, type ScriptCall } from '../src/script.js';
-import { TRIM_STEP } from '../src/stores/event-log.lua.js';
+import { TRIM_EVERY, TRIM_STEP } from '../src/stores/event-log.lua.js';
 import { deletePrefix, uniquePrefix } from './redis-available.js';
 
 const WS = 'ws_event_log';
@@ -86,28 +86,53 @@ export function runEventLogTests(client: () => RedisClient): void {
       expect(await client().exists(keys.msg(conversation.id), keys.msg('conv_missing'))).toBe(0);
     }));
 
-    it(`trims expired events at most ${TRIM_STEP} per write (log, type indexes, outbox); reads and takes skip the rest`, withStorage(client, async (storage, prefix) => {
+    it(`trims expired events at most ${TRIM_STEP} per ${TRIM_EVERY} writes (log, type indexes, outbox); reads and takes skip the rest`, withStorage(client, async (storage, prefix) => {
       const records = new Records();
       const keys = workspaceKeys(prefix, WS);
       const old = TRIM_STEP + 36;
       for (let i = 0; i < old; i += 1) await records.insertAgent(storage, WS);
       // Every event so far leaves the retention (the old ones were written well within it).
       await sleep(1_600);
-      const fresh = await records.insertAgent(storage, WS);
-      const left = old - TRIM_STEP + 1;
+      // Writes up to the next multiple of TRIM_EVERY: only the last of them trims.
+      const fresh: string[] = [];
+      const count = TRIM_EVERY - (old % TRIM_EVERY);
+      for (let i = 0; i < count - 1; i += 1) fresh.push((await records.insertAgent(storage, WS)).id);
+      expect(await client().hlen(keys.event)).toBe(old + count - 1);
+      fresh.push((await records.insertAgent(storage, WS)).id);
+      const left = old - TRIM_STEP + count;
       expect(await client().hlen(keys.event)).toBe(left);
       expect(await client().zcard(keys.events)).toBe(left);
       expect(await client().zcard(keys.eventsOfType('agent.created'))).toBe(left);
       expect(await client().llen(keys.outbox)).toBe(left);
       // Reads hide the expired ones not trimmed yet.
-      const page = await storage.events.list(WS, { limit: 10 });
-      expect(page?.events.map((event) => (event.data as { id: string }).id)).toEqual([fresh.id]);
+      const page = await storage.events.list(WS, { limit: 100 });
+      expect(page?.events.map((event) => (event.data as { id: string }).id)).toEqual(fresh);
       // And the outbox hands on none of them, dropping their ids.
       const batch = await storage.outbox.take(100, 0);
-      expect(batch?.events.map((event) => (event.data as { id: string }).id)).toEqual([fresh.id]);
+      expect(batch?.events.map((event) => (event.data as { id: string }).id)).toEqual(fresh);
       await storage.outbox.ack(batch!);
       expect(await client().llen(keys.outbox)).toBe(0);
     }, { eventRetentionMs: 1_500 }));
+
+    it('hints only into an empty outbox: an event behind a taken batch is hinted by that batch’s ack', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const { dirty } = outboxKeys(prefix);
+      const first = records.agent();
+      await storage.agents.insert(WS, first, records.event(WS, 'agent.created', first));
+      const taken = await storage.outbox.take(10, 1_000);
+      expect(taken?.events.map((event) => (event.data as { id: string }).id)).toEqual([first.id]);
+      const second = records.agent();
+      await storage.agents.insert(WS, second, records.event(WS, 'agent.created', second));
+      await sleep(100);
+      expect(await client().zscore(dirty, WS)).toBeNull();
+      await storage.outbox.ack(taken!);
+      expect(await client().zscore(dirty, WS)).not.toBeNull();
+      // Found by the ack's hint, not by a sweep (the next is 10 s away).
+      const next = await storage.outbox.take(10, 1_000);
+      expect(next?.events.map((event) => (event.data as { id: string }).id)).toEqual([second.id]);
+      await storage.outbox.ack(next!);
+      expect(await storage.outbox.take(10, 0)).toBeNull();
+    }, { outboxLeaseMs: 60_000 }));
 
     it('hands on the events of a workspace whose hint was lost, at the next sweep', withStorage(client, async (taker, prefix) => {
       const records = new Records();

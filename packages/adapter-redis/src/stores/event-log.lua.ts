@@ -23,8 +23,15 @@ export interface WriteScript<K extends string, A extends string> {
   script: LuaScript<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>;
 }
 
-/** Expired events removed per write at most: bounded work, whatever the backlog. */
+/** Expired events removed per trim at most: bounded work, whatever the backlog. */
 export const TRIM_STEP = 64;
+
+/**
+ * A write trims when its commit sequence number is a multiple of this: one write in 16 looks at the
+ * log's start, and can remove up to 4 expired events per write on average — more than the one per
+ * write that expires in a steady state, so the log stays at its retention.
+ */
+export const TRIM_EVERY = 16;
 
 /** `idTime(id)`: ms since the epoch in `<prefix>_<ULID>`, nil when malformed; `expired(id, from)`. */
 export const LUA_ID_TIME = `
@@ -54,8 +61,11 @@ end
  * roll a script back, so failing before any write is what keeps "no change without its event".
  * After the change's writes, `recordEvent(seq, data)` appends the event (`eventHead` + `data`, the
  * JSON the script built, unless the caller gave `eventData`) to the log, its type's index and the
- * outbox, sets `recorded` to 1, then trims up to {@link TRIM_STEP} expired events from the log's
- * start (and expired ids from the outbox's head).
+ * outbox, and sets `recorded`: 1 when the outbox was empty before (takers need a hint), 2 when
+ * events were already waiting there (whatever hands those on — their hint, the holder's ack,
+ * which hints again while events are left, or the sweep — hands this one on too). When `seq` is
+ * a multiple of {@link TRIM_EVERY} it then trims up to {@link TRIM_STEP} expired events from the
+ * log's start (and expired ids from the outbox's head).
  */
 const LUA_RECORD_EVENT = `${LUA_ID_TIME}
 local recorded = 0
@@ -70,7 +80,8 @@ local function recordEvent(seq, data)
   recorded = 1
   redis.call('ZADD', events, seq, eventId)
   redis.call('ZADD', eventsOfType, seq, eventId)
-  redis.call('RPUSH', outbox, eventId)
+  if redis.call('RPUSH', outbox, eventId) > 1 then recorded = 2 end
+  if seq % ${TRIM_EVERY} ~= 0 then return end
   local oldest = redis.call('ZRANGE', events, 0, ${TRIM_STEP - 1}, 'WITHSCORES')
   local gone, last = {}, nil
   for i = 1, #oldest, 2 do
@@ -95,7 +106,7 @@ end
  * Declares a write script — every script that inserts, changes or deletes a record, whether or not
  * it records an event: `lua` runs with the helpers of `LUA_RECORD_EVENT` (`beginEvent`,
  * `recordEvent`) and the event's keys and args appended to its own, and the script answers
- * `{recorded (0|1), what lua returned}`. `EventLog.write` (event-log.ts) is the one caller: it
+ * `{recorded (0|1|2), what lua returned}`. `EventLog.write` (event-log.ts) is the one caller: it
  * passes the event part, registers the workspace and hints the outbox, so a new write script
  * cannot forget a step.
  */
@@ -186,9 +197,10 @@ return {'empty'}
 });
 
 /**
- * Acknowledges a batch: pops the outbox's head while it holds ids of the batch (so an ack after a
- * lost lease removes only what was handed on, and a second ack nothing), and releases the lock if
- * it is still `receipt`'s. Returns how many ids are left in the outbox.
+ * Acknowledges a batch: removes the outbox's head as far as it holds ids of the batch (so an ack
+ * after a lost lease removes only what was handed on, and a second ack nothing) — one LRANGE and
+ * one LTRIM, whatever the batch's size — and releases the lock if it is still `receipt`'s.
+ * Returns how many ids are left in the outbox.
  */
 export const OUTBOX_ACK = namedScript({
   name: 'outbox_ack',
@@ -197,10 +209,11 @@ export const OUTBOX_ACK = namedScript({
   lua: `
 local taken = {}
 for _, id in ipairs(ids) do taken[id] = true end
-for _ = 1, #ids do
-  local head = redis.call('LINDEX', outbox, 0)
-  if not head or not taken[head] then break end
-  redis.call('LPOP', outbox)
+if #ids > 0 then
+  local head = redis.call('LRANGE', outbox, 0, #ids - 1)
+  local done = 0
+  while done < #head and taken[head[done + 1]] do done = done + 1 end
+  if done > 0 then redis.call('LTRIM', outbox, done, -1) end
 end
 if redis.call('GET', outboxLock) == receipt then redis.call('DEL', outboxLock) end
 return redis.call('LLEN', outbox)

@@ -12,22 +12,21 @@ import { writeScript } from './event-log.lua.js';
 import { LUA_RECORD } from './records.lua.js';
 
 /**
- * Appends a message (`stored`, its JSON) and records its event if its conversation is active (a
- * member of `activeConvs`), in the same atomic step — so no message lands after `completed`. In
+ * Appends a message (`stored`, its JSON) and records its event if its conversation is active (its
+ * stored `status`, read with the record the script updates anyway), in the same atomic step — so no message lands after `completed`. In
  * the same step the conversation's `lastMessageAt` and `updatedAt` become the later of themselves
  * and `at` (a quoted ISO 8601 timestamp), and its version goes up by one (records.lua.ts).
  * Returns 'appended', or (nothing written) 'conversation_completed' / 'conversation_not_found'.
  */
 export const MESSAGE_APPEND = writeScript({
   name: 'message_append',
-  keys: ['conv', 'activeConvs', 'msg', 'msgs', 'usage'],
+  keys: ['conv', 'msg', 'msgs', 'usage'],
   args: ['conversationId', 'id', 'stored', 'at', 'usageTtl', 'increments[]'],
   lua: `${LUA_RECORD}
-if not redis.call('ZSCORE', activeConvs, conversationId) then
-  if redis.call('HEXISTS', conv, conversationId) == 1 then return 'conversation_completed' end
-  return 'conversation_not_found'
-end
-local conversation = parseRecord(redis.call('HGET', conv, conversationId))
+local raw = redis.call('HGET', conv, conversationId)
+if not raw then return 'conversation_not_found' end
+local conversation = parseRecord(raw)
+if fieldJson(conversation, 'status') ~= '"active"' then return 'conversation_completed' end
 local seq = beginEvent()
 redis.call('HSET', msg, id, stored)
 redis.call('ZADD', msgs, 0, id)

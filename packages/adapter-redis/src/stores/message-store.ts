@@ -27,7 +27,7 @@ export class RedisMessageStore implements MessageStore {
       MESSAGE_APPEND,
       workspaceId,
       (keys) => ({
-        keys: { conv: keys.conv, activeConvs: keys.convsByStatus('active'), msg: keys.msg(conversationId), msgs: keys.msgs(conversationId), usage: keys.usage(usageDay(message.createdAt)) },
+        keys: { conv: keys.conv, msg: keys.msg(conversationId), msgs: keys.msgs(conversationId), usage: keys.usage(usageDay(message.createdAt)) },
         args: {
           conversationId,
           id: message.id,
