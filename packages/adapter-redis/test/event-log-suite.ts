@@ -1,8 +1,9 @@
 /**
  * @module Test support: what the storage contract cannot see of the event log on Redis — events
  * written in the same script as the change (a failing script or precondition leaves neither),
- * bounded trimming, hints only into an empty outbox, the outbox sweep recovering a lost hint, merges inside the script under a
- * real concurrent PATCH race, and every key of one write sharing the workspace's hash tag.
+ * bounded trimming, hints only into an empty outbox, the outbox sweep recovering a lost hint,
+ * merges inside the script under a real concurrent PATCH race, and every key of one write sharing
+ * the workspace's hash tag.
  */
 import { inspect } from 'node:util';
 import { Records } from '@parley/core/testing';

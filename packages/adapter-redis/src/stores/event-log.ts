@@ -84,8 +84,8 @@ export class EventLog {
    * outbox registry (so the sweep finds its events even if every hint is lost), and hints takers
    * without waiting when the script recorded the event into an empty outbox (behind waiting
    * events no hint is needed: the holder's ack hints while events are left; a lost hint only
-   * delays them to the next sweep). `call` names the script's own keys and args, or is built from the workspace's key
-   * names. Resolves with what the script's body returned.
+   * delays them to the next sweep). `call` names the script's own keys and args, or is built from
+   * the workspace's key names. Resolves with what the script's body returned.
    */
   async write<K extends string, A extends string>(
     write: WriteScript<K, A>,

@@ -13,9 +13,10 @@ import { LUA_RECORD } from './records.lua.js';
 
 /**
  * Appends a message (`stored`, its JSON) and records its event if its conversation is active (its
- * stored `status`, read with the record the script updates anyway), in the same atomic step — so no message lands after `completed`. In
- * the same step the conversation's `lastMessageAt` and `updatedAt` become the later of themselves
- * and `at` (a quoted ISO 8601 timestamp), and its version goes up by one (records.lua.ts).
+ * stored `status`, read with the record the script updates anyway), in the same atomic step — so
+ * no message lands after `completed`. In the same step the conversation's `lastMessageAt` and
+ * `updatedAt` become the later of themselves and `at` (a quoted ISO 8601 timestamp), and its
+ * version goes up by one (records.lua.ts).
  * Returns 'appended', or (nothing written) 'conversation_completed' / 'conversation_not_found'.
  */
 export const MESSAGE_APPEND = writeScript({

@@ -5,7 +5,7 @@ import { createCore, type MessagePage, type StreamItem } from '../index.js';
 import { createUlidGenerator } from '../ports/ids.js';
 import { SharedPageReads } from './shared-page-reads.js';
 
-/** A memory core whose history reads are counted, and whose answers can be held back (`hold`). */
+/** A memory core whose history reads are counted, and whose answers wait for `counted.held` when set. */
 async function setup() {
   const adapters = memoryAdapters();
   const messages = adapters.storage.messages;
