@@ -53,7 +53,7 @@ function eventTypeKeys(keys: WorkspaceKeys): readonly string[] {
 
 /**
  * Shared by the stores whose writes emit events: the event part of their scripts' calls, and the
- * outbox's discovery (a registry of workspaces, a "dirty" hint after each write).
+ * outbox's discovery (a registry of workspaces, a "dirty" hint after a write into an empty outbox).
  */
 export class EventLog {
   /** Workspaces this process has registered (or is registering), so each costs one SADD. */
