@@ -9,9 +9,10 @@ import type { RedisClient } from '../src/connection.js';
 import { rateLimitKey, workspaceKeys } from '../src/keys.js';
 import { RedisRateLimitStore } from '../src/redis-rate-limits.js';
 import { RedisStorage } from '../src/redis-storage.js';
-import { runScript } from '../src/script.js';
+import { namedScript, runScript } from '../src/script.js';
 import { AGENT_DELETE } from '../src/stores/agent-store.lua.js';
 import { CASCADE_BATCH } from '../src/stores/cascade.js';
+import { LUA_RECORD } from '../src/stores/records.lua.js';
 import { runApiKeyUpsertTests } from './api-key-upsert-suite.js';
 import { recordVersion } from '@parley/core';
 import { Records } from '@parley/core/testing';
@@ -214,6 +215,36 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
       } finally {
         await deletePrefix(client(), prefix);
       }
+    });
+
+    it('orders record fields byte-wise, as Buffer.compare does, whatever the server locale', async () => {
+      // Pairs sharing prefixes of every length around the 8-byte steps, ending at, inside and
+      // past them, with bytes above 0x7f (UTF-8) where a locale collation would differ.
+      const pairs: Array<[string, string]> = [['', ''], ['', 'a'], ['a', '']];
+      const alphabet = ['0', '9', 'Z', 'a', '-', '"', 'é', '€', '\u0001'];
+      let seed = 7;
+      const pick = () => alphabet[(seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) % alphabet.length]!;
+      for (let shared = 0; shared <= 26; shared += 1) {
+        const prefix = Array.from({ length: shared }, pick).join('');
+        for (let tail = 0; tail < 6; tail += 1) {
+          const a = prefix + Array.from({ length: tail % 3 }, pick).join('');
+          const b = prefix + Array.from({ length: (tail + 1) % 3 }, pick).join('');
+          pairs.push([a, b], [b, a], [a, a]);
+        }
+      }
+      pairs.push(['"2026-11-24T08:49:37.123Z"', '"2026-11-24T08:49:37.124Z"'], ['"2026-11-24T08:49:37.124Z"', '"2026-11-24T08:49:37.123Z"']);
+      const compare = namedScript({
+        name: 'test_less_bytes',
+        keys: ['any'],
+        args: ['values[]'],
+        lua: `${LUA_RECORD}
+local out = {}
+for i = 1, #values, 2 do out[#out + 1] = lessBytes(values[i], values[i + 1]) and 1 or 0 end
+return out
+`,
+      });
+      const reply = await runScript(client(), compare, { keys: { any: 'parley-test:less-bytes' }, args: { values: pairs.flat() } }, Date.now() + 60_000);
+      expect(reply).toEqual(pairs.map(([a, b]) => (Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0 ? 1 : 0)));
     });
 
     it('refuses a key prefix with braces', () => {

