@@ -105,9 +105,8 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
           eventSeq: keys.eventSeq,
           outbox: keys.outbox,
           eventsOfType: keys.events,
-          eventTypes: [],
         },
-        args: { id: doomed.id, hasIfVersion: '0', ifVersion: [], where: [], eventId: '', eventHead: '', eventData: '', retainedFrom: 0 },
+        args: { id: doomed.id, hasIfVersion: '0', ifVersion: [], where: [], eventId: '', eventHead: '', eventData: '' },
       }, Date.now() + 60_000);
       expect(await storage.agents.get(WS, doomed.id)).toBeNull();
       expect(await storage.conversations.get(WS, orphan.id)).not.toBeNull();

@@ -1,6 +1,7 @@
 /**
  * @module Lua for the event log and outbox (README, "Events and the outbox"): the helper every
- * event-emitting write script includes, the log page, and the outbox's take, ack and sweep check.
+ * event-emitting write script includes, the trim, the log page, and the outbox's take, ack and
+ * sweep check.
  *
  * Per workspace (all under its hash tag): `event` HASH id → JSON, `events` ZSET scored by a commit
  * sequence (`eventSeq`, INCR), one such ZSET per type, and the `outbox` LIST of ids. Retention is
@@ -10,13 +11,13 @@
 import { LUA_PAGE_REPLY, namedScript, type LuaScript } from '../script.js';
 
 /** Keys every write script declares (after its own; {@link writeScript} adds them), in this order. */
-export const EVENT_KEYS = ['event', 'events', 'eventSeq', 'outbox', 'eventsOfType', 'eventTypes[]'] as const;
+export const EVENT_KEYS = ['event', 'events', 'eventSeq', 'outbox', 'eventsOfType'] as const;
 /**
  * Args every write script declares (after its own; {@link writeScript} adds them): `eventId` ''
  * records nothing; `eventHead` is the event's JSON without `data` and its closing brace;
  * `eventData` the JSON of `data`, or '' when the script supplies it (the record as it stored it).
  */
-export const EVENT_ARGS = ['eventId', 'eventHead', 'eventData', 'retainedFrom'] as const;
+export const EVENT_ARGS = ['eventId', 'eventHead', 'eventData'] as const;
 
 /** A write script: its own keys `K` and args `A`, plus {@link EVENT_KEYS} and {@link EVENT_ARGS}. */
 export interface WriteScript<K extends string, A extends string> {
@@ -27,9 +28,10 @@ export interface WriteScript<K extends string, A extends string> {
 export const TRIM_STEP = 64;
 
 /**
- * A write trims when its commit sequence number is a multiple of this: one write in 16 looks at the
- * log's start, and can remove up to 4 expired events per write on average — more than the one per
- * write that expires in a steady state, so the log stays at its retention.
+ * A write whose commit sequence number is a multiple of this is followed by a trim
+ * ({@link EVENT_TRIM}): one write in 16 has the log's start looked at, which can remove up to 4
+ * expired events per write on average — more than the one per write that expires in a steady
+ * state, so the log stays at its retention.
  */
 export const TRIM_EVERY = 16;
 
@@ -63,12 +65,15 @@ end
  * JSON the script built, unless the caller gave `eventData`) to the log, its type's index and the
  * outbox, and sets `recorded`: 1 when the outbox was empty before (takers need a hint), 2 when
  * events were already waiting there (whatever hands those on — their hint, the holder's ack,
- * which hints again while events are left, or the sweep — hands this one on too). When `seq` is
- * a multiple of {@link TRIM_EVERY} it then trims up to {@link TRIM_STEP} expired events from the
- * log's start (and expired ids from the outbox's head).
+ * which hints again while events are left, or the sweep — hands this one on too); and `trimDue`
+ * when `seq` is a multiple of {@link TRIM_EVERY}.
+ *
+ * Expired events are not removed here: that needs every type's index among the script's keys,
+ * ten more keys on every write for the one write in 16 that uses them. {@link EVENT_TRIM} does it
+ * instead, sent by `EventLog.write` right after a write that reports `trimDue`.
  */
-const LUA_RECORD_EVENT = `${LUA_ID_TIME}
-local recorded = 0
+const LUA_RECORD_EVENT = `
+local recorded, trimDue = 0, 0
 local function beginEvent()
   if eventId == '' then return nil end
   return redis.call('INCR', eventSeq)
@@ -81,34 +86,48 @@ local function recordEvent(seq, data)
   redis.call('ZADD', events, seq, eventId)
   redis.call('ZADD', eventsOfType, seq, eventId)
   if redis.call('RPUSH', outbox, eventId) > 1 then recorded = 2 end
-  if seq % ${TRIM_EVERY} ~= 0 then return end
-  local oldest = redis.call('ZRANGE', events, 0, ${TRIM_STEP - 1}, 'WITHSCORES')
-  local gone, last = {}, nil
-  for i = 1, #oldest, 2 do
-    if not expired(oldest[i], retainedFrom) then break end
-    gone[#gone + 1] = oldest[i]
-    last = oldest[i + 1]
-  end
-  if last then
-    redis.call('HDEL', event, unpack(gone))
-    redis.call('ZREMRANGEBYSCORE', events, '-inf', last)
-    for _, typed in ipairs(eventTypes) do redis.call('ZREMRANGEBYSCORE', typed, '-inf', last) end
-    for _ = 1, ${TRIM_STEP} do
-      local head = redis.call('LINDEX', outbox, 0)
-      if not head or redis.call('HEXISTS', event, head) == 1 then break end
-      redis.call('LPOP', outbox)
-    end
-  end
+  if seq % ${TRIM_EVERY} == 0 then trimDue = 1 end
 end
 `;
+
+/**
+ * Removes up to {@link TRIM_STEP} expired events (recorded before `retainedFrom`) from the log's
+ * start, with their entries in `eventTypes` (every type's index) and the expired ids at the
+ * outbox's head. Bounded work whatever the backlog; reads and takes skip expired events that are
+ * not removed yet. Returns how many events it removed.
+ */
+export const EVENT_TRIM = namedScript({
+  name: 'event_trim',
+  keys: ['event', 'events', 'outbox', 'eventTypes[]'],
+  args: ['retainedFrom'],
+  lua: `${LUA_ID_TIME}
+local oldest = redis.call('ZRANGE', events, 0, ${TRIM_STEP - 1}, 'WITHSCORES')
+local gone, last = {}, nil
+for i = 1, #oldest, 2 do
+  if not expired(oldest[i], retainedFrom) then break end
+  gone[#gone + 1] = oldest[i]
+  last = oldest[i + 1]
+end
+if not last then return 0 end
+redis.call('HDEL', event, unpack(gone))
+redis.call('ZREMRANGEBYSCORE', events, '-inf', last)
+for _, typed in ipairs(eventTypes) do redis.call('ZREMRANGEBYSCORE', typed, '-inf', last) end
+for _ = 1, ${TRIM_STEP} do
+  local head = redis.call('LINDEX', outbox, 0)
+  if not head or redis.call('HEXISTS', event, head) == 1 then break end
+  redis.call('LPOP', outbox)
+end
+return #gone
+`,
+});
 
 /**
  * Declares a write script — every script that inserts, changes or deletes a record, whether or not
  * it records an event: `lua` runs with the helpers of `LUA_RECORD_EVENT` (`beginEvent`,
  * `recordEvent`) and the event's keys and args appended to its own, and the script answers
- * `{recorded (0|1|2), what lua returned}`. `EventLog.write` (event-log.ts) is the one caller: it
- * passes the event part, registers the workspace and hints the outbox, so a new write script
- * cannot forget a step.
+ * `{recorded (0|1|2), what lua returned, trimDue (0|1)}`. `EventLog.write` (event-log.ts) is the
+ * one caller: it passes the event part, registers the workspace, hints the outbox and sends the
+ * trim, so a new write script cannot forget a step.
  */
 export function writeScript<const K extends string, const A extends string>(definition: { name: string; keys: readonly K[]; args: readonly A[]; lua: string }): WriteScript<K, A> {
   const { name, keys, args, lua } = definition;
@@ -122,7 +141,7 @@ local function write()
 ${lua}
 end
 local reply = write()
-return {recorded, reply}
+return {recorded, reply, trimDue}
 `,
     }),
   };

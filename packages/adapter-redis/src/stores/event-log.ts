@@ -6,7 +6,7 @@ import { EVENT_TYPES, withoutHiddenFields, type Clock, type DomainEvent, type Ev
 import type { RedisRunner } from '../connection.js';
 import { outboxKeys, workspaceKeys, type WorkspaceKeys } from '../keys.js';
 import { records, strings, type ScriptCall, type ScriptReply } from '../script.js';
-import { EVENT_PAGE, type EVENT_ARGS, type EVENT_KEYS, type WriteScript } from './event-log.lua.js';
+import { EVENT_PAGE, EVENT_TRIM, type EVENT_ARGS, type EVENT_KEYS, type WriteScript } from './event-log.lua.js';
 
 /** Settings of the event log; see `RedisStorageOptions`. */
 export interface EventLogOptions {
@@ -42,7 +42,7 @@ function eventHead(event: DomainEvent | EventDraft, workspaceId: string): string
   return JSON.stringify(head).slice(0, -1);
 }
 
-/** Per workspace's (shared, frozen) key names: its per-type event indexes, which every write names. */
+/** Per workspace's (shared, frozen) key names: its per-type event indexes, which every trim names. */
 const typeKeys = new WeakMap<WorkspaceKeys, readonly string[]>();
 
 function eventTypeKeys(keys: WorkspaceKeys): readonly string[] {
@@ -84,8 +84,9 @@ export class EventLog {
    * outbox registry (so the sweep finds its events even if every hint is lost), and hints takers
    * without waiting when the script recorded the event into an empty outbox (behind waiting
    * events no hint is needed: the holder's ack hints while events are left; a lost hint only
-   * delays them to the next sweep). `call` names the script's own keys and args, or is built from
-   * the workspace's key names. Resolves with what the script's body returned.
+   * delays them to the next sweep), and sends {@link trim} when the script says one is due.
+   * `call` names the script's own keys and args, or is built from the workspace's key names.
+   * Resolves with what the script's body returned.
    */
   async write<K extends string, A extends string>(
     write: WriteScript<K, A>,
@@ -106,18 +107,33 @@ export class EventLog {
         outbox: keys.outbox,
         // Not touched without an event; any key of the workspace's slot will do.
         eventsOfType: event ? keys.eventsOfType(event.type) : keys.events,
-        eventTypes: eventTypeKeys(keys),
       },
       args: {
         ...call.args,
         eventId: event?.id ?? '',
         eventHead: event ? eventHead(event, workspaceId) : '',
         eventData: event && 'data' in event ? (dataJson ?? JSON.stringify(eventData(event.data))) : '',
-        retainedFrom: this.retainedFrom(),
       },
-    } as ScriptCall<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>)) as [number, ScriptReply?];
+    } as ScriptCall<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>)) as [number, ScriptReply?, number?];
     if (reply[0] === 1) void this.hint(workspaceId);
+    if (reply[2] === 1) void this.trim(workspaceId);
     return reply[1] ?? null;
+  }
+
+  /**
+   * Removes up to `TRIM_STEP` expired events of the workspace (`EVENT_TRIM`). Never rejects, and
+   * writers do not wait for it: it is sent as soon as the write's reply arrives, so normally
+   * ahead of whatever the writer's caller sends next on the same connection. A lost trim leaves
+   * its events to the next one; reads and takes skip them meanwhile.
+   */
+  trim(workspaceId: string): Promise<void> {
+    const keys = workspaceKeys(this.runner.prefix, workspaceId);
+    return this.runner
+      .script(EVENT_TRIM, { keys: { event: keys.event, events: keys.events, outbox: keys.outbox, eventTypes: eventTypeKeys(keys) }, args: { retainedFrom: this.retainedFrom() } })
+      .then(
+        () => undefined,
+        () => undefined,
+      );
   }
 
   /** Adds the workspace to the registry once per process (retried after a failure). */
