@@ -79,13 +79,13 @@ export class EventLog {
    * Runs a write script (see `writeScript`) in `workspaceId` — the one path by which inserts,
    * changes and deletes reach Redis: adds the event part of the call for `event` (none when
    * absent; a {@link EventDraft} gets the `data` the script builds, a full event its own `data` —
-   * without hidden fields either way (`withoutHiddenFields`, records.lua.ts) — or `dataJson` when
-   * the caller has its JSON already: a message's, which has none), makes sure first that the workspace is in the
-   * outbox registry (so the sweep finds its events even if every hint is lost), and hints takers
-   * without waiting when the script recorded the event into an empty outbox (behind waiting
-   * events no hint is needed: the holder's ack hints while events are left; a lost hint only
-   * delays them to the next sweep), and sends {@link trim} when the script says one is due.
-   * `call` names the script's own keys and args, or is built from the workspace's key names.
+   * without hidden fields either way: `withoutHiddenFields`, records.lua.ts), makes sure first
+   * that the workspace is in the outbox registry (so the sweep finds its events even if every
+   * hint is lost), hints takers without waiting when the script recorded the event into an empty
+   * outbox (behind waiting events no hint is needed: the holder's ack hints while events are
+   * left; a lost hint only delays them to the next sweep), and sends {@link trim} when the script
+   * says one is due. `call` names the script's own keys and args, or is built from the
+   * workspace's key names.
    * Resolves with what the script's body returned.
    */
   async write<K extends string, A extends string>(
@@ -93,7 +93,6 @@ export class EventLog {
     workspaceId: string,
     call: ScriptCall<K, A> | ((keys: WorkspaceKeys) => ScriptCall<K, A>),
     event?: DomainEvent | EventDraft,
-    dataJson?: string,
   ): Promise<ScriptReply> {
     if (event) await this.register(workspaceId);
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
@@ -112,7 +111,7 @@ export class EventLog {
         ...call.args,
         eventId: event?.id ?? '',
         eventHead: event ? eventHead(event, workspaceId) : '',
-        eventData: event && 'data' in event ? (dataJson ?? JSON.stringify(eventData(event.data))) : '',
+        eventData: event && 'data' in event ? JSON.stringify(eventData(event.data)) : '',
       },
     } as ScriptCall<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>)) as [number, ScriptReply?, number?];
     if (reply[0] === 1) void this.hint(workspaceId);

@@ -16,7 +16,8 @@ import { LUA_RECORD } from './records.lua.js';
  * stored `status`, read with the record the script updates anyway), in the same atomic step — so
  * no message lands after `completed`. In the same step the conversation's `lastMessageAt` and
  * `updatedAt` become the later of themselves and `at` (a quoted ISO 8601 timestamp), and its
- * version goes up by one (records.lua.ts).
+ * version goes up by one (records.lua.ts). The event's `data` is `stored`, unless the caller gives
+ * its own (`eventData`): a message's JSON crosses the network once.
  * Returns 'appended', or (nothing written) 'conversation_completed' / 'conversation_not_found'.
  */
 export const MESSAGE_APPEND = writeScript({
@@ -39,7 +40,7 @@ if #increments > 0 then
   for i = 1, #increments, 2 do redis.call('HINCRBY', usage, increments[i], increments[i + 1]) end
   redis.call('EXPIRE', usage, usageTtl)
 end
-recordEvent(seq)
+recordEvent(seq, stored)
 return 'appended'
 `,
 });

@@ -1,9 +1,14 @@
 /** @module Messages on Redis: per conversation, a HASH of records and a ZSET of ids (score 0). */
-import { usageDay, usageIncrements, type DomainEvent, type Message, type MessagePage, type MessageStore, type UsageRecord } from '@parley/core';
+import { usageDay, usageIncrements, type DomainEvent, type EventDraft, type Message, type MessagePage, type MessageStore, type UsageRecord } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
 import type { EventLog } from './event-log.js';
 import { MESSAGE_APPEND, MESSAGE_PAGE } from './message-store.lua.js';
+
+/** `event` as a draft (its `data` left out), for the script to complete. */
+function withoutData({ data: _data, ...draft }: DomainEvent): EventDraft {
+  return draft;
+}
 
 /** How long a day's usage counters are kept after its last reply: 400 days. */
 export const USAGE_TTL_SECONDS = 400 * 86_400;
@@ -37,9 +42,8 @@ export class RedisMessageStore implements MessageStore {
           increments: usage ? usageIncrements(usage).flatMap(([field, increment]) => [field, String(increment)]) : [],
         },
       }),
-      event,
-      // The event's data is the message as a rule: its JSON is made once, for both.
-      event.data === message ? stored : undefined,
+      // The event's data is the message as a rule: then the script uses the message's JSON for it.
+      event.data === message ? withoutData(event) : event,
     );
     return reply as 'appended' | 'conversation_not_found' | 'conversation_completed';
   }

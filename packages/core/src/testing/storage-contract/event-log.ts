@@ -66,6 +66,11 @@ export function eventLogTests(
       await storage.messages.append(WS, message, sent);
       expect(await storage.events.get(WS, started.id)).toEqual(started);
       expect(await storage.events.get(WS, sent.id)).toEqual(sent);
+      // As the services pass it: the event's data is the appended message object itself.
+      const reply = records.message(conversation.id, { role: 'assistant', content: 'Same object' });
+      const received = { ...records.sent(WS, reply), data: reply };
+      await storage.messages.append(WS, reply, received);
+      expect(await storage.events.get(WS, received.id)).toEqual({ ...received, data: { ...reply } });
     });
 
     test('type filters the list and its paging; hasMore counts only matching events', async (storage) => {
