@@ -1,0 +1,87 @@
+/**
+ * @module Benchmark: what a message append and a rate-limit hit cost Redis itself.
+ *
+ * Run: `npm run bench:scripts -w @parley/adapter-redis [appends]` (REDIS_URL or
+ * redis://127.0.0.1:6379; default 20 000 appends). Appends messages to one conversation through
+ * the adapter's own `messages.append` (100 in flight), then makes as many rate-limit hits through
+ * `RedisRateLimitStore.hit`, in 3 interleaved rounds, and prints for each the median over the
+ * rounds of Redis's own time per script call (`INFO commandstats`: the EVALSHA's `usec`, which
+ * counts the commands it runs) and the commands it ran per call. Server-wide counters: run it on
+ * a Redis nobody else is using. Deletes its keys at the end. Not part of `npm test`.
+ */
+import { randomUUID } from 'node:crypto';
+import { createUlidGenerator } from '@parley/core';
+import { Records } from '@parley/core/testing';
+import { Redis } from 'ioredis';
+import { RedisRateLimitStore, redisAdapters } from '../src/index.js';
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const count = Number(process.argv[2] ?? 20_000);
+const WS = 'ws_bench';
+const IN_FLIGHT = 100;
+const ROUNDS = 3;
+
+const prefix = `parley-bench:${randomUUID().slice(0, 8)}:`;
+const client = new Redis(url);
+const { storage } = redisAdapters({ client, prefix, timeoutMs: 60_000 });
+const rateLimits = new RedisRateLimitStore({ client, prefix });
+const ids = createUlidGenerator();
+
+/** Calls and usec of every command since the last `CONFIG RESETSTAT`. */
+async function commandStats(): Promise<Map<string, { calls: number; usec: number }>> {
+  const stats = new Map<string, { calls: number; usec: number }>();
+  for (const line of (await client.info('commandstats')).split('\r\n')) {
+    const match = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line);
+    if (match) stats.set(match[1]!, { calls: Number(match[2]), usec: Number(match[3]) });
+  }
+  return stats;
+}
+
+/** Runs `count` calls of `call`, `IN_FLIGHT` at a time; returns Redis's µs per script call and the commands per call. */
+async function measure(call: (i: number) => Promise<unknown>): Promise<{ usecPerScript: number; commandsPerCall: number }> {
+  await client.config('RESETSTAT');
+  for (let done = 0; done < count; done += IN_FLIGHT) {
+    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, count - done) }, (_, i) => call(done + i)));
+  }
+  const stats = await commandStats();
+  stats.delete('config|resetstat');
+  const scripts = stats.get('evalsha') ?? { calls: 0, usec: 0 };
+  const commands = [...stats.values()].reduce((sum, each) => sum + each.calls, 0);
+  return { usecPerScript: scripts.usec / scripts.calls, commandsPerCall: commands / count };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+const records = new Records();
+const agent = await records.insertAgent(storage, WS);
+const conversation = await records.insertConversation(storage, WS, agent.id);
+
+const append = async () => {
+  const message = records.message(conversation.id, { content: 'Hello! I would like to know the status of my order, please.' });
+  // As the services pass it: the event's data is the message itself.
+  await storage.messages.append(WS, message, { id: ids.next('evt'), type: 'message.sent', workspaceId: WS, occurredAt: message.createdAt, data: message });
+};
+const rule = { limit: 3_600_000, periodMs: 3_600_000 };
+const hit = () => rateLimits.hit(WS, rule, Date.now());
+
+const appends: Array<{ usecPerScript: number; commandsPerCall: number }> = [];
+const hits: Array<{ usecPerScript: number; commandsPerCall: number }> = [];
+try {
+  for (let round = 0; round < ROUNDS; round += 1) {
+    appends.push(await measure(append));
+    hits.push(await measure(hit));
+  }
+  for (const [name, rows] of [['message append', appends], ['rate-limit hit', hits]] as const) {
+    const usec = median(rows.map((row) => row.usecPerScript)).toFixed(1);
+    const commands = median(rows.map((row) => row.commandsPerCall)).toFixed(2);
+    console.log(`${name.padEnd(15)} ${usec.padStart(6)} µs of Redis time per script call, ${commands} commands per call (median of ${ROUNDS} rounds of ${count})`);
+  }
+} finally {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await client.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  client.disconnect();
+}
