@@ -85,8 +85,7 @@ export class EventLog {
    * outbox (behind waiting events no hint is needed: the holder's ack hints while events are
    * left; a lost hint only delays them to the next sweep), and sends {@link trim} when the script
    * says one is due. `call` names the script's own keys and args, or is built from the
-   * workspace's key names.
-   * Resolves with what the script's body returned.
+   * workspace's key names. Resolves with what the script's body returned.
    */
   async write<K extends string, A extends string>(
     write: WriteScript<K, A>,
