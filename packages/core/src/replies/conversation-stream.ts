@@ -8,7 +8,7 @@ import type { Storage } from '../ports/storage.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../services/cursor.js';
 import { conversationView } from '../services/conversation-view.js';
 import type { Conversation, Message, ReplyRequiresAction, ToolCall } from '../types.js';
-import { SharedPageReads } from './shared-page-reads.js';
+import type { SharedPageReads } from './shared-page-reads.js';
 
 /**
  * What a stream yields, in order. `message` carries `cursor` (the SSE `id:`: pass it back as
@@ -59,13 +59,12 @@ const RECENT = 200;
  *   cursor that is not one of this conversation's messages)
  */
 export async function openConversationStream(
-  deps: { storage: Storage; feed: ConversationFeed; reads?: SharedPageReads },
+  deps: { storage: Storage; feed: ConversationFeed; reads: SharedPageReads },
   workspaceId: string,
   conversationId: string,
   options: ConversationStreamOptions = {},
 ): Promise<ConversationStream> {
-  const { storage, feed } = deps;
-  const reads = deps.reads ?? new SharedPageReads(storage);
+  const { storage, feed, reads } = deps;
   if (!(await storage.conversations.get(workspaceId, conversationId))) throw ParleyError.notFound('conversation', conversationId);
   let lastId = options.after === undefined ? undefined : decodeCursor(conversationId, options.after);
   if (lastId !== undefined && (await storage.messages.page(workspaceId, conversationId, { after: lastId, limit: 1 })) === null) throw invalidCursor();
