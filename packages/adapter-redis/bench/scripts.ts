@@ -14,6 +14,7 @@ import { createUlidGenerator } from '@parley/core';
 import { Records } from '@parley/core/testing';
 import { Redis } from 'ioredis';
 import { RedisRateLimitStore, redisAdapters } from '../src/index.js';
+import { deletePrefix } from '../src/testing/index.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const count = Number(process.argv[2] ?? 20_000);
@@ -77,11 +78,6 @@ try {
     console.log(`${name.padEnd(15)} ${usec.padStart(6)} µs of Redis time per script call, ${commands} commands per call (median of ${ROUNDS} rounds of ${count})`);
   }
 } finally {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length > 0) await client.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deletePrefix(client, prefix);
   client.disconnect();
 }

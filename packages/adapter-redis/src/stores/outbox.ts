@@ -5,9 +5,10 @@
  * Each workspace's outbox is a LIST in its own slot; takers find the workspaces with events through
  * a global "dirty" ZSET, hinted by a write into an empty outbox and by an ack that leaves events
  * behind, and — because a hint is sent after the write and may be lost (the process dies in
- * between, a taker pops it while another holds the workspace) — through a periodic sweep of the registry of every workspace that ever recorded an event. A relay
- * lock per workspace (taken in the take script, `SET NX PX lease`) keeps a batch with one taker
- * until it acknowledges it or the lease runs out.
+ * between, a taker pops it while another holds the workspace) — through a periodic sweep of the
+ * registry of every workspace that ever recorded an event. A relay lock per workspace (taken in
+ * the take script, `SET NX PX lease`) keeps a batch with one taker until it acknowledges it or the
+ * lease runs out.
  */
 import { randomUUID } from 'node:crypto';
 import type { DomainEvent, EventOutbox, OutboxBatch } from '@parley/core';
