@@ -3,7 +3,7 @@
  *
  * All keys of one workspace share the hash tag `{<workspace>}`, so every multi-key command and
  * script of a workspace lands on one Redis Cluster slot (the trade-off: one workspace cannot be
- * spread over several shards). API keys share the tag `{keys}`; each rate-limit key stands alone.
+ * spread over several shards), and so does its rate-limit state. API keys share the tag `{keys}`.
  * Variable parts are encoded by {@link part}, which maps every string injectively to one without
  * `{`, `}` or `:` — so a workspace, agent or user id can neither break the hash tag nor make two
  * different keys collide.
@@ -35,6 +35,10 @@ export function checkPrefix(prefix: string): string {
 
 /** The keys of one workspace (`<prefix>{<workspace>}:…`). */
 export interface WorkspaceKeys {
+  /** What every key of the workspace starts with: `<prefix>{<workspace>}:`. */
+  tag: string;
+  /** STRING: the workspace's rate-limit state, {@link rateLimitKey}. */
+  rateLimit: string;
   /** HASH agent id → stored agent (stores/record-format.ts). */
   agent: string;
   /** ZSET (score 0, member agent id): every agent, lexicographic = creation order. */
@@ -112,6 +116,8 @@ function buildWorkspaceKeys(prefix: string, workspaceId: string): WorkspaceKeys 
   const base = `${prefix}{${part(workspaceId)}}:`;
   const withStatus = (key: string, status?: string) => (status === undefined ? key : `${key}:status:${status}`);
   return {
+    tag: base,
+    rateLimit: rateLimitKey(prefix, workspaceId),
     agent: `${base}agent`,
     agents: `${base}agents`,
     agentsByStatus: (status) => `${base}agents:status:${status}`,
@@ -168,12 +174,15 @@ export function apiKeyKeys(prefix: string): ApiKeyKeys {
 }
 
 /**
- * The STRING holding one rate-limit key's GCRA state (`<prefix>rl:<key>`). It has no hash tag:
- * the script touches only this key, so rate-limit state spreads over the whole Cluster.
+ * The STRING holding one rate-limit key's GCRA state (`<prefix>{<key>}:rl`). The key is a
+ * workspace id, so the state shares the workspace's hash tag: a script of the workspace decides
+ * the request's rate limit in the same step as its read or write (an admission, script.ts).
  */
 export function rateLimitKey(prefix: string, key: string): string {
-  return `${prefix}rl:${part(key)}`;
+  return `${prefix}{${part(key)}}:rl`;
 }
+
+
 
 /**
  * The HASH holding one `Idempotency-Key` of a workspace (`<prefix>{<workspace>}:idem:<sha256>`):

@@ -14,6 +14,7 @@ import { runRedisReplyTests } from '../test/replies-suite.js';
 import { describeIfAvailable } from '../test/redis-available.js';
 import { probeRedisBinaries, startCluster, type RedisClusterProcesses } from '../test/redis-available.js';
 import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
+import { runAdmissionTests } from '../test/admission-suite.js';
 
 const describeCluster = describeIfAvailable('A private Redis Cluster (redis-server, redis-cli)', await probeRedisBinaries());
 
@@ -57,6 +58,7 @@ describeCluster('Redis adapters on Redis Cluster', () => {
 
   runRedisContracts(client, 'cluster');
   runRedisSpecificTests(client);
+  runAdmissionTests(client);
   runEventLogTests(client);
   runRedisDeliveryQueueTests(client, 'cluster');
   runRedisReplyTests(client, 'cluster');

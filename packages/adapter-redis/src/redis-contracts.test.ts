@@ -9,6 +9,7 @@ import { runEventLogTests } from '../test/event-log-suite.js';
 import { runRedisDeliveryQueueTests } from '../test/delivery-queue-suite.js';
 import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
 import { runApiKeyCacheTests } from '../test/api-key-cache-suite.js';
+import { runAdmissionTests } from '../test/admission-suite.js';
 import { REDIS_URL, describeIfAvailable, probeRedis } from '../test/redis-available.js';
 
 const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());
@@ -27,6 +28,7 @@ describeRedis('Redis adapters on standalone Redis', () => {
   runEventLogTests(() => client);
   runRedisDeliveryQueueTests(() => client, 'standalone');
   runApiKeyCacheTests(() => client);
+  runAdmissionTests(() => client);
 
   it('opens no connection when it refuses a key prefix', async () => {
     const connectionName = `parley-refused-${randomUUID().slice(0, 8)}`;

@@ -1,19 +1,30 @@
 /** @module Rate-limit state on Redis: one GCRA TAT per key, decided by one Lua script. */
 import { emissionIntervalMs, type RateLimitDecision, type RateLimitRule, type RateLimitStore } from '@parley/core';
-import { RedisAdapter } from './connection.js';
+import { RATE_LIMIT_RUNNER, RedisAdapter, type RedisRunner } from './connection.js';
 import { rateLimitKey } from './keys.js';
 import { GCRA_HIT } from './redis-rate-limits.lua.js';
 
 /**
  * {@link RateLimitStore} on Redis: `hit` is one Lua script — one round trip, atomic across every
  * process sharing the server — giving exactly the decisions of core's `gcra()`. State is one
- * STRING per key (`<prefix>rl:<key>`) that expires once its quota is full again, so memory is
- * O(keys hit within the last period). Keys carry no hash tag and spread over a Cluster.
+ * STRING per key (`<prefix>{<key>}:rl`, in the workspace's slot) that expires once its quota is
+ * full again, so memory is O(keys hit within the last period).
+ *
+ * It `foldsIntoStorage`: the same bundle's storage decides an admission inside the script of the
+ * call it guards, on this same key (script.ts), so most requests cost no round trip of their own
+ * for their rate limit (docs/rate-limits.md#one-round-trip).
  *
  * Time is the caller's `nowMs`, never the Redis server clock, so every instance must keep its
  * clock in sync (NTP) for their decisions to agree. Options as for `RedisStorage`.
  */
 export class RedisRateLimitStore extends RedisAdapter implements RateLimitStore {
+  readonly foldsIntoStorage = true;
+
+  /** Where this store's state lives: a runner on the same client and prefix may decide its hits. */
+  get [RATE_LIMIT_RUNNER](): RedisRunner {
+    return this.runner;
+  }
+
   /**
    * Counts one request at `nowMs` (integer ms since the epoch) against `rule` for `key`.
    * @throws RangeError for an invalid rule or a non-integer `nowMs` (as `gcra()` does), before

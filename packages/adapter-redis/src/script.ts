@@ -7,7 +7,17 @@
  * reader counts positions. A name ending in `[]` is a list: the caller passes an array and the
  * Lua local is a table. List lengths travel as the first ARGV entries, which the generated
  * prelude reads before anything else.
+ *
+ * Every script can also decide a request's rate limit before its body runs (an "admission",
+ * docs/rate-limits.md#one-round-trip): a call with a {@link Gate} names the rate-limit key as an
+ * extra last KEY and the GCRA arguments as extra ARGV before the deadline. The script then runs
+ * `gcraHit` (gcra.lua.ts) first; refused, it returns `{0, 0, resetMs, retryAfterMs}` and does
+ * nothing else; admitted, `{1, remaining, resetMs, 0, <the body's reply>}`. When the rate-limit
+ * state cannot be read or written (`OOM`, `NOPERM`), the gate's failure policy decides: open, the
+ * body runs and the reply is `{-1, 0, 0, 0, <the body's reply>}`; closed, it is `{-1}`.
+ * {@link runScript}'s caller unwraps it. A call without a gate gets the body's reply as it is.
  */
+import { LUA_GCRA } from './gcra.lua.js';
 import type { RedisClient } from './redis-client.js';
 
 /** A script value as ioredis returns it: bulk strings, integers, nil and nested arrays. */
@@ -45,7 +55,9 @@ const isList = (name: string) => name.endsWith('[]');
 
 /**
  * Declares a script: `lua` (the body) runs after `local <name> = KEYS[i]` / `ARGV[j]` for each
- * name in order (a table for `name[]`). Shared Lua helpers are prepended by the caller.
+ * name in order (a table for `name[]`), as a function, so that a {@link Gate}d call can decide
+ * its admission first and return it with the body's reply. Shared Lua helpers are prepended by
+ * the caller.
  * @throws TypeError for a name that is not a Lua identifier, or used twice.
  */
 export function namedScript<const K extends string, const A extends string>(definition: {
@@ -72,8 +84,46 @@ export function namedScript<const K extends string, const A extends string>(defi
       ? `_len = _len + 1\nlocal ${bare(each)} = {}\nfor i = 1, tonumber(ARGV[_len]) do ${cursor} = ${cursor} + 1; ${bare(each)}[i] = ${source}[${cursor}] end`
       : `${cursor} = ${cursor} + 1\nlocal ${each} = ${source}[${cursor}]`;
   prelude.push(...keys.map(read('KEYS', '_key')), ...args.map(read('ARGV', '_arg')));
-  return { name, keys, args, lua: `${prelude.join('\n')}\n${lua}` };
+  // Declared keys used up, one KEY left: the call is gated (see the module's doc).
+  const gate = [
+    `if #KEYS == _key then return _body() end`,
+    LUA_GCRA,
+    `local _admission = gcraHit(KEYS[#KEYS], tonumber(ARGV[#ARGV - 4]), tonumber(ARGV[#ARGV - 3]), tonumber(ARGV[#ARGV - 2]), redis.pcall)`,
+    // The state cannot be read or written (OOM, NOPERM): the failure policy decides, as when the
+    // rate-limit store fails.
+    `if not _admission then`,
+    `  if ARGV[#ARGV - 1] == '1' then return {-1, 0, 0, 0, _body()} end`,
+    `  return {-1}`,
+    `end`,
+    `if _admission[1] == 1 then _admission[5] = _body() end`,
+    `return _admission`,
+  ];
+  return { name, keys, args, lua: `${prelude.join('\n')}\nlocal function _body()\n${lua}\nend\n${gate.join('\n')}` };
 }
+
+/**
+ * A rate-limit hit a script decides before its body (see the module's doc): `key` is the GCRA
+ * state's STRING, in the slot of the script's other keys; `nowMs` and `intervalMs` are integer ms.
+ */
+export interface Gate {
+  key: string;
+  nowMs: number;
+  intervalMs: number;
+  limit: number;
+  /** Whether the body runs when the state cannot be read or written (the failure policy is `'open'`). */
+  failOpen: boolean;
+}
+
+/** The first KEY of `call` (the one ioredis routes a Cluster call by), if the script has keys. */
+export function firstKey<K extends string, A extends string>(script: LuaScript<K, A>, call: ScriptCall<K, A>): string | undefined {
+  const name = script.keys[0];
+  if (name === undefined) return undefined;
+  const value = (call.keys as Record<string, string | readonly string[]>)[bare(name)];
+  return typeof value === 'string' ? value : value?.[0];
+}
+
+/** `HGET hash field`, for a read that decides an admission (see the module's doc). */
+export const FIELD_GET = namedScript({ name: 'field_get', keys: ['hash'], args: ['field'], lua: `return redis.call('HGET', hash, field)` });
 
 /** A declared name, read once: its bare form and whether it is a list. */
 interface Slot {
@@ -130,10 +180,15 @@ const defined = new WeakMap<RedisClient, Map<LuaScript, ScriptCommand>>();
  * Runs `script` on `client` with the named keys and args of `call`: one round trip (EVALSHA; EVAL
  * once per connection the first time). ioredis routes it by the first key's slot, so on a Cluster
  * all keys must share a hash tag. `deadline` is Redis server time in ms: past it the script
- * refuses with {@link DEADLINE_REPLY} and does nothing.
+ * refuses with {@link DEADLINE_REPLY} and does nothing. With `gate`, the reply is the admission's
+ * (see the module's doc).
  */
-export function runScript<K extends string, A extends string>(client: RedisClient, script: LuaScript<K, A>, call: ScriptCall<K, A>, deadline: number): Promise<ScriptReply> {
+export function runScript<K extends string, A extends string>(client: RedisClient, script: LuaScript<K, A>, call: ScriptCall<K, A>, deadline: number, gate?: Gate): Promise<ScriptReply> {
   const { keys, args } = positions(script, call);
+  if (gate) {
+    keys.push(gate.key);
+    args.push(gate.nowMs, gate.intervalMs, gate.limit, gate.failOpen ? '1' : '0');
+  }
   let commands = defined.get(client);
   if (!commands) defined.set(client, (commands = new Map()));
   let run = commands.get(script as LuaScript);

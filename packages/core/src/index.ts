@@ -26,6 +26,7 @@ export * from './services/usage-service.js';
 export * from './services/usage-counters.js';
 export * from './services/message-writer.js';
 export { encodeCursor } from './services/cursor.js';
+export * from './rate-limit/admission.js';
 export * from './rate-limit/gcra.js';
 export * from './rate-limit/plans.js';
 export * from './rate-limit/rate-limiter.js';

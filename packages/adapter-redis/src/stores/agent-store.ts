@@ -1,5 +1,5 @@
 /** @module Agents on Redis: a HASH of records, an index of all agents and one per status. */
-import { AGENT_STATUSES, type Agent, type AgentStatus, type AgentStore, type Change, type DeleteConditions, type DomainEvent, type EventDraft, type OffsetPage, type PageResult, type WriteResult } from '@parley/core';
+import { AGENT_STATUSES, type Admission, type Agent, type AgentStatus, type AgentStore, type Change, type DeleteConditions, type DomainEvent, type EventDraft, type OffsetPage, type PageResult, type WriteResult } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { strings } from '../script.js';
 import { AGENT_DELETE } from './agent-store.lua.js';
@@ -25,26 +25,26 @@ export class RedisAgentStore implements AgentStore {
     return workspaceKeys(this.runner.prefix, workspaceId);
   }
 
-  async insert(workspaceId: string, agent: Agent, event: DomainEvent): Promise<void> {
+  async insert(workspaceId: string, agent: Agent, event: DomainEvent, admission?: Admission): Promise<void> {
     const keys = this.keys(workspaceId);
     const stored = encodeRecord(agent);
-    await this.log.write(RECORD_INSERT, workspaceId, { keys: { hash: keys.agent, indexes: [keys.agents, keys.agentsByStatus(agent.status)] }, args: { id: agent.id, stored } }, event);
+    await this.log.write(RECORD_INSERT, workspaceId, { keys: { hash: keys.agent, indexes: [keys.agents, keys.agentsByStatus(agent.status)] }, args: { id: agent.id, stored } }, event, admission);
   }
 
-  async get(workspaceId: string, id: string): Promise<Agent | null> {
-    const raw = await this.runner.run((client) => client.hget(this.keys(workspaceId).agent, id));
+  async get(workspaceId: string, id: string, admission?: Admission): Promise<Agent | null> {
+    const raw = await this.runner.hget(this.keys(workspaceId).agent, id, admission);
     return raw === null ? null : decodeRecord<Agent>(raw);
   }
 
   /** O(log n + limit) by rank in the index; `total` is ZCARD. */
-  async list(workspaceId: string, { offset, limit, status }: OffsetPage & { status?: AgentStatus }): Promise<PageResult<Agent>> {
+  async list(workspaceId: string, { offset, limit, status }: OffsetPage & { status?: AgentStatus }, admission?: Admission): Promise<PageResult<Agent>> {
     const keys = this.keys(workspaceId);
     const index = status === undefined ? keys.agents : keys.agentsByStatus(status);
-    return pageOf<Agent>(await this.runner.script(PAGE, { keys: { index, hash: keys.agent }, args: { offset, limit } }));
+    return pageOf<Agent>(await this.runner.script(PAGE, { keys: { index, hash: keys.agent }, args: { offset, limit } }, admission));
   }
 
   /** One script (records.lua.ts `RECORD_UPDATE`); a change of `status` moves the agent between the status indexes. */
-  async update(workspaceId: string, id: string, change: Change<Agent>): Promise<WriteResult<Agent> | null> {
+  async update(workspaceId: string, id: string, change: Change<Agent>, admission?: Admission): Promise<WriteResult<Agent> | null> {
     const keys = this.keys(workspaceId);
     const status = change.set?.status;
     const reply = await this.log.write(
@@ -55,6 +55,7 @@ export class RedisAgentStore implements AgentStore {
         args: { id, ...changeArgs(change) },
       },
       change.event,
+      admission,
     );
     return writeResult<Agent>(reply);
   }
@@ -65,7 +66,7 @@ export class RedisAgentStore implements AgentStore {
    * conversations and messages in bounded batches before resolving. Any cascade an earlier,
    * interrupted delete left pending in the workspace is finished too.
    */
-  async delete(workspaceId: string, id: string, event: EventDraft, conditions: DeleteConditions = {}): Promise<WriteResult<Agent> | null> {
+  async delete(workspaceId: string, id: string, event: EventDraft, conditions: DeleteConditions = {}, admission?: Admission): Promise<WriteResult<Agent> | null> {
     const keys = this.keys(workspaceId);
     const [outcome, stored, ...pending] = strings(
       await this.log.write(
@@ -76,6 +77,7 @@ export class RedisAgentStore implements AgentStore {
           args: { id, ...conditionArgs(conditions) },
         },
         event,
+        admission,
       ),
     );
     for (const agentId of pending) await finishCascade(this.runner, workspaceId, agentId);

@@ -5,6 +5,7 @@
  */
 import {
   CONVERSATION_STATUSES,
+  type Admission,
   type Change,
   type Conversation,
   type ConversationFilter,
@@ -80,7 +81,7 @@ export class RedisConversationStore implements ConversationStore {
     return workspaceKeys(this.runner.prefix, workspaceId);
   }
 
-  async insert(workspaceId: string, conversation: Conversation, event: DomainEvent): Promise<'inserted' | 'agent_not_found' | 'agent_inactive'> {
+  async insert(workspaceId: string, conversation: Conversation, event: DomainEvent, admission?: Admission): Promise<'inserted' | 'agent_not_found' | 'agent_inactive'> {
     const keys = this.keys(workspaceId);
     const reply = await this.log.write(
       CONVERSATION_INSERT,
@@ -90,27 +91,28 @@ export class RedisConversationStore implements ConversationStore {
         args: { agentId: conversation.agentId, id: conversation.id, stored: encodeRecord(conversation), owner: conversationOwner(conversation) },
       },
       event,
+      admission,
     );
     return reply as 'inserted' | 'agent_not_found' | 'agent_inactive';
   }
 
-  async get(workspaceId: string, id: string): Promise<Conversation | null> {
-    const raw = await this.runner.run((client) => client.hget(this.keys(workspaceId).conv, id));
+  async get(workspaceId: string, id: string, admission?: Admission): Promise<Conversation | null> {
+    const raw = await this.runner.hget(this.keys(workspaceId).conv, id, admission);
     return raw === null ? null : decodeRecord<Conversation>(raw);
   }
 
   /** The conversation's owner as stored, or `null` when there is none. */
-  private owner(workspaceId: string, id: string): Promise<string | null> {
-    return this.runner.run((client) => client.hget(this.keys(workspaceId).convOwner, id));
+  private owner(workspaceId: string, id: string, admission?: Admission): Promise<string | null> {
+    return this.runner.hget(this.keys(workspaceId).convOwner, id, admission);
   }
 
-  async list(workspaceId: string, { offset, limit, agentId, userId, status }: OffsetPage & ConversationFilter): Promise<PageResult<Conversation>> {
+  async list(workspaceId: string, { offset, limit, agentId, userId, status }: OffsetPage & ConversationFilter, admission?: Admission): Promise<PageResult<Conversation>> {
     const keys = this.keys(workspaceId);
     if (agentId !== undefined && userId !== undefined) {
       const reply = await this.runner.script(INTERSECTION_PAGE, {
         keys: { indexA: keys.convsByAgent(agentId, status), indexB: keys.convsByUser(userId, status), conv: keys.conv },
         args: { offset, limit },
-      });
+      }, admission);
       return pageOf<Conversation>(reply);
     }
     const index =
@@ -121,36 +123,38 @@ export class RedisConversationStore implements ConversationStore {
           : status !== undefined
             ? keys.convsByStatus(status)
             : keys.convs;
-    return pageOf<Conversation>(await this.runner.script(PAGE, { keys: { index, hash: keys.conv }, args: { offset, limit } }));
+    return pageOf<Conversation>(await this.runner.script(PAGE, { keys: { index, hash: keys.conv }, args: { offset, limit } }, admission));
   }
 
   /**
    * One script (records.lua.ts `RECORD_UPDATE`). A change of `status` moves the conversation
    * between the status indexes of its owner, read first: callers never change `agentId` or
-   * `userId`, so the owner is the same when the script runs.
+   * `userId`, so the owner is the same when the script runs. `admission` is decided by the
+   * first of the two.
    */
-  async update(workspaceId: string, id: string, change: Change<Conversation>): Promise<WriteResult<Conversation> | null> {
+  async update(workspaceId: string, id: string, change: Change<Conversation>, admission?: Admission): Promise<WriteResult<Conversation> | null> {
     const keys = this.keys(workspaceId);
     const status = change.set?.status;
     let leave: string[] = [];
     let join: string[] = [];
     if (status !== undefined) {
-      const owner = await this.owner(workspaceId, id);
+      const owner = await this.owner(workspaceId, id, admission);
       if (owner === null) return null;
       const { agentId, userId } = parseOwner(owner);
       leave = leavableIndexes(keys, { agentId, userId });
       join = indexesOf(keys, { agentId, userId, status });
     }
-    return writeResult(await this.log.write(RECORD_UPDATE, workspaceId, { keys: { hash: keys.conv, leave, join }, args: { id, ...changeArgs(change) } }, change.event));
+    return writeResult(await this.log.write(RECORD_UPDATE, workspaceId, { keys: { hash: keys.conv, leave, join }, args: { id, ...changeArgs(change) } }, change.event, admission));
   }
 
   /**
    * Reads the stored owner (which decides the index keys), then deletes in one script if
-   * `conditions` hold, recording `event` (`conversation.deleted`) with the removal.
+   * `conditions` hold, recording `event` (`conversation.deleted`) with the removal. The read
+   * decides `admission`.
    */
-  async delete(workspaceId: string, id: string, conditions: DeleteConditions = {}, event?: EventDraft): Promise<WriteResult<Conversation> | null> {
+  async delete(workspaceId: string, id: string, conditions: DeleteConditions = {}, event?: EventDraft, admission?: Admission): Promise<WriteResult<Conversation> | null> {
     const keys = this.keys(workspaceId);
-    const owner = await this.owner(workspaceId, id);
+    const owner = await this.owner(workspaceId, id, admission);
     if (owner === null) return null;
     const reply = await this.log.write(
       CONVERSATION_DELETE,

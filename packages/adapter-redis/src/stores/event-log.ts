@@ -2,7 +2,7 @@
  * @module The event log on Redis: the one path of every write script (`EventLog.write`: the event's
  * keys and args, the workspace registry, the outbox hint) and `storage.events`.
  */
-import { EVENT_TYPES, withoutHiddenFields, type Clock, type DomainEvent, type EventDraft, type EventPage, type EventStore, type EventType } from '@parley/core';
+import { EVENT_TYPES, withoutHiddenFields, type Admission, type Clock, type DomainEvent, type EventDraft, type EventPage, type EventStore, type EventType } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
 import { outboxKeys, workspaceKeys, type WorkspaceKeys } from '../keys.js';
 import { records, strings, type ScriptCall, type ScriptReply } from '../script.js';
@@ -85,13 +85,15 @@ export class EventLog {
    * outbox (behind waiting events no hint is needed: the holder's ack hints while events are
    * left; a lost hint only delays them to the next sweep), and sends {@link trim} when the script
    * says one is due. `call` names the script's own keys and args, or is built from the
-   * workspace's key names. Resolves with what the script's body returned.
+   * workspace's key names. With `admission`, the script decides the request's rate limit first
+   * (`RedisRunner.script`). Resolves with what the script's body returned.
    */
   async write<K extends string, A extends string>(
     write: WriteScript<K, A>,
     workspaceId: string,
     call: ScriptCall<K, A> | ((keys: WorkspaceKeys) => ScriptCall<K, A>),
     event?: DomainEvent | EventDraft,
+    admission?: Admission,
   ): Promise<ScriptReply> {
     if (event) await this.register(workspaceId);
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
@@ -112,7 +114,7 @@ export class EventLog {
         eventHead: event ? eventHead(event, workspaceId) : '',
         eventData: event && 'data' in event ? JSON.stringify(eventData(event.data)) : '',
       },
-    } as ScriptCall<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>)) as [number, ScriptReply?, number?];
+    } as ScriptCall<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>, admission)) as [number, ScriptReply?, number?];
     if (reply[0] === 1) void this.hint(workspaceId);
     if (reply[2] === 1) void this.trim(workspaceId);
     return reply[1] ?? null;
@@ -166,20 +168,20 @@ export class EventLog {
 export class RedisEventStore implements EventStore {
   constructor(private readonly log: EventLog) {}
 
-  async get(workspaceId: string, id: string): Promise<DomainEvent | null> {
+  async get(workspaceId: string, id: string, admission?: Admission): Promise<DomainEvent | null> {
     if (this.log.isExpired(id)) return null;
     const { runner } = this.log;
-    const raw = await runner.run((client) => client.hget(workspaceKeys(runner.prefix, workspaceId).event, id));
+    const raw = await runner.hget(workspaceKeys(runner.prefix, workspaceId).event, id, admission);
     return raw === null ? null : (JSON.parse(raw) as DomainEvent);
   }
 
-  async list(workspaceId: string, { after, limit, type }: { after?: string; limit: number; type?: EventType }): Promise<EventPage | null> {
+  async list(workspaceId: string, { after, limit, type }: { after?: string; limit: number; type?: EventType }, admission?: Admission): Promise<EventPage | null> {
     const { runner } = this.log;
     const keys = workspaceKeys(runner.prefix, workspaceId);
     const reply = await runner.script(EVENT_PAGE, {
       keys: { events: keys.events, index: type === undefined ? keys.events : keys.eventsOfType(type), event: keys.event },
       args: { hasAfter: after === undefined ? '0' : '1', after: after ?? '', limit, retainedFrom: this.log.retainedFrom() },
-    });
+    }, admission);
     if (reply === null) return null;
     const [more, ...rows] = strings(reply);
     return { events: records<DomainEvent>(rows), hasMore: more === '1' };

@@ -1,5 +1,5 @@
 /** @module Messages on Redis: per conversation, a HASH of records and a ZSET of ids (score 0). */
-import { usageDay, usageIncrements, type DomainEvent, type EventDraft, type Message, type MessagePage, type MessageStore, type UsageRecord } from '@parley/core';
+import { usageDay, usageIncrements, type Admission, type DomainEvent, type EventDraft, type Message, type MessagePage, type MessageStore, type UsageRecord } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
 import type { EventLog } from './event-log.js';
@@ -25,7 +25,7 @@ export class RedisMessageStore implements MessageStore {
     return this.log.runner;
   }
 
-  async append(workspaceId: string, message: Message, event: DomainEvent, usage?: UsageRecord): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
+  async append(workspaceId: string, message: Message, event: DomainEvent, usage?: UsageRecord, admission?: Admission): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
     const { conversationId } = message;
     const stored = JSON.stringify(message);
     const reply = await this.log.write(
@@ -44,12 +44,13 @@ export class RedisMessageStore implements MessageStore {
       }),
       // The event's data is the message as a rule: then the script uses the message's JSON for it.
       event.data === message ? withoutData(event) : event,
+      admission,
     );
     return reply as 'appended' | 'conversation_not_found' | 'conversation_completed';
   }
 
-  async get(workspaceId: string, conversationId: string, id: string): Promise<Message | null> {
-    const raw = await this.runner.run((client) => client.hget(workspaceKeys(this.runner.prefix, workspaceId).msg(conversationId), id));
+  async get(workspaceId: string, conversationId: string, id: string, admission?: Admission): Promise<Message | null> {
+    const raw = await this.runner.hget(workspaceKeys(this.runner.prefix, workspaceId).msg(conversationId), id, admission);
     return raw === null ? null : (JSON.parse(raw) as Message);
   }
 
@@ -57,6 +58,7 @@ export class RedisMessageStore implements MessageStore {
     workspaceId: string,
     conversationId: string,
     { before, after, limit, requireConversation }: { before?: string; after?: string; limit: number; requireConversation?: boolean },
+    admission?: Admission,
   ): Promise<MessagePage | null> {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const reply = await this.runner.script(MESSAGE_PAGE, {
@@ -70,7 +72,7 @@ export class RedisMessageStore implements MessageStore {
         requireConversation: requireConversation ? '1' : '0',
         conversationId,
       },
-    });
+    }, admission);
     if (reply === null) return null;
     const [more, ...rows] = strings(reply);
     // Without `after` the script reads newest first (REV); a page is listed oldest first.

@@ -36,7 +36,14 @@
  *   conversation's `toolAnswers`) are stored with
  *   their record and handed back by its reads and writes, but no recorded event's `data` ever
  *   carries them, whether the store fills it in or the caller built it.
+ * - Admissions: the calls a request makes first take an optional last `admission`, the request's
+ *   rate-limit decision not made yet (`rate-limit/admission.ts`). A store whose bundle's
+ *   rate-limit store `foldsIntoStorage` (Redis) takes its hit and decides it in the call's own
+ *   atomic step, before anything else: refused, the call does nothing and throws the admission's
+ *   `rate_limit_exceeded`. Other stores ignore it (the decision is then made apart), so it may be
+ *   left out of their signatures (docs/rate-limits.md#one-round-trip).
  */
+import type { Admission } from '../rate-limit/admission.js';
 import type {
   AgentRecord,
   AgentStatus,
@@ -128,16 +135,16 @@ export interface OffsetPage {
 /** `storage.agents`: the agents of each workspace. */
 export interface AgentStore {
   /** Stores a new agent (its id is new) and records `event` (`agent.created`) with it. */
-  insert(workspaceId: string, agent: AgentRecord, event: DomainEvent): Promise<void>;
+  insert(workspaceId: string, agent: AgentRecord, event: DomainEvent, admission?: Admission): Promise<void>;
   /** The agent with this id (with its tools secret), or `null`. */
-  get(workspaceId: string, id: string): Promise<AgentRecord | null>;
+  get(workspaceId: string, id: string, admission?: Admission): Promise<AgentRecord | null>;
   /** Newest first; `total` counts every agent matching `status` (all when absent). */
-  list(workspaceId: string, query: OffsetPage & { status?: AgentStatus }): Promise<PageResult<AgentRecord>>;
+  list(workspaceId: string, query: OffsetPage & { status?: AgentStatus }, admission?: Admission): Promise<PageResult<AgentRecord>>;
   /**
    * Applies `change` (see {@link Change}; a change of `status` moves the agent between the status
    * lists) and records its event with it. `null` when there is no such agent.
    */
-  update(workspaceId: string, id: string, change: Change<AgentRecord>): Promise<WriteResult<AgentRecord> | null>;
+  update(workspaceId: string, id: string, change: Change<AgentRecord>, admission?: Admission): Promise<WriteResult<AgentRecord> | null>;
   /**
    * Deletes the agent together with its conversations and their messages if `conditions` hold,
    * recording `{ ...event, data: deleted agent }` (`agent.deleted`) in the same atomic step as the
@@ -145,7 +152,7 @@ export interface AgentStore {
    * Once it resolves `applied`, none of them can be read, and `conversations.insert` for this
    * agent answers `agent_not_found`.
    */
-  delete(workspaceId: string, id: string, event: EventDraft, conditions?: DeleteConditions): Promise<WriteResult<AgentRecord> | null>;
+  delete(workspaceId: string, id: string, event: EventDraft, conditions?: DeleteConditions, admission?: Admission): Promise<WriteResult<AgentRecord> | null>;
 }
 
 /** Filters of the conversation list; absent filters match everything. */
@@ -162,18 +169,18 @@ export interface ConversationStore {
    * is `active` — checked in the same atomic step as the write, so no conversation outlives its
    * agent or starts after it was deactivated. Otherwise nothing is written and no event recorded.
    */
-  insert(workspaceId: string, conversation: Conversation, event: DomainEvent): Promise<'inserted' | 'agent_not_found' | 'agent_inactive'>;
+  insert(workspaceId: string, conversation: Conversation, event: DomainEvent, admission?: Admission): Promise<'inserted' | 'agent_not_found' | 'agent_inactive'>;
   /** The conversation with this id, or `null`. */
-  get(workspaceId: string, id: string): Promise<Conversation | null>;
+  get(workspaceId: string, id: string, admission?: Admission): Promise<Conversation | null>;
   /** Newest first; `total` counts every conversation matching the filter. */
-  list(workspaceId: string, query: OffsetPage & ConversationFilter): Promise<PageResult<Conversation>>;
+  list(workspaceId: string, query: OffsetPage & ConversationFilter, admission?: Admission): Promise<PageResult<Conversation>>;
   /**
    * Applies `change` (see {@link Change}; callers never set `id`, `agentId` or `userId`; a change
    * of `status` moves it between the status lists) and records its event with it — so of two
    * concurrent `active → completed` changes `where: status = 'active'`, exactly one applies and
    * records `conversation.completed`. `null` when there is no such conversation.
    */
-  update(workspaceId: string, id: string, change: Change<Conversation>): Promise<WriteResult<Conversation> | null>;
+  update(workspaceId: string, id: string, change: Change<Conversation>, admission?: Admission): Promise<WriteResult<Conversation> | null>;
   /**
    * Deletes the conversation and its messages in one atomic step if `conditions` hold, recording
    * `{ ...event, data: deleted conversation }` (`conversation.deleted`) with the removal when
@@ -181,7 +188,7 @@ export interface ConversationStore {
    * event), or `null` when there was none. Once it resolves `applied` the conversation cannot be
    * read, listed or appended to, and none of its messages can be read.
    */
-  delete(workspaceId: string, id: string, conditions?: DeleteConditions, event?: EventDraft): Promise<WriteResult<Conversation> | null>;
+  delete(workspaceId: string, id: string, conditions?: DeleteConditions, event?: EventDraft, admission?: Admission): Promise<WriteResult<Conversation> | null>;
 }
 
 /** One page of a conversation's history. */
@@ -209,9 +216,9 @@ export interface MessageStore {
    * usage totals ({@link UsageStore}) count it in the same atomic step, on the UTC day of the
    * message's `createdAt`: counted exactly when the message is stored.
    */
-  append(workspaceId: string, message: Message, event: DomainEvent, usage?: UsageRecord): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'>;
+  append(workspaceId: string, message: Message, event: DomainEvent, usage?: UsageRecord, admission?: Admission): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'>;
   /** The message with this id in this conversation, or `null`. */
-  get(workspaceId: string, conversationId: string, id: string): Promise<Message | null>;
+  get(workspaceId: string, conversationId: string, id: string, admission?: Admission): Promise<Message | null>;
   /**
    * The `limit` (≥ 1) newest messages with an id below `before` (the newest overall when
    * `before` is absent), oldest first. `null` when `before` is not the id of a message of this
@@ -231,6 +238,7 @@ export interface MessageStore {
     workspaceId: string,
     conversationId: string,
     query: { before?: string; after?: string; limit: number; requireConversation?: boolean },
+    admission?: Admission,
   ): Promise<MessagePage | null>;
 }
 
@@ -322,7 +330,7 @@ export interface EventPage {
  */
 export interface EventStore {
   /** The retained event with this id, or `null`. */
-  get(workspaceId: string, id: string): Promise<DomainEvent | null>;
+  get(workspaceId: string, id: string, admission?: Admission): Promise<DomainEvent | null>;
   /**
    * Up to `limit` (≥ 1) retained events in the order they were recorded (commit order, which a
    * late-committing write with an older id cannot jump: a reader following `after` never misses
@@ -330,7 +338,7 @@ export interface EventStore {
    * `type` when given. `null` when `after` is not a retained event of this workspace. Cost
    * O(limit) without `type`.
    */
-  list(workspaceId: string, query: { after?: string; limit: number; type?: EventType }): Promise<EventPage | null>;
+  list(workspaceId: string, query: { after?: string; limit: number; type?: EventType }, admission?: Admission): Promise<EventPage | null>;
 }
 
 /** Events handed out by {@link EventOutbox.take}, all of one workspace, in commit order. */

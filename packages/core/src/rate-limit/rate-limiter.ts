@@ -1,9 +1,10 @@
 /** @module Per-workspace plan rate limits over a store, with a fault policy for when it fails. */
 import { inject, injectable } from '../di.js';
 import type { Clock } from '../ports/clock.js';
-import type { RateLimitDecision, RateLimitStore } from '../ports/rate-limit.js';
+import type { RateLimitStore } from '../ports/rate-limit.js';
 import { TOKENS } from '../tokens.js';
-import type { Plan, Principal } from '../types.js';
+import type { Principal } from '../types.js';
+import { Admission, type AdmissionLimiter, type RateLimitHit, type RateLimitResult } from './admission.js';
 import { gcra } from './gcra.js';
 import { planRules, ruleFor, type PlanRules } from './plans.js';
 
@@ -40,27 +41,16 @@ export interface RateLimiterOptions {
 }
 
 /**
- * A store decision with what the `RateLimit-Policy` header needs: the principal's `plan` and
- * the rule's `periodMs`. `failure` is set when the store failed and that policy decided; the
- * numbers are then the policy's: `'open'` reports a fresh workspace (`remaining` = `limit − 1`),
- * `'closed'` a refusal with `retryAfterMs` = `resetMs` = `closedRetryAfterMs`.
- */
-export interface RateLimitResult extends RateLimitDecision {
-  plan: Plan;
-  periodMs: number;
-  failure?: RateLimitFailurePolicy;
-}
-
-/**
  * The plan rate limit of each workspace (docs/rate-limits.md): the quota is the workspace's,
  * so every key of a workspace draws on one quota, keyed by the workspace id. Decisions are
  * GCRA's (see `gcra.ts`), made atomically by the store. The constructor throws `RangeError` for
  * an invalid plan table, policy, `timeoutMs` or `closedRetryAfterMs`.
  */
 @injectable()
-export class RateLimiter {
+export class RateLimiter implements AdmissionLimiter {
   private readonly plans: PlanRules;
-  private readonly failure: RateLimitFailurePolicy;
+  /** The failure policy (see {@link RateLimiterOptions.failure}). */
+  readonly failure: RateLimitFailurePolicy;
   private readonly deadlines: Deadlines;
   private readonly closedRetryAfterMs: number;
   private readonly onStoreError: NonNullable<RateLimiterOptions['onStoreError']>;
@@ -86,23 +76,53 @@ export class RateLimiter {
    * store) only for a key without a valid rule: see `ruleFor`.
    */
   async check(principal: Principal): Promise<RateLimitResult> {
-    const rule = ruleFor(principal, this.plans);
-    const nowMs = this.clock.now();
-    const key = principal.workspaceId;
-    const about = { plan: principal.plan, periodMs: rule.periodMs };
+    const hit = this.hitOf(principal);
+    return this.decide(hit, { plan: principal.plan, periodMs: hit.rule.periodMs });
+  }
+
+  /**
+   * True when the store's decisions can be made inside storage calls (`foldsIntoStorage`, e.g.
+   * Redis): then an {@link admission} saves the request a round trip.
+   */
+  get folds(): boolean {
+    return this.store.foldsIntoStorage === true;
+  }
+
+  /**
+   * One request of `principal`'s workspace now, not decided yet: the storage call it guards may
+   * decide it, else {@link Admission.result} asks the store (docs/rate-limits.md#one-round-trip).
+   * Throws like {@link check} for a key without a valid rule; asks nothing.
+   */
+  admission(principal: Principal): Admission {
+    return new Admission(this.store, this.hitOf(principal), principal.plan, this);
+  }
+
+  /** {@link AdmissionLimiter.decide}: the store's decision under the deadline, else the failure policy's. */
+  async decide(hit: RateLimitHit, about: Pick<RateLimitResult, 'plan' | 'periodMs'>): Promise<RateLimitResult> {
     try {
-      const decision = await this.deadlines.race(this.store.hit(key, rule, nowMs));
+      const decision = await this.deadlines.race(this.store.hit(hit.key, hit.rule, hit.nowMs));
       return { ...decision, ...about };
     } catch (error) {
+      return this.failed(hit, about, error);
+    }
+  }
+
+  /** {@link AdmissionLimiter.failed}: the failure policy's answer for `hit`, asking nothing; `error` goes to `onStoreError`. */
+  failed(hit: RateLimitHit, about: Pick<RateLimitResult, 'plan' | 'periodMs'>, error?: unknown): RateLimitResult {
+    if (error !== undefined) {
       try {
-        this.onStoreError(error, { key, policy: this.failure });
+        this.onStoreError(error, { key: hit.key, policy: this.failure });
       } catch {
         // A broken logger must not turn a degraded answer into a failed request.
       }
-      if (this.failure === 'open') return { ...gcra(null, rule, nowMs).decision, ...about, failure: 'open' };
-      const wait = this.closedRetryAfterMs;
-      return { allowed: false, limit: rule.limit, remaining: 0, resetMs: wait, retryAfterMs: wait, ...about, failure: 'closed' };
     }
+    if (this.failure === 'open') return { ...gcra(null, hit.rule, hit.nowMs).decision, ...about, failure: 'open' };
+    const wait = this.closedRetryAfterMs;
+    return { allowed: false, limit: hit.rule.limit, remaining: 0, resetMs: wait, retryAfterMs: wait, ...about, failure: 'closed' };
+  }
+
+  private hitOf(principal: Principal): RateLimitHit {
+    return { key: principal.workspaceId, rule: ruleFor(principal, this.plans), nowMs: this.clock.now() };
   }
 }
 

@@ -1,4 +1,5 @@
 /** @module Agents: create, read, list, update, delete (docs/api.md#routes, docs/api.md#resources). */
+import type { Admission } from '../rate-limit/admission.js';
 import { inject, injectable } from '../di.js';
 import { ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
@@ -51,6 +52,8 @@ export interface AgentList {
  * Agents of a workspace. Every method takes the workspace id; another workspace's agent is
  * `not_found`. Inputs are validated with the schemas of `schemas/agent.ts`
  * (`validation_failed` on failure, nothing changed).
+ * Each method's optional last `admission` (the request's rate-limit decision, not made yet) goes
+ * to every storage call it makes; the first that can decide it does (docs/rate-limits.md#one-round-trip).
  */
 @injectable()
 export class AgentService {
@@ -69,7 +72,7 @@ export class AgentService {
    * gets the given `toolsSecret` or a generated one, returned in this response only.
    * @throws ParleyError `validation_failed` (also a webhook tool's URL refused as a target)
    */
-  async create(workspaceId: string, input: AgentCreateInput): Promise<AgentWithToolsSecret> {
+  async create(workspaceId: string, input: AgentCreateInput, admission?: Admission): Promise<AgentWithToolsSecret> {
     const fields = parse(this.schemas.create, input);
     await this.checkToolTargets(fields.configuration);
     const now = isoTimestamp(this.clock.now());
@@ -88,21 +91,21 @@ export class AgentService {
     };
     const toolsSecret = fields.toolsSecret ?? (hasWebhookTool(agent.configuration) ? generateWebhookSecret() : undefined);
     const record: AgentRecord = toolsSecret === undefined ? agent : { ...agent, toolsSecret };
-    await this.storage.agents.insert(workspaceId, record, domainEvent(this.ids, this.clock, workspaceId, 'agent.created', agent));
+    await this.storage.agents.insert(workspaceId, record, domainEvent(this.ids, this.clock, workspaceId, 'agent.created', agent), admission);
     return withVersion(record, 1);
   }
 
   /** @throws ParleyError `not_found` */
-  async get(workspaceId: string, id: string): Promise<Agent> {
-    const agent = await this.storage.agents.get(workspaceId, id);
+  async get(workspaceId: string, id: string, admission?: Admission): Promise<Agent> {
+    const agent = await this.storage.agents.get(workspaceId, id, admission);
     if (!agent) throw ParleyError.notFound('agent', id);
     return agentView(agent);
   }
 
   /** Newest first; `page` ≥ 1 (default 1), `limit` 1–100 (default 20), optional `status`. */
-  async list(workspaceId: string, query: AgentListQuery = {}): Promise<AgentList> {
+  async list(workspaceId: string, query: AgentListQuery = {}, admission?: Admission): Promise<AgentList> {
     const { page, limit, status } = parse(AgentListQuerySchema, query);
-    const { items, total } = await this.storage.agents.list(workspaceId, { offset: (page - 1) * limit, limit, status });
+    const { items, total } = await this.storage.agents.list(workspaceId, { offset: (page - 1) * limit, limit, status }, admission);
     return { agents: items.map(agentView), total, page, limit };
   }
 
@@ -115,13 +118,13 @@ export class AgentService {
    * that same step.
    * @throws ParleyError `validation_failed`, `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
-  async update(workspaceId: string, id: string, input: AgentUpdateInput, conditions: WriteConditions = {}): Promise<AgentWithToolsSecret> {
+  async update(workspaceId: string, id: string, input: AgentUpdateInput, conditions: WriteConditions = {}, admission?: Admission): Promise<AgentWithToolsSecret> {
     const { toolsSecret: given, ...changes } = givenFields(parse(this.schemas.update, input));
     await this.checkToolTargets(changes.configuration);
     const ifVersion = ifMatchVersions(conditions.ifMatch, id);
     const set: Partial<AgentRecord> = given === undefined ? changes : { ...changes, toolsSecret: given };
     if (Object.keys(set).length === 0) {
-      const agent = await this.get(workspaceId, id);
+      const agent = await this.get(workspaceId, id, admission);
       if (!versionMatches(ifVersion, agent)) throw preconditionFailed(agent);
       return agent;
     }
@@ -129,7 +132,7 @@ export class AgentService {
     // same step as the change only while it still has none (a concurrent write may give it one).
     let generated: string | undefined;
     if (given === undefined && changes.configuration !== undefined && hasWebhookTool(changes.configuration)) {
-      const current = await this.storage.agents.get(workspaceId, id);
+      const current = await this.storage.agents.get(workspaceId, id, admission);
       if (current && current.toolsSecret === undefined) generated = generateWebhookSecret();
     }
     const apply = (secret: string | undefined) =>
@@ -139,7 +142,7 @@ export class AgentService {
         touch: isoTimestamp(this.clock.now()),
         ifVersion,
         event: this.draft(workspaceId, 'agent.updated'),
-      });
+      }, admission);
     let result = await apply(generated);
     if (generated !== undefined && result?.outcome === 'unmet' && result.record.toolsSecret !== undefined && versionMatches(ifVersion, result.record)) {
       // It got a secret meanwhile (secrets are never removed): that one is kept.
@@ -168,9 +171,9 @@ export class AgentService {
    * agent's {@link entityTag} matches, checked in the same atomic step as the removal.
    * @throws ParleyError `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
-  async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<Agent> {
+  async delete(workspaceId: string, id: string, conditions: WriteConditions = {}, admission?: Admission): Promise<Agent> {
     const ifVersion = ifMatchVersions(conditions.ifMatch, id);
-    const result = await this.storage.agents.delete(workspaceId, id, this.draft(workspaceId, 'agent.deleted'), { ifVersion });
+    const result = await this.storage.agents.delete(workspaceId, id, this.draft(workspaceId, 'agent.deleted'), { ifVersion }, admission);
     if (!result) throw ParleyError.notFound('agent', id);
     if (result.outcome === 'unmet') throw preconditionFailed(agentView(result.record));
     return agentView(result.record);

@@ -1,4 +1,5 @@
 /** @module The one path a message takes into a conversation: stored with its event, then signalled to live streams. */
+import type { Admission } from '../rate-limit/admission.js';
 import { inject, injectable } from '../di.js';
 import type { Clock } from '../ports/clock.js';
 import type { ConversationFeed, FeedSignal } from '../ports/conversation-feed.js';
@@ -28,11 +29,12 @@ export class MessageWriter {
 
   /**
    * Stores `message` with its event (and a reply step's `usage`, counted in the same step); signals
-   * its streams when it was appended. Faults of storage reject.
+   * its streams when it was appended. Faults of storage reject; so does a refused `admission`
+   * (ParleyError `rate_limit_exceeded`, nothing stored).
    */
-  async append(workspaceId: string, message: Message, usage?: UsageRecord): Promise<AppendOutcome> {
+  async append(workspaceId: string, message: Message, usage?: UsageRecord, admission?: Admission): Promise<AppendOutcome> {
     const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
-    const outcome = await this.storage.messages.append(workspaceId, message, domainEvent(this.ids, this.clock, workspaceId, type, message), usage);
+    const outcome = await this.storage.messages.append(workspaceId, message, domainEvent(this.ids, this.clock, workspaceId, type, message), usage, admission);
     if (outcome === 'appended') await this.signal(workspaceId, message.conversationId, { type: 'message', messageId: message.id });
     return outcome;
   }

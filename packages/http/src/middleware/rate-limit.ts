@@ -1,7 +1,34 @@
 /** @module Plan rate limits per workspace, announced with the IETF RateLimit header fields. */
-import { ErrorCode, ParleyError, type Core, type RateLimiter, type RateLimitResult } from '@parley/core';
+import { ErrorCode, ParleyError, rateLimitRefusal, type Admission, type Core, type RateLimiter, type RateLimitResult } from '@parley/core';
 import type { Context, MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import type { ParleyEnv } from '../env.js';
+
+/** Route handlers that pass `c.var.admission` to every storage call they make (see {@link decidesAdmission}). */
+const admitting = new WeakSet<object>();
+
+/**
+ * Marks `handler` as the first handler of a route that passes `c.var.admission` to the core
+ * calls it makes, which decide it in their storage step (docs/rate-limits.md#one-round-trip).
+ * Only such a route's requests skip the up-front decision; the route must not act before its
+ * first storage call, other than with checks that throw (403, 400, …).
+ */
+export function decidesAdmission<H extends object>(handler: H): H {
+  admitting.add(handler);
+  return handler;
+}
+
+/**
+ * Whether `c`'s storage call is to decide its rate limit: the route that will answer it (the first
+ * matched handler that is not a `use()` middleware) is marked with {@link decidesAdmission}, and
+ * the request has no `Idempotency-Key` — the idempotency step claims its key before the handler
+ * runs, and must not keep a 429 as the key's answer.
+ */
+function decidedInStorage(c: Context): boolean {
+  if (c.req.header('Idempotency-Key') !== undefined) return false;
+  for (const route of matchedRoutes(c)) if (route.method !== 'ALL') return admitting.has(route.handler);
+  return false;
+}
 
 /** Options of {@link rateLimit}. */
 export interface RateLimitOptions {
@@ -40,18 +67,30 @@ export function rateLimitHeaders(result: RateLimitResult): Array<[string, string
  * `details.retryAfterSeconds`, for the app's `onError` to render as 429 (it also sets
  * `Retry-After` itself). A refusal costs no quota.
  *
+ * Where the limiter `folds` (Redis) and the route {@link decidesAdmission}, the decision is not
+ * made here but left to the route's first storage call as `c.var.admission`, which makes it in
+ * the same atomic step (one round trip for both); a request that made no such call (it failed
+ * before, e.g. with 400) is decided here afterwards and, when refused, answered 429 instead, so
+ * the error precedence of docs/errors.md holds (docs/rate-limits.md#one-round-trip).
+ *
  * `source` is a core (its limiter over the bundle's rate-limit store) or a {@link RateLimiter}.
  */
 export function rateLimit(
-  source: Pick<Core, 'rateLimiter'> | Pick<RateLimiter, 'check'>,
+  source: Pick<Core, 'rateLimiter'> | Pick<RateLimiter, 'check'> | Pick<RateLimiter, 'check' | 'folds' | 'admission'>,
   options: RateLimitOptions = {},
 ): MiddlewareHandler<ParleyEnv> {
-  const limiter = 'check' in source ? source : source.rateLimiter;
+  const limiter: Pick<RateLimiter, 'check'> & Partial<Pick<RateLimiter, 'folds' | 'admission'>> = 'check' in source ? source : source.rateLimiter;
+  const folding = limiter.folds && limiter.admission ? { admission: limiter.admission.bind(limiter) } : undefined;
   const failClosedCode = options.failClosedCode ?? ErrorCode.serviceUnavailable;
+  const refusal = (result: RateLimitResult) =>
+    result.failure === 'closed'
+      ? new ParleyError(failClosedCode, 'Rate limits cannot be checked right now; retry shortly.', { retryAfterSeconds: Math.ceil(result.retryAfterMs / 1000) })
+      : rateLimitRefusal(result);
 
   return async function rateLimit(c, next) {
     const principal = c.get('principal');
     if (!principal) return next();
+    if (folding && decidedInStorage(c)) return decideInStorage(c, next, folding.admission(principal));
     const result = await limiter.check(principal);
     const headers = rateLimitHeaders(result);
     // Before next(): responses built from the context (c.json, onError's c.json) start with them.
@@ -61,11 +100,7 @@ export function rateLimit(
       // Materialise c.res now: Hono copies its headers onto whatever Response onError returns,
       // even one built with `new Response()` rather than from the context.
       void c.res;
-      const retryAfterSeconds = Math.ceil(result.retryAfterMs / 1000);
-      if (result.failure === 'closed') {
-        throw new ParleyError(failClosedCode, 'Rate limits cannot be checked right now; retry shortly.', { retryAfterSeconds });
-      }
-      throw new ParleyError(ErrorCode.rateLimitExceeded, overLimitMessage(result, retryAfterSeconds), { retryAfterSeconds });
+      throw refusal(result);
     }
 
     await next();
@@ -73,11 +108,30 @@ export function rateLimit(
     // with headers set before it existed. Responses built from the context have them already.
     if (!c.res.headers.has('RateLimit')) setResponseHeaders(c, headers);
   };
-}
 
-function overLimitMessage(result: RateLimitResult, retryAfterSeconds: number): string {
-  const window = result.periodMs === 3_600_000 ? 'hour' : `${Math.ceil(result.periodMs / 1000)} seconds`;
-  return `Rate limit exceeded: the ${result.plan} plan allows ${result.limit} requests per ${window}. Retry after ${retryAfterSeconds} s.`;
+  async function decideInStorage(c: Context<ParleyEnv>, next: () => Promise<void>, admission: Admission): Promise<void> {
+    let announced = false;
+    // Set as soon as the storage call decides, so the response (the route's, or onError's 429)
+    // is built with them: changing a built response's headers costs more than the whole decision.
+    admission.onDecided = (result) => {
+      for (const [name, value] of rateLimitHeaders(result)) c.header(name, value);
+      announced = true;
+    };
+    c.set('admission', admission);
+    await next();
+    if (announced) return;
+    // No storage call decided (the request failed before its call, or made none): the store's
+    // decision, asked now, or the failure policy's when the call that took it failed.
+    const result = await admission.result();
+    const headers = rateLimitHeaders(result);
+    if (!result.allowed) {
+      // Nothing was stored. Answer as the up-front check would have; Hono copies c.res's
+      // headers onto onError's response.
+      for (const [name, value] of headers) c.header(name, value);
+      throw refusal(result);
+    }
+    setResponseHeaders(c, headers);
+  }
 }
 
 function setResponseHeaders(c: Context<ParleyEnv>, headers: Array<[string, string]>): void {

@@ -34,10 +34,11 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           body: AgentCreateSchema,
           success: { status: 201, description: 'The created agent, every field present; with `toolsSecret` when the agent got one (given, or generated for its first webhook tool) — the only time it is shown.', schema: AgentWithToolsSecretSchema },
         },
-        async ({ workspaceId, body }, c) => {
-          const agent = await core.agents.create(workspaceId, body);
+        async ({ workspaceId, body, admission }, c) => {
+          const agent = await core.agents.create(workspaceId, body, admission);
           return c.json(agent, 201);
         },
+        { decidesAdmission: true },
       ),
     )
     .get(
@@ -52,9 +53,10 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           query: AgentListQuerySchema,
           success: { status: 200, description: 'A page of agents with the total count.', schema: AgentListSchema },
         },
-        async ({ workspaceId, query }, c) => {
-          return c.json(await core.agents.list(workspaceId, query));
+        async ({ workspaceId, query, admission }, c) => {
+          return c.json(await core.agents.list(workspaceId, query, admission));
         },
+        { decidesAdmission: true },
       ),
     )
     .get(
@@ -69,9 +71,10 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           success: { status: 200, description: 'The agent.', schema: AgentSchema, etag: true },
           errors: { 404: notFound },
         },
-        async ({ workspaceId, params }, c) => {
-          return jsonWithEntityTag(c, await core.agents.get(workspaceId, params.id));
+        async ({ workspaceId, params, admission }, c) => {
+          return jsonWithEntityTag(c, await core.agents.get(workspaceId, params.id, admission));
         },
+        { decidesAdmission: true },
       ),
     )
     .patch(
@@ -89,10 +92,11 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           errors: { 404: notFound },
           ifMatch: true,
         },
-        async ({ workspaceId, params, body }, c) => {
+        async ({ workspaceId, params, body, admission }, c) => {
           // The tag is from id + version: the same with or without the secret shown.
-          return jsonWithEntityTag(c, await core.agents.update(workspaceId, params.id, body, writeConditions(c)));
+          return jsonWithEntityTag(c, await core.agents.update(workspaceId, params.id, body, writeConditions(c), admission));
         },
+        { decidesAdmission: true },
       ),
     )
     .delete(
@@ -109,10 +113,11 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           errors: { 404: notFound },
           ifMatch: true,
         },
-        async ({ workspaceId, params }, c) => {
-          const agent = await core.agents.delete(workspaceId, params.id, writeConditions(c));
+        async ({ workspaceId, params, admission }, c) => {
+          const agent = await core.agents.delete(workspaceId, params.id, writeConditions(c), admission);
           return c.json({ success: true, message: `Agent ${agent.id} and its conversations were deleted.` });
         },
+        { decidesAdmission: true },
       ),
     );
 }

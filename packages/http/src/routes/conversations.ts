@@ -50,9 +50,10 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           success: { status: 201, description: 'The started conversation.', schema: ConversationSchema },
           errors: { 404: 'No agent with this `agentId` in the key\'s workspace.', 409: '`conflict`: the agent is inactive.' },
         },
-        async ({ workspaceId, body }, c) => {
-          return c.json(await core.conversations.create(workspaceId, body), 201);
+        async ({ workspaceId, body, admission }, c) => {
+          return c.json(await core.conversations.create(workspaceId, body, admission), 201);
         },
+        { decidesAdmission: true },
       ),
     )
     .get(
@@ -67,9 +68,10 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           query: ConversationListQuerySchema,
           success: { status: 200, description: 'A page of conversations with the total count.', schema: ConversationListSchema },
         },
-        async ({ workspaceId, query }, c) => {
-          return c.json(await core.conversations.list(workspaceId, query));
+        async ({ workspaceId, query, admission }, c) => {
+          return c.json(await core.conversations.list(workspaceId, query, admission));
         },
+        { decidesAdmission: true },
       ),
     )
     .get(
@@ -84,9 +86,10 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           success: { status: 200, description: 'The conversation.', schema: ConversationSchema, etag: true },
           errors: { 404: notFound },
         },
-        async ({ workspaceId, params }, c) => {
-          return jsonWithEntityTag(c, await core.conversations.get(workspaceId, params.id));
+        async ({ workspaceId, params, admission }, c) => {
+          return jsonWithEntityTag(c, await core.conversations.get(workspaceId, params.id, admission));
         },
+        { decidesAdmission: true },
       ),
     )
     .patch(
@@ -105,9 +108,10 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           errors: { 404: notFound, 409: '`conflict`: `status: "active"` on a completed conversation.' },
           ifMatch: true,
         },
-        async ({ workspaceId, params, body }, c) => {
-          return jsonWithEntityTag(c, await core.conversations.update(workspaceId, params.id, body, writeConditions(c)));
+        async ({ workspaceId, params, body, admission }, c) => {
+          return jsonWithEntityTag(c, await core.conversations.update(workspaceId, params.id, body, writeConditions(c), admission));
         },
+        { decidesAdmission: true },
       ),
     )
     .delete(
@@ -124,11 +128,12 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           success: { status: 200, description: 'Deleted.', schema: DeleteResultSchema },
           errors: { 404: notFound },
         },
-        async ({ workspaceId, params }, c) => {
+        async ({ workspaceId, params, admission }, c) => {
           const id = params.id;
-          await core.conversations.delete(workspaceId, id, writeConditions(c));
+          await core.conversations.delete(workspaceId, id, writeConditions(c), admission);
           return c.json({ success: true, message: `Conversation ${id} and its messages were deleted.` });
         },
+        { decidesAdmission: true },
       ),
     )
     .post(
@@ -145,9 +150,10 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           success: { status: 201, description: 'The stored message.', schema: MessageSchema },
           errors: { 404: notFound, 409: '`conflict`: the conversation is completed.' },
         },
-        async ({ workspaceId, params, body }, c) => {
-          return c.json(await core.conversations.sendMessage(workspaceId, params.id, body), 201);
+        async ({ workspaceId, params, body, admission }, c) => {
+          return c.json(await core.conversations.sendMessage(workspaceId, params.id, body, admission), 201);
         },
+        { decidesAdmission: true },
       ),
     )
     .get(
@@ -168,9 +174,10 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
             404: notFound,
           },
         },
-        async ({ workspaceId, params, query }, c) => {
-          return c.json(await core.conversations.history(workspaceId, params.id, query));
+        async ({ workspaceId, params, query, admission }, c) => {
+          return c.json(await core.conversations.history(workspaceId, params.id, query, admission));
         },
+        { decidesAdmission: true },
       ),
     )
     .get(
@@ -185,9 +192,10 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           success: { status: 200, description: 'The message.', schema: MessageSchema, etag: true },
           errors: { 404: 'No conversation with this id in the key\'s workspace, or no message with this id in it.' },
         },
-        async ({ workspaceId, params }, c) => {
-          return jsonWithEntityTag(c, await core.conversations.getMessage(workspaceId, params.id, params.messageId));
+        async ({ workspaceId, params, admission }, c) => {
+          return jsonWithEntityTag(c, await core.conversations.getMessage(workspaceId, params.id, params.messageId, admission));
         },
+        { decidesAdmission: true },
       ),
     );
 }

@@ -3,10 +3,12 @@
  * one Hono handler, with the handler given its workspace, path parameters and input typed from
  * the schemas it documents.
  */
+import type { Admission } from '@parley/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import type * as v from 'valibot';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
+import { decidesAdmission } from '../middleware/rate-limit.js';
 import { documentAndRequireScope, type OperationDoc } from '../openapi/operation.js';
 
 /** The input type of `schema`, or `undefined` when the route documents none. */
@@ -23,6 +25,11 @@ export interface EndpointInput<Doc extends OperationDoc> {
   params: Doc['path'] extends v.GenericSchema ? v.InferOutput<Doc['path']> : Record<string, never>;
   body: InputOf<Doc['body']>;
   query: InputOf<Doc['query']>;
+  /**
+   * For a route made with `{ decidesAdmission: true }`: the request's rate-limit decision when the
+   * route's storage call is to make it (middleware/rate-limit.ts), to pass to every core call.
+   */
+  admission: Admission | undefined;
 }
 
 /** A route handler over {@link EndpointInput}. */
@@ -36,6 +43,15 @@ export type EndpointHandlers<Doc extends OperationDoc> = Doc['body'] extends v.G
   ? [MiddlewareHandler<ParleyEnv>, MiddlewareHandler<ParleyEnv>, MiddlewareHandler<ParleyEnv>]
   : [MiddlewareHandler<ParleyEnv>, MiddlewareHandler<ParleyEnv>];
 
+/** Options of a route made by `endpoint`. */
+export interface EndpointOptions {
+  /**
+   * The handler passes `admission` to every core call it makes and does nothing before the first
+   * but throw: on a store that can (Redis), that call decides the rate limit in its own step.
+   */
+  decidesAdmission?: boolean;
+}
+
 /**
  * A maker of `/api` routes over `body`: `endpoint(doc, handler)` is the handler list of a route
  * (`.post('/', ...endpoint({ … }, ({ workspaceId, body }) => …))`): its documentation and scope
@@ -45,7 +61,7 @@ export type EndpointHandlers<Doc extends OperationDoc> = Doc['body'] extends v.G
  * @throws TypeError (when a route is defined) for a `doc.body` without a body reader.
  */
 export function endpoints(body?: BodyReader) {
-  return function endpoint<const Doc extends OperationDoc>(doc: Doc, handler: EndpointHandler<Doc>): EndpointHandlers<Doc> {
+  return function endpoint<const Doc extends OperationDoc>(doc: Doc, handler: EndpointHandler<Doc>, options: EndpointOptions = {}): EndpointHandlers<Doc> {
     if (doc.body && !body) throw new TypeError(`endpoint ${doc.operationId}: a body is documented but no body reader was given.`);
     const handle: MiddlewareHandler<ParleyEnv> = async (c) => {
       const input = {
@@ -54,10 +70,12 @@ export function endpoints(body?: BodyReader) {
         // The body reader parked the parsed JSON; the query is the URL's. Both are checked by core.
         body: doc.body ? (c.req.valid as (target: 'json') => unknown)('json') : undefined,
         query: doc.query ? c.req.query() : undefined,
+        admission: c.var.admission,
       } as EndpointInput<Doc>;
       return handler(input, c);
     };
     const documented = documentAndRequireScope(doc);
+    if (options.decidesAdmission) decidesAdmission(documented);
     return (doc.body && body ? [documented, body, handle] : [documented, handle]) as EndpointHandlers<Doc>;
   };
 }

@@ -24,9 +24,10 @@ export function eventRoutes(core: Core): Hono<ParleyEnv> {
           query: EventListQuerySchema,
           success: { status: 200, description: 'A page of events.', schema: EventListSchema },
         },
-        async ({ workspaceId, query }, c) => {
-          return c.json(await core.events.list(workspaceId, query));
+        async ({ workspaceId, query, admission }, c) => {
+          return c.json(await core.events.list(workspaceId, query, admission));
         },
+        { decidesAdmission: true },
       ),
     )
     .get(
@@ -41,9 +42,10 @@ export function eventRoutes(core: Core): Hono<ParleyEnv> {
           success: { status: 200, description: 'The event.', schema: EventSchema },
           errors: { 404: 'No retained event with this id in the key\'s workspace.' },
         },
-        async ({ workspaceId, params }, c) => {
-          return c.json(await core.events.get(workspaceId, params.id));
+        async ({ workspaceId, params, admission }, c) => {
+          return c.json(await core.events.get(workspaceId, params.id, admission));
         },
+        { decidesAdmission: true },
       ),
     );
 }

@@ -1,0 +1,104 @@
+/**
+ * @module The rate limit on Redis, decided in the storage call of the route
+ * (docs/rate-limits.md#one-round-trip): one round trip per request, the same answers as the
+ * up-front check — 429 with its header fields and nothing stored, and the error precedence of
+ * docs/errors.md — on the same quota.
+ */
+import { MemoryDeliveryQueue } from '@parley/adapter-memory';
+import { redisAdapters } from '@parley/adapter-redis';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { harness, json } from './test-support/harness.js';
+import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from './test-support/redis.js';
+
+const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());
+
+describeRedis('rate limits decided in the route’s Redis script', () => {
+  let admin: Redis;
+  let client: Redis;
+  const prefix = uniquePrefix('rl-fold');
+
+  beforeAll(async () => {
+    admin = new Redis(REDIS_URL);
+    client = new Redis(REDIS_URL);
+    await client.ping();
+  });
+  afterAll(async () => {
+    await deletePrefix(admin, prefix);
+    admin.disconnect();
+    client.disconnect();
+  });
+
+  /** A harness on Redis whose key `limited` allows `limit` requests per hour. */
+  async function limitedHarness(limit: number) {
+    const h = await harness({}, { ...redisAdapters({ client, prefix: `${prefix}${uniquePrefix('h')}` }), deliveryQueue: new MemoryDeliveryQueue() });
+    const { key: limited } = await h.core.apiKeys.issue({ workspaceId: `ws-${limit}-${Math.random()}`, plan: 'enterprise', limitPerHour: limit });
+    return { ...h, limited };
+  }
+
+  /** The commands this test's client sent while `act` ran (MONITOR, by the client's own address). */
+  async function commandsSentDuring(act: () => Promise<unknown>): Promise<string[]> {
+    const monitor = await admin.duplicate().monitor();
+    const address = `${client.stream.localAddress}:${client.stream.localPort}`;
+    const seen: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source.endsWith(address)) seen.push(String(args[0]).toLowerCase());
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await act();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    monitor.disconnect();
+    return seen;
+  }
+
+  it('a read route, and a write with its live-stream signal, each send one script: the rate limit rides in it', async () => {
+    const { call, limited } = await limitedHarness(100);
+    const agent = await json(await call('POST', '/api/agents', { key: limited, json: { name: 'A', description: 'd', model: 'modelA-4' } }));
+    const conversation = await json(await call('POST', '/api/conversations', { key: limited, json: { agentId: agent.id } }));
+    // Warm: the key's principal is cached, the scripts are loaded on this connection (EVAL once).
+    await call('GET', `/api/agents/${agent.id}`, { key: limited });
+    await call('POST', `/api/conversations/${conversation.id}/messages`, { key: limited, json: { role: 'user', content: 'hi' } });
+
+    let response: Response | undefined;
+    expect(await commandsSentDuring(async () => (response = await call('GET', `/api/agents/${agent.id}`, { key: limited })))).toEqual(['evalsha']);
+    expect(response!.status).toBe(200);
+    expect(response!.headers.get('RateLimit')).toMatch(/^"enterprise";r=9\d;t=\d+$/);
+    expect(response!.headers.get('RateLimit-Policy')).toBe('"enterprise";q=100;w=3600');
+
+    const sent = await commandsSentDuring(async () => (response = await call('POST', `/api/conversations/${conversation.id}/messages`, { key: limited, json: { role: 'user', content: 'hi' } })));
+    expect(response!.status).toBe(201);
+    expect(sent).toEqual(['evalsha', 'publish']);
+  });
+
+  it('over the limit: 429 with its header fields, nothing stored, and the same quota as the up-front check', async () => {
+    const { call, core, limited } = await limitedHarness(3);
+    const agent = await json(await call('POST', '/api/agents', { key: limited, json: { name: 'A', description: 'd', model: 'modelA-4' } }));
+    const conversation = await json(await call('POST', '/api/conversations', { key: limited, json: { agentId: agent.id } }));
+    const post = () => call('POST', `/api/conversations/${conversation.id}/messages`, { key: limited, json: { role: 'user', content: 'hi' } });
+    expect((await post()).status).toBe(201);
+
+    const refused = await post();
+    expect(refused.status).toBe(429);
+    expect((await json(refused)).error.code).toBe('rate_limit_exceeded');
+    expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(0);
+    expect(refused.headers.get('RateLimit')).toMatch(/^"enterprise";r=0;t=\d+$/);
+    const stored = await core.conversations.history((await core.apiKeys.authenticate(limited))!.workspaceId, conversation.id);
+    expect(stored.messages).toHaveLength(1);
+
+    // A route that decides up front (webhooks) shares the quota, and so does a request that
+    // fails before reaching storage: 429 comes before 400 (docs/errors.md#precedence).
+    expect((await call('GET', '/api/webhooks', { key: limited })).status).toBe(429);
+    const invalid = await call('POST', `/api/conversations/${conversation.id}/messages`, { key: limited, json: { role: 'nobody' } });
+    expect(invalid.status).toBe(429);
+    expect(invalid.headers.get('RateLimit')).toMatch(/r=0/);
+  });
+
+  it('a request that fails before its storage call is counted once, after the fact', async () => {
+    const { call, limited } = await limitedHarness(2);
+    const invalid = await call('POST', '/api/agents', { key: limited, json: { name: '' } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers.get('RateLimit')).toBe('"enterprise";r=1;t=1800');
+    expect((await call('GET', '/api/agents', { key: limited })).headers.get('RateLimit')).toBe('"enterprise";r=0;t=3600');
+    expect((await call('GET', '/api/agents', { key: limited })).status).toBe(429);
+  });
+});
