@@ -182,8 +182,6 @@ export function rateLimitKey(prefix: string, key: string): string {
   return `${prefix}{${part(key)}}:rl`;
 }
 
-
-
 /**
  * The HASH holding one `Idempotency-Key` of a workspace (`<prefix>{<workspace>}:idem:<sha256>`):
  * the key is hashed, so any 255 visible characters make a short key name of fixed length.

@@ -68,6 +68,10 @@ describeRedis('rate limits decided in the route’s Redis script', () => {
     const sent = await commandsSentDuring(async () => (response = await call('POST', `/api/conversations/${conversation.id}/messages`, { key: limited, json: { role: 'user', content: 'hi' } })));
     expect(response!.status).toBe(201);
     expect(sent).toEqual(['evalsha', 'publish']);
+
+    await call('GET', '/api/webhooks', { key: limited });
+    expect(await commandsSentDuring(async () => (response = await call('GET', '/api/webhooks', { key: limited })))).toEqual(['evalsha']);
+    expect(response!.status).toBe(200);
   });
 
   it('over the limit: 429 with its header fields, nothing stored, and the same quota as the up-front check', async () => {
@@ -85,8 +89,9 @@ describeRedis('rate limits decided in the route’s Redis script', () => {
     const stored = await core.conversations.history((await core.apiKeys.authenticate(limited))!.workspaceId, conversation.id);
     expect(stored.messages).toHaveLength(1);
 
-    // A route that decides up front (webhooks) shares the quota, and so does a request that
+    // A route that decides up front (usage) shares the quota, and so does a request that
     // fails before reaching storage: 429 comes before 400 (docs/errors.md#precedence).
+    expect((await call('GET', '/api/usage', { key: limited })).status).toBe(429);
     expect((await call('GET', '/api/webhooks', { key: limited })).status).toBe(429);
     const invalid = await call('POST', `/api/conversations/${conversation.id}/messages`, { key: limited, json: { role: 'nobody' } });
     expect(invalid.status).toBe(429);

@@ -282,23 +282,23 @@ export interface UsageStore {
 /** `storage.webhookEndpoints`: each workspace's webhook endpoints, secrets included. */
 export interface WebhookEndpointStore {
   /** Stores a new endpoint, secret included (its id is new). */
-  insert(workspaceId: string, endpoint: WebhookEndpointRecord): Promise<void>;
+  insert(workspaceId: string, endpoint: WebhookEndpointRecord, admission?: Admission): Promise<void>;
   /** The endpoint with this id, or `null`. */
-  get(workspaceId: string, id: string): Promise<WebhookEndpointRecord | null>;
+  get(workspaceId: string, id: string, admission?: Admission): Promise<WebhookEndpointRecord | null>;
   /** Newest first. */
-  list(workspaceId: string, query: OffsetPage): Promise<PageResult<WebhookEndpointRecord>>;
+  list(workspaceId: string, query: OffsetPage, admission?: Admission): Promise<PageResult<WebhookEndpointRecord>>;
   /** Every `enabled` endpoint subscribed to `type` (any order): the fan-out of one event. */
   subscribed(workspaceId: string, type: EventType): Promise<WebhookEndpointRecord[]>;
   /**
    * Applies `change` (see {@link Change}; endpoints emit no events, so it has none): a PATCH and
    * the delivery worker disabling the endpoint never undo each other. `null` when there is none.
    */
-  update(workspaceId: string, id: string, change: Change<WebhookEndpointRecord>): Promise<WriteResult<WebhookEndpointRecord> | null>;
+  update(workspaceId: string, id: string, change: Change<WebhookEndpointRecord>, admission?: Admission): Promise<WriteResult<WebhookEndpointRecord> | null>;
   /**
    * Deletes the endpoint and its deliveries log if `conditions` hold: `applied` with the deleted
    * endpoint, `unmet` (nothing deleted), or `null` when it did not exist.
    */
-  delete(workspaceId: string, id: string, conditions?: DeleteConditions): Promise<WriteResult<WebhookEndpointRecord> | null>;
+  delete(workspaceId: string, id: string, conditions?: DeleteConditions, admission?: Admission): Promise<WriteResult<WebhookEndpointRecord> | null>;
 }
 
 /** `storage.plants`: each workspace's plants of the sandbox, keyed by their numeric id. */

@@ -1,4 +1,5 @@
 /** @module Webhook endpoint registration (docs/api.md#routes, docs/api.md#resources, docs/events-and-webhooks.md). Delivery is separate. */
+import type { Admission } from '../rate-limit/admission.js';
 import { randomBytes } from 'node:crypto';
 import { inject, injectable } from '../di.js';
 import { ParleyError } from '../errors.js';
@@ -48,6 +49,9 @@ export function toEndpoint(record: WebhookEndpointRecord): WebhookEndpoint {
  * Webhook endpoints of a workspace. Responses never carry the stored secret, except the one
  * Parley generates at registration, returned once. A `url` must pass `targets` (no private or
  * loopback hosts unless allowed; see {@link WebhookTargetPolicy}) before anything is stored.
+ * `get`, `list` and `delete` take an optional last `admission` (the request's rate-limit decision,
+ * not made yet), which their storage call decides (docs/rate-limits.md#one-round-trip); `create`
+ * and `update` resolve the URL's host name first, so their requests are decided up front.
  */
 @injectable()
 export class WebhookService {
@@ -84,14 +88,14 @@ export class WebhookService {
   }
 
   /** @throws ParleyError `not_found` */
-  async get(workspaceId: string, id: string): Promise<WebhookEndpoint> {
-    return toEndpoint(await this.record(workspaceId, id));
+  async get(workspaceId: string, id: string, admission?: Admission): Promise<WebhookEndpoint> {
+    return toEndpoint(await this.record(workspaceId, id, admission));
   }
 
   /** Newest first, page-numbered. */
-  async list(workspaceId: string, query: WebhookListQuery = {}): Promise<WebhookList> {
+  async list(workspaceId: string, query: WebhookListQuery = {}, admission?: Admission): Promise<WebhookList> {
     const { page, limit } = parse(WebhookListQuerySchema, query);
-    const { items, total } = await this.storage.webhookEndpoints.list(workspaceId, { offset: (page - 1) * limit, limit });
+    const { items, total } = await this.storage.webhookEndpoints.list(workspaceId, { offset: (page - 1) * limit, limit }, admission);
     return { webhooks: items.map(toEndpoint), total, page, limit };
   }
 
@@ -133,8 +137,8 @@ export class WebhookService {
    * endpoint's {@link entityTag} matches, checked in the same atomic step as the removal.
    * @throws ParleyError `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
-  async delete(workspaceId: string, id: string, conditions: WriteConditions = {}): Promise<void> {
-    const result = await this.storage.webhookEndpoints.delete(workspaceId, id, { ifVersion: ifMatchVersions(conditions.ifMatch, id) });
+  async delete(workspaceId: string, id: string, conditions: WriteConditions = {}, admission?: Admission): Promise<void> {
+    const result = await this.storage.webhookEndpoints.delete(workspaceId, id, { ifVersion: ifMatchVersions(conditions.ifMatch, id) }, admission);
     if (!result) throw ParleyError.notFound('webhook endpoint', id);
     if (result.outcome === 'unmet') throw preconditionFailed(toEndpoint(result.record));
   }
@@ -145,8 +149,8 @@ export class WebhookService {
     if (refusal !== null) throw validationFailed([{ path: 'url', message: refusal }]);
   }
 
-  private async record(workspaceId: string, id: string): Promise<WebhookEndpointRecord> {
-    const record = await this.storage.webhookEndpoints.get(workspaceId, id);
+  private async record(workspaceId: string, id: string, admission?: Admission): Promise<WebhookEndpointRecord> {
+    const record = await this.storage.webhookEndpoints.get(workspaceId, id, admission);
     if (!record) throw ParleyError.notFound('webhook endpoint', id);
     return record;
   }

@@ -55,9 +55,10 @@ export function webhookRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           query: WebhookListQuerySchema,
           success: { status: 200, description: 'A page of endpoints with the total count.', schema: WebhookEndpointListSchema },
         },
-        async ({ workspaceId, query }, c) => {
-          return c.json(await core.webhooks.list(workspaceId, query));
+        async ({ workspaceId, query, admission }, c) => {
+          return c.json(await core.webhooks.list(workspaceId, query, admission));
         },
+        { decidesAdmission: true },
       ),
     )
     .get(
@@ -72,9 +73,10 @@ export function webhookRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           success: { status: 200, description: 'The endpoint, without its secret.', schema: WebhookEndpointSchema, etag: true },
           errors: { 404: notFound },
         },
-        async ({ workspaceId, params }, c) => {
-          return jsonWithEntityTag(c, await core.webhooks.get(workspaceId, params.id));
+        async ({ workspaceId, params, admission }, c) => {
+          return jsonWithEntityTag(c, await core.webhooks.get(workspaceId, params.id, admission));
         },
+        { decidesAdmission: true },
       ),
     )
     .patch(
@@ -109,11 +111,12 @@ export function webhookRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           errors: { 404: notFound },
           ifMatch: true,
         },
-        async ({ workspaceId, params }, c) => {
+        async ({ workspaceId, params, admission }, c) => {
           const id = params.id;
-          await core.webhooks.delete(workspaceId, id, writeConditions(c));
+          await core.webhooks.delete(workspaceId, id, writeConditions(c), admission);
           return c.json({ success: true, message: `Webhook endpoint ${id} was deleted.` });
         },
+        { decidesAdmission: true },
       ),
     );
 }
