@@ -211,23 +211,8 @@ export class RedisRunner {
     const giveUpAt = Date.now() + this.timeoutMs - Math.min(100, this.timeoutMs / 4);
     // Known and fresh almost always: then no await, so the script goes out in this tick.
     const offsetMs = this.freshClockOffset() ?? (await this.clockOffset());
-    const gate = admission && this.canDecide(admission, firstKey(script, call)) ? this.take(admission) : undefined;
-    if (!admission || !gate) return this.run((client) => runScript(client, script, call, giveUpAt + offsetMs));
-    let reply: ScriptReply;
-    try {
-      reply = await this.run((client) => runScript(client, script, call, giveUpAt + offsetMs, gate));
-    } catch (error) {
-      admission.fail();
-      throw error;
-    }
-    const [allowed, remaining, resetMs, retryAfterMs, body] = reply as [number, number, number, number, ScriptReply | Error | undefined];
-    if (allowed === -1) {
-      // The rate-limit state could not be written: the failure policy decided (see script.ts).
-      admission.fail(new Error('Redis refused to read or write the rate-limit state'));
-      if (!gate.failOpen) throw new ParleyError(ErrorCode.serviceUnavailable, 'Rate limits cannot be checked right now; retry shortly.');
-    } else admission.decide({ allowed: allowed === 1, limit: gate.limit, remaining, resetMs, retryAfterMs });
-    if (body instanceof Error) throw body;
-    return body ?? null;
+    const send = (gate?: Gate) => this.run((client) => runScript(client, script, call, giveUpAt + offsetMs, gate));
+    return admission && this.canDecide(admission, firstKey(script, call)) ? this.decideIn(send, admission) : send();
   }
 
   /**
@@ -256,10 +241,28 @@ export class RedisRunner {
     );
   }
 
-  /** Takes `admission`'s hit (see {@link canDecide}) as the {@link Gate} of a script. */
-  private take(admission: Admission): Gate | undefined {
-    const hit = admission.take();
-    return hit && { key: workspaceKeys(this.prefix, hit.key).rateLimit, nowMs: hit.nowMs, intervalMs: emissionIntervalMs(hit.rule), limit: hit.rule.limit, failOpen: admission.failOpen };
+  /**
+   * Takes `admission`'s hit (see {@link canDecide}), sends the script with it as its {@link Gate},
+   * and reports the decision to the admission (the gated reply is described in script.ts).
+   */
+  private async decideIn(send: (gate: Gate) => Promise<ScriptReply>, admission: Admission): Promise<ScriptReply> {
+    const hit = admission.take()!;
+    const gate: Gate = { key: workspaceKeys(this.prefix, hit.key).rateLimit, nowMs: hit.nowMs, intervalMs: emissionIntervalMs(hit.rule), limit: hit.rule.limit, failOpen: admission.failOpen };
+    let reply: ScriptReply;
+    try {
+      reply = await send(gate);
+    } catch (error) {
+      admission.fail();
+      throw error;
+    }
+    const [allowed, remaining, resetMs, retryAfterMs, body] = reply as [number, number, number, number, ScriptReply | Error | undefined];
+    if (allowed === -1) {
+      // The rate-limit state could not be written: the failure policy decided (see script.ts).
+      admission.fail(new Error('Redis refused to read or write the rate-limit state'));
+      if (!gate.failOpen) throw new ParleyError(ErrorCode.serviceUnavailable, 'Rate limits cannot be checked right now; retry shortly.');
+    } else admission.decide({ allowed: allowed === 1, limit: gate.limit, remaining, resetMs, retryAfterMs });
+    if (body instanceof Error) throw body;
+    return body ?? null;
   }
 
   /** The measured clock offset while it is trusted, else `undefined` (see {@link clockOffset}). */

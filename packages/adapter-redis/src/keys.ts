@@ -37,7 +37,7 @@ export function checkPrefix(prefix: string): string {
 export interface WorkspaceKeys {
   /** What every key of the workspace starts with: `<prefix>{<workspace>}:`. */
   tag: string;
-  /** STRING: the workspace's rate-limit state, {@link rateLimitKey}. */
+  /** STRING: the workspace's rate-limit state (GCRA's TAT in ms), also {@link rateLimitKey}. */
   rateLimit: string;
   /** HASH agent id → stored agent (stores/record-format.ts). */
   agent: string;
@@ -117,7 +117,7 @@ function buildWorkspaceKeys(prefix: string, workspaceId: string): WorkspaceKeys 
   const withStatus = (key: string, status?: string) => (status === undefined ? key : `${key}:status:${status}`);
   return {
     tag: base,
-    rateLimit: rateLimitKey(prefix, workspaceId),
+    rateLimit: `${base}rl`,
     agent: `${base}agent`,
     agents: `${base}agents`,
     agentsByStatus: (status) => `${base}agents:status:${status}`,
@@ -179,7 +179,7 @@ export function apiKeyKeys(prefix: string): ApiKeyKeys {
  * the request's rate limit in the same step as its read or write (an admission, script.ts).
  */
 export function rateLimitKey(prefix: string, key: string): string {
-  return `${prefix}{${part(key)}}:rl`;
+  return workspaceKeys(prefix, key).rateLimit;
 }
 
 /**

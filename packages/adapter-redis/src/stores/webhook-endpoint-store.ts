@@ -22,9 +22,9 @@ export class RedisWebhookEndpointStore implements WebhookEndpointStore {
     return workspaceKeys(this.runner.prefix, workspaceId);
   }
 
-  async insert(workspaceId: string, endpoint: WebhookEndpointRecord, admission?: Admission): Promise<void> {
+  async insert(workspaceId: string, endpoint: WebhookEndpointRecord): Promise<void> {
     const keys = this.keys(workspaceId);
-    await this.log.write(RECORD_INSERT, workspaceId, { keys: { hash: keys.webhook, indexes: [keys.webhooks] }, args: { id: endpoint.id, stored: encodeRecord(endpoint) } }, undefined, admission);
+    await this.log.write(RECORD_INSERT, workspaceId, { keys: { hash: keys.webhook, indexes: [keys.webhooks] }, args: { id: endpoint.id, stored: encodeRecord(endpoint) } });
   }
 
   async get(workspaceId: string, id: string, admission?: Admission): Promise<WebhookEndpointRecord | null> {
@@ -43,9 +43,9 @@ export class RedisWebhookEndpointStore implements WebhookEndpointStore {
   }
 
   /** One script (records.lua.ts `RECORD_UPDATE`); endpoints emit no events, so a change's `event` is ignored. */
-  async update(workspaceId: string, id: string, change: Change<WebhookEndpointRecord>, admission?: Admission): Promise<WriteResult<WebhookEndpointRecord> | null> {
+  async update(workspaceId: string, id: string, change: Change<WebhookEndpointRecord>): Promise<WriteResult<WebhookEndpointRecord> | null> {
     const keys = this.keys(workspaceId);
-    return writeResult(await this.log.write(RECORD_UPDATE, workspaceId, { keys: { hash: keys.webhook, leave: [], join: [] }, args: { id, ...changeArgs(change) } }, undefined, admission));
+    return writeResult(await this.log.write(RECORD_UPDATE, workspaceId, { keys: { hash: keys.webhook, leave: [], join: [] }, args: { id, ...changeArgs(change) } }));
   }
 
   /** Deletes the endpoint, its index entry and its deliveries log in one script, if `conditions` hold. */

@@ -282,7 +282,7 @@ export interface UsageStore {
 /** `storage.webhookEndpoints`: each workspace's webhook endpoints, secrets included. */
 export interface WebhookEndpointStore {
   /** Stores a new endpoint, secret included (its id is new). */
-  insert(workspaceId: string, endpoint: WebhookEndpointRecord, admission?: Admission): Promise<void>;
+  insert(workspaceId: string, endpoint: WebhookEndpointRecord): Promise<void>;
   /** The endpoint with this id, or `null`. */
   get(workspaceId: string, id: string, admission?: Admission): Promise<WebhookEndpointRecord | null>;
   /** Newest first. */
@@ -293,7 +293,7 @@ export interface WebhookEndpointStore {
    * Applies `change` (see {@link Change}; endpoints emit no events, so it has none): a PATCH and
    * the delivery worker disabling the endpoint never undo each other. `null` when there is none.
    */
-  update(workspaceId: string, id: string, change: Change<WebhookEndpointRecord>, admission?: Admission): Promise<WriteResult<WebhookEndpointRecord> | null>;
+  update(workspaceId: string, id: string, change: Change<WebhookEndpointRecord>): Promise<WriteResult<WebhookEndpointRecord> | null>;
   /**
    * Deletes the endpoint and its deliveries log if `conditions` hold: `applied` with the deleted
    * endpoint, `unmet` (nothing deleted), or `null` when it did not exist.

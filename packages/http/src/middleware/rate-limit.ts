@@ -76,11 +76,12 @@ export function rateLimitHeaders(result: RateLimitResult): Array<[string, string
  * `source` is a core (its limiter over the bundle's rate-limit store) or a {@link RateLimiter}.
  */
 export function rateLimit(
-  source: Pick<Core, 'rateLimiter'> | Pick<RateLimiter, 'check'> | Pick<RateLimiter, 'check' | 'folds' | 'admission'>,
+  source: Pick<Core, 'rateLimiter'> | (Pick<RateLimiter, 'check'> & Partial<Pick<RateLimiter, 'folds' | 'admission'>>),
   options: RateLimitOptions = {},
 ): MiddlewareHandler<ParleyEnv> {
-  const limiter: Pick<RateLimiter, 'check'> & Partial<Pick<RateLimiter, 'folds' | 'admission'>> = 'check' in source ? source : source.rateLimiter;
-  const folding = limiter.folds && limiter.admission ? { admission: limiter.admission.bind(limiter) } : undefined;
+  const limiter = 'check' in source ? source : source.rateLimiter;
+  // Only a limiter whose store decides inside storage calls hands admissions down.
+  const admit = limiter.folds ? limiter.admission?.bind(limiter) : undefined;
   const failClosedCode = options.failClosedCode ?? ErrorCode.serviceUnavailable;
   const refusal = (result: RateLimitResult) =>
     result.failure === 'closed'
@@ -90,7 +91,7 @@ export function rateLimit(
   return async function rateLimit(c, next) {
     const principal = c.get('principal');
     if (!principal) return next();
-    if (folding && decidedInStorage(c)) return decideInStorage(c, next, folding.admission(principal));
+    if (admit && decidedInStorage(c)) return decideInStorage(c, next, admit(principal));
     const result = await limiter.check(principal);
     const headers = rateLimitHeaders(result);
     // Before next(): responses built from the context (c.json, onError's c.json) start with them.
