@@ -1,17 +1,16 @@
 /** @module `createApp`: Parley's whole HTTP surface as one embeddable Hono app. */
 import { agentSchemas, type Core } from '@parley/core';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { requestId } from 'hono/request-id';
 import type { ParleyEnv } from './env.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
-import { bearerAuth } from './middleware/bearer-auth.js';
+import { bearerAuthentication } from './middleware/bearer-auth.js';
 import { compressJson } from './middleware/compress-json.js';
 import { crossOrigin } from './middleware/cross-origin.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { idempotency } from './middleware/idempotency.js';
 import { DEFAULT_BODY_LIMIT_BYTES, jsonBody, type JsonBodyInput } from './middleware/json-body.js';
 import { rateLimit } from './middleware/rate-limit.js';
-import { requestLogger } from './middleware/request-logger.js';
+import { requestContext } from './middleware/request-context.js';
 import type { ParleyMetrics } from './metrics/metrics.js';
 import { requestMetrics } from './metrics/metrics-middleware.js';
 import { apiRoutes } from './routes/api.js';
@@ -63,8 +62,8 @@ export interface AppOptions {
  * request-id and logging middleware then also cover the host's routes under that path.
  *
  * Request pipeline, whose order gives docs/errors.md's error precedence:
- * request id → request log → JSON compression → CORS (preflights answered here) → [/api,
- * /sandbox] bearer auth (401) → rate limit (429) → route
+ * request context (id, header fields, log) → JSON compression → CORS (preflights answered
+ * here) → [/api, /sandbox] guard: bearer auth (401), then rate limit (429) → route
  * match (404/405) → scope (403) → body size (413) → media type (415) → JSON (400
  * `invalid_request`) → [/api POST with `Idempotency-Key`] replay,
  * 422, 409 → core: schema (400 `validation_failed`), resource (404), state (409).
@@ -73,17 +72,22 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
   const logger = options.logger ?? createLogger(options.logLevel ?? 'info');
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
 
-  // Every authenticated request, /api and /sandbox alike, passes these in this order.
+  // Every authenticated request, /api and /sandbox alike, passes these in this order, as one
+  // middleware: auth, then — a 401 is never counted — the rate limit, before route matching, so
+  // 429 precedes 404/405/403/…
+  const authenticate = bearerAuthentication({ apiKeys: core.apiKeys });
+  const limit = rateLimit(core);
   const guard: MiddlewareHandler<ParleyEnv>[] = [
-    bearerAuth({ apiKeys: core.apiKeys }),
-    // After auth (a 401 is never counted), before route matching: 429 precedes 404/405/403/…
-    rateLimit(core),
+    async function guard(c, next) {
+      await authenticate(c);
+      return limit(c, next);
+    },
   ];
 
   const app = new Hono<ParleyEnv>();
   // First, so the time measured and the status counted are those of the whole pipeline.
   if (options.metrics) app.use(requestMetrics(options.metrics));
-  app.use(requestId(), requestLogger({ logger }));
+  app.use(requestContext({ logger }));
   if (options.compression ?? true) app.use(compressJson());
   // Before authentication: browsers send preflights without the Authorization header.
   if (options.corsOrigins !== undefined) app.use(crossOrigin(options.corsOrigins));

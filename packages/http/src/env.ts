@@ -3,7 +3,7 @@ import type { Admission, Principal } from '@parley/core';
 
 /**
  * Context variables: `principal` is set by the auth middleware for every authenticated request
- * (absent before it runs); `requestId` by the request-id middleware; `admission` by the rate-limit
+ * (absent before it runs); `requestId` by the request-context middleware; `admission` by the rate-limit
  * middleware when the route's storage call decides the rate limit (middleware/rate-limit.ts).
  */
 export interface ParleyEnv {
@@ -11,5 +11,17 @@ export interface ParleyEnv {
     principal: Principal;
     requestId: string;
     admission?: Admission;
+    /** The response's header fields, lower-case (response.ts); started by the request-context middleware. */
+    responseHeaders?: ResponseHeaderFields;
   };
+}
+
+/**
+ * The header fields of one request's response (response.ts), lower-case names to values, and how
+ * many times they were set: a response built with them records that count, so a field set
+ * afterwards (say, the rate limit decided after an early error) is still copied onto it.
+ */
+export interface ResponseHeaderFields {
+  readonly fields: Record<string, string>;
+  changes: number;
 }

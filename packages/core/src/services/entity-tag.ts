@@ -21,6 +21,20 @@ function idDigest(id: string): Buffer {
  * inside their atomic step; {@link ifMatchVersions} reads it back from a tag.
  */
 export function entityTag(resource: { id: string } | object): string {
+  // A frozen record's id and version cannot change (the version is a read-only property): its
+  // tag is computed once. In-process stores hand out the same frozen record on every read.
+  const frozen = Object.isFrozen(resource);
+  const known = frozen ? tags.get(resource) : undefined;
+  if (known !== undefined) return known;
+  const tag = computedTag(resource);
+  if (frozen) tags.set(resource, tag);
+  return tag;
+}
+
+/** Tags of frozen records, computed once each. */
+const tags = new WeakMap<object, string>();
+
+function computedTag(resource: object): string {
   const id = (resource as { id?: unknown }).id;
   const digest = idDigest(typeof id === 'string' ? id : '');
   const tag = Buffer.alloc(TAG_BYTES);

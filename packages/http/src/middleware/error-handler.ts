@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../logger.js';
 import type { ParleyEnv } from '../env.js';
 import { STATUS_BY_CODE, toHttpError, type HttpError } from '../http-errors.js';
 import { BEARER_CHALLENGE } from './bearer-auth.js';
+import { headerFieldsOf, headerSet, setHeader } from '../response.js';
 
 /**
  * `api`: `{"error": {"code", "message", "details"?}}` (docs/errors.md).
@@ -20,23 +21,26 @@ export interface ErrorHandlerOptions {
   shape?: ErrorShape;
 }
 
-function render(c: Context, error: HttpError, shape: ErrorShape): Response {
-  if (shape === 'sandbox') return c.json({ error: error.status, message: error.message }, error.status);
+function render(c: Context<ParleyEnv>, error: HttpError, shape: ErrorShape): Response {
+  // Built by Hono from the context, not with response.ts: header fields a host's middleware set
+  // with `c.header()` before the error are kept too, with Parley's own.
+  const fields = headerFieldsOf(c);
+  if (shape === 'sandbox') return c.json({ error: error.status, message: error.message }, error.status, fields);
   const body = { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
-  return c.json({ error: body }, error.status);
+  return c.json({ error: body }, error.status, fields);
 }
 
 /**
- * Headers a status needs whatever raised it. Headers that middleware already set with
- * `c.header()` (RateLimit fields, `Allow`, a detailed `WWW-Authenticate`) are kept, because
- * `c.json()` builds on the context's prepared headers.
+ * Headers a status needs whatever raised it. Header fields that middleware already set (RateLimit
+ * fields, `Allow`, a detailed `WWW-Authenticate`; response.ts) are kept: the response is built
+ * with them.
  */
-function addRequiredHeaders(c: Context, error: HttpError): void {
-  if (error.status === 401 && !c.res.headers.has('WWW-Authenticate')) c.header('WWW-Authenticate', BEARER_CHALLENGE);
+function addRequiredHeaders(c: Context<ParleyEnv>, error: HttpError): void {
+  if (error.status === 401 && headerSet(c, 'www-authenticate') === undefined) setHeader(c, 'WWW-Authenticate', BEARER_CHALLENGE);
   const retryAfter = error.details?.retryAfterSeconds;
   // RFC 9110 §10.2.3: delay-seconds is a non-negative integer; round up so clients never retry early.
   if (error.status === 429 && typeof retryAfter === 'number' && Number.isFinite(retryAfter)) {
-    c.header('Retry-After', String(Math.max(0, Math.ceil(retryAfter))));
+    setHeader(c, 'Retry-After', String(Math.max(0, Math.ceil(retryAfter))));
   }
 }
 
@@ -90,7 +94,7 @@ export function toErrorResponse(error: unknown, c: Context, options: Partial<Err
 
 /** Answers 404 `not_found` for a path no route matches, in the given shape. */
 export function notFoundHandler(shape: ErrorShape = 'api') {
-  return function notFound(c: Context): Response {
+  return function notFound(c: Context<ParleyEnv>): Response {
     const error: HttpError = {
       status: STATUS_BY_CODE.not_found,
       code: ErrorCode.notFound,

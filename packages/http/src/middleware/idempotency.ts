@@ -3,6 +3,7 @@ import { ErrorCode, ParleyError, type IdempotencyStore } from '@parley/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { createHash } from 'node:crypto';
 import type { ParleyEnv } from '../env.js';
+import { respond, setHeader } from '../response.js';
 
 /** How long a response is kept for replay: 24 hours, in ms. */
 export const IDEMPOTENCY_TTL_MS = 86_400_000;
@@ -74,10 +75,10 @@ export function idempotency(options: IdempotencyOptions): MiddlewareHandler<Parl
     const body: unknown = (c.req as unknown as { valid(target: 'json'): unknown }).valid('json');
     const claim = await store.claim(workspaceId, key, fingerprint(c, body), leaseMs);
     if (claim.outcome === 'replay') {
-      c.header('Idempotent-Replayed', 'true');
+      setHeader(c, 'Idempotent-Replayed', 'true');
       const { status, contentType, body: kept } = claim.response;
       // Set rather than returned: this middleware also runs as another middleware's `next`, whose result is dropped.
-      c.res = c.body(kept, status as 200, contentType === null ? {} : { 'Content-Type': contentType });
+      c.res = respond(c, kept, status, contentType === null ? undefined : { 'content-type': contentType });
       return;
     }
     if (claim.outcome === 'mismatch') {

@@ -3,6 +3,7 @@ import { ErrorCode, ParleyError, isParleyError } from '@parley/core';
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ParleyEnv } from '../env.js';
+import { setHeader } from '../response.js';
 
 /** Default largest request body: 1 MiB (docs/operations.md, `BODY_LIMIT_BYTES`). */
 export const DEFAULT_BODY_LIMIT_BYTES = 1_048_576;
@@ -100,7 +101,7 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler<Parle
           }
           if (!isIdentityEncoding(c.req.header('Content-Encoding'))) {
             // RFC 7694 §3: name the codings the server does accept.
-            c.header('Accept-Encoding', 'identity');
+            setHeader(c, 'Accept-Encoding', 'identity');
             throw new ParleyError(ErrorCode.unsupportedMediaType, 'The request body must not be compressed: no Content-Encoding is accepted.');
           }
           body = parseJson(bytes);

@@ -3,6 +3,7 @@ import { ErrorCode, ParleyError, rateLimitRefusal, type Admission, type Core, ty
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { ParleyEnv } from '../env.js';
+import { applyHeaderFields, setHeader, stageHeaderFields } from '../response.js';
 
 /** Route handlers that pass `c.var.admission` to every storage call they make (see {@link decidesAdmission}). */
 const admitting = new WeakSet<object>();
@@ -93,54 +94,42 @@ export function rateLimit(
     if (!principal) return next();
     if (admit && decidedInStorage(c)) return decideInStorage(c, next, admit(principal));
     const result = await limiter.check(principal);
-    const headers = rateLimitHeaders(result);
-    // Before next(): responses built from the context (c.json, onError's c.json) start with them.
-    for (const [name, value] of headers) c.header(name, value);
-
+    // Before next(): the route's response, or the error handler's, is built with them.
+    setHeaders(c, result);
     if (!result.allowed) {
-      // Materialise c.res now: Hono copies its headers onto whatever Response onError returns,
-      // even one built with `new Response()` rather than from the context.
-      void c.res;
+      stageHeaderFields(c);
       throw refusal(result);
     }
-
     await next();
-    // After next(): a handler may have returned its own Response, which Hono does not merge
-    // with headers set before it existed. Responses built from the context have them already.
-    if (!c.res.headers.has('RateLimit')) setResponseHeaders(c, headers);
+    // A response the route built itself (not with response.ts) gets them now.
+    applyHeaderFields(c);
   };
 
   async function decideInStorage(c: Context<ParleyEnv>, next: () => Promise<void>, admission: Admission): Promise<void> {
     let announced = false;
     // Set as soon as the storage call decides, so the response (the route's, or onError's 429)
-    // is built with them: changing a built response's headers costs more than the whole decision.
+    // is built with them.
     admission.onDecided = (result) => {
-      for (const [name, value] of rateLimitHeaders(result)) c.header(name, value);
+      setHeaders(c, result);
       announced = true;
     };
     c.set('admission', admission);
     await next();
-    if (announced) return;
-    // No storage call decided (the request failed before its call, or made none): the store's
-    // decision, asked now, or the failure policy's when the call that took it failed.
-    const result = await admission.result();
-    const headers = rateLimitHeaders(result);
-    if (!result.allowed) {
-      // Nothing was stored. Answer as the up-front check would have; Hono copies c.res's
-      // headers onto onError's response.
-      for (const [name, value] of headers) c.header(name, value);
-      throw refusal(result);
+    if (!announced) {
+      // No storage call decided (the request failed before its call, or made none): the store's
+      // decision, asked now, or the failure policy's when the call that took it failed.
+      const result = await admission.result();
+      setHeaders(c, result);
+      // Nothing was stored. Answer as the up-front check would have.
+      if (!result.allowed) {
+        stageHeaderFields(c);
+        throw refusal(result);
+      }
     }
-    setResponseHeaders(c, headers);
+    applyHeaderFields(c);
   }
 }
 
-function setResponseHeaders(c: Context<ParleyEnv>, headers: Array<[string, string]>): void {
-  try {
-    for (const [name, value] of headers) c.res.headers.set(name, value);
-  } catch {
-    // Immutable headers (a Response straight from fetch()): replace it with a mutable copy.
-    c.res = new Response(c.res.body, c.res);
-    for (const [name, value] of headers) c.res.headers.set(name, value);
-  }
+function setHeaders(c: Context<ParleyEnv>, result: RateLimitResult): void {
+  for (const [name, value] of rateLimitHeaders(result)) setHeader(c, name, value);
 }

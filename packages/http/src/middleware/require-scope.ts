@@ -1,6 +1,6 @@
 /** @module Per-route scope checks (docs/authentication.md). */
 import { ErrorCode, ParleyError, hasScope, type Scope } from '@parley/core';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from '../env.js';
 
 /**
@@ -10,12 +10,20 @@ import type { ParleyEnv } from '../env.js';
  */
 export function requireScope(scope: Scope): MiddlewareHandler<ParleyEnv> {
   return async function requireScope(c, next) {
-    const principal = c.get('principal');
-    // Only reachable when a host mounts routes without bearerAuth in front of them.
-    if (!principal) throw new ParleyError(ErrorCode.unauthorized, 'A valid API key is required.');
-    if (!hasScope(principal, scope)) {
-      throw new ParleyError(ErrorCode.forbidden, `This API key lacks the scope ${scope}.`, { requiredScope: scope });
-    }
+    checkScope(c, scope);
     await next();
   };
+}
+
+/**
+ * {@link requireScope}'s check as a step of a route's own handler.
+ * @throws ParleyError `forbidden` (403, `details.requiredScope`); `unauthorized` without a principal
+ */
+export function checkScope(c: Context<ParleyEnv>, scope: Scope): void {
+  const principal = c.get('principal');
+  // Only reachable when a host mounts routes without bearerAuth in front of them.
+  if (!principal) throw new ParleyError(ErrorCode.unauthorized, 'A valid API key is required.');
+  if (!hasScope(principal, scope)) {
+    throw new ParleyError(ErrorCode.forbidden, `This API key lacks the scope ${scope}.`, { requiredScope: scope });
+  }
 }

@@ -171,7 +171,12 @@ function operationObject(doc: OperationDoc): OpenAPIV3_1.OperationObject {
  * document states is the scope enforced; without one it passes requests through.
  */
 export function documentAndRequireScope(doc: OperationDoc): MiddlewareHandler<ParleyEnv> {
+  return documented(doc, doc.scope === undefined ? async (_c, next) => next() : requireScope(doc.scope));
+}
+
+/** `handler` (the same function) carrying `doc` for the OpenAPI document. */
+export function documented<H extends Function>(doc: OperationDoc, handler: H): H {
   const described = describeRoute(operationObject(doc) as Parameters<typeof describeRoute>[0]);
   // hono-openapi reads the spec from a symbol-keyed property, which Object.assign copies.
-  return doc.scope === undefined ? described : Object.assign(requireScope(doc.scope), described);
+  return Object.assign(handler, described);
 }

@@ -14,6 +14,7 @@ import type { ParleyEnv } from '../env.js';
 import { idPath } from '../openapi/operation.js';
 import { endpoints, type BodyReader } from './endpoint.js';
 import { jsonWithEntityTag, writeConditions } from './entity-tags.js';
+import { json } from '../response.js';
 
 const byId = idPath('agent', 'agt_');
 const notFound = 'No agent with this id in the key\'s workspace.';
@@ -36,7 +37,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
         },
         async ({ workspaceId, body, admission }, c) => {
           const agent = await core.agents.create(workspaceId, body, admission);
-          return c.json(agent, 201);
+          return json(c, agent, 201);
         },
         { decidesAdmission: true },
       ),
@@ -54,7 +55,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           success: { status: 200, description: 'A page of agents with the total count.', schema: AgentListSchema },
         },
         async ({ workspaceId, query, admission }, c) => {
-          return c.json(await core.agents.list(workspaceId, query, admission));
+          return json(c, await core.agents.list(workspaceId, query, admission));
         },
         { decidesAdmission: true },
       ),
@@ -115,7 +116,7 @@ export function agentRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
         },
         async ({ workspaceId, params, admission }, c) => {
           const agent = await core.agents.delete(workspaceId, params.id, writeConditions(c), admission);
-          return c.json({ success: true, message: `Agent ${agent.id} and its conversations were deleted.` });
+          return json(c, { success: true, message: `Agent ${agent.id} and its conversations were deleted.` });
         },
         { decidesAdmission: true },
       ),

@@ -21,6 +21,7 @@ import * as v from 'valibot';
 import { idPath } from '../openapi/operation.js';
 import { endpoints, type BodyReader } from './endpoint.js';
 import { jsonWithEntityTag, writeConditions } from './entity-tags.js';
+import { json } from '../response.js';
 
 const byId = idPath('conversation', 'conv_');
 const notFound = 'No conversation with this id in the key\'s workspace.';
@@ -51,7 +52,7 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           errors: { 404: 'No agent with this `agentId` in the key\'s workspace.', 409: '`conflict`: the agent is inactive.' },
         },
         async ({ workspaceId, body, admission }, c) => {
-          return c.json(await core.conversations.create(workspaceId, body, admission), 201);
+          return json(c, await core.conversations.create(workspaceId, body, admission), 201);
         },
         { decidesAdmission: true },
       ),
@@ -69,7 +70,7 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           success: { status: 200, description: 'A page of conversations with the total count.', schema: ConversationListSchema },
         },
         async ({ workspaceId, query, admission }, c) => {
-          return c.json(await core.conversations.list(workspaceId, query, admission));
+          return json(c, await core.conversations.list(workspaceId, query, admission));
         },
         { decidesAdmission: true },
       ),
@@ -131,7 +132,7 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
         async ({ workspaceId, params, admission }, c) => {
           const id = params.id;
           await core.conversations.delete(workspaceId, id, writeConditions(c), admission);
-          return c.json({ success: true, message: `Conversation ${id} and its messages were deleted.` });
+          return json(c, { success: true, message: `Conversation ${id} and its messages were deleted.` });
         },
         { decidesAdmission: true },
       ),
@@ -151,7 +152,7 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           errors: { 404: notFound, 409: '`conflict`: the conversation is completed.' },
         },
         async ({ workspaceId, params, body, admission }, c) => {
-          return c.json(await core.conversations.sendMessage(workspaceId, params.id, body, admission), 201);
+          return json(c, await core.conversations.sendMessage(workspaceId, params.id, body, admission), 201);
         },
         { decidesAdmission: true },
       ),
@@ -175,7 +176,7 @@ export function conversationRoutes(core: Core, body: BodyReader): Hono<ParleyEnv
           },
         },
         async ({ workspaceId, params, query, admission }, c) => {
-          return c.json(await core.conversations.history(workspaceId, params.id, query, admission));
+          return json(c, await core.conversations.history(workspaceId, params.id, query, admission));
         },
         { decidesAdmission: true },
       ),

@@ -19,6 +19,7 @@ import * as v from 'valibot';
 import type { ParleyEnv } from '../env.js';
 import { idPath } from '../openapi/operation.js';
 import { endpoints, type BodyReader } from './endpoint.js';
+import { json } from '../response.js';
 
 const byId = idPath('webhook endpoint', 'wh_');
 const byDelivery = v.object({
@@ -50,7 +51,7 @@ export function deliveryRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           errors: { 404: notFound },
         },
         async ({ workspaceId, params, query }, c) => {
-          return c.json(await core.deliveries.list(workspaceId, params.id, query));
+          return json(c, await core.deliveries.list(workspaceId, params.id, query));
         },
       ),
     )
@@ -68,7 +69,7 @@ export function deliveryRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           errors: { 404: 'No such endpoint or logged attempt, or its event is no longer retained.', 409: disabled },
         },
         async ({ workspaceId, params }, c) => {
-          return c.json(await core.deliveries.retry(workspaceId, params.id, params.deliveryId), 202);
+          return json(c, await core.deliveries.retry(workspaceId, params.id, params.deliveryId), 202);
         },
       ),
     )
@@ -88,7 +89,7 @@ export function deliveryRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           errors: { 404: notFound, 409: disabled },
         },
         async ({ workspaceId, params, body }, c) => {
-          return c.json(await core.deliveries.recover(workspaceId, params.id, body), 202);
+          return json(c, await core.deliveries.recover(workspaceId, params.id, body), 202);
         },
       ),
     )
@@ -108,7 +109,7 @@ export function deliveryRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           errors: { 404: notFound },
         },
         async ({ workspaceId, params, body }, c) => {
-          return c.json(await core.deliveries.test(workspaceId, params.id, body));
+          return json(c, await core.deliveries.test(workspaceId, params.id, body));
         },
       ),
     )
@@ -128,7 +129,7 @@ export function deliveryRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           errors: { 404: notFound },
         },
         async ({ workspaceId, params, body }, c) => {
-          return c.json(await core.deliveries.rotateSecret(workspaceId, params.id, body ?? {}));
+          return json(c, await core.deliveries.rotateSecret(workspaceId, params.id, body ?? {}));
         },
       ),
     );

@@ -9,7 +9,8 @@ import type * as v from 'valibot';
 import type { ParleyEnv } from '../env.js';
 import type { JsonBodyInput } from '../middleware/json-body.js';
 import { decidesAdmission } from '../middleware/rate-limit.js';
-import { documentAndRequireScope, type OperationDoc } from '../openapi/operation.js';
+import { checkScope } from '../middleware/require-scope.js';
+import { documentAndRequireScope, documented, type OperationDoc } from '../openapi/operation.js';
 
 /** The input type of `schema`, or `undefined` when the route documents none. */
 type InputOf<Schema> = Schema extends v.GenericSchema ? v.InferInput<Schema> : undefined;
@@ -38,10 +39,10 @@ export type EndpointHandler<Doc extends OperationDoc> = (input: EndpointInput<Do
 /** The body reader the `/api` routes share (JSON, size limit, `Idempotency-Key`). */
 export type BodyReader = MiddlewareHandler<ParleyEnv, string, JsonBodyInput>;
 
-/** The handlers of one route: documentation and scope check, the body reader when it takes a body, the handler. */
+/** The handlers of one route: documentation and scope check, the body reader, the handler; one handler doing all three when it takes no body. */
 export type EndpointHandlers<Doc extends OperationDoc> = Doc['body'] extends v.GenericSchema
   ? [MiddlewareHandler<ParleyEnv>, MiddlewareHandler<ParleyEnv>, MiddlewareHandler<ParleyEnv>]
-  : [MiddlewareHandler<ParleyEnv>, MiddlewareHandler<ParleyEnv>];
+  : [MiddlewareHandler<ParleyEnv>];
 
 /** Options of a route made by `endpoint`. */
 export interface EndpointOptions {
@@ -55,27 +56,33 @@ export interface EndpointOptions {
 /**
  * A maker of `/api` routes over `body`: `endpoint(doc, handler)` is the handler list of a route
  * (`.post('/', ...endpoint({ … }, ({ workspaceId, body }) => …))`): its documentation and scope
- * check (403), the body reader when `doc.body` is given (413, 415, 400), then `handler`. They stay
- * separate handlers, so an error `handler` throws is rendered by the app before the body reader's
- * `Idempotency-Key` step sees the response.
+ * check (403), the body reader when `doc.body` is given (413, 415, 400), then `handler`. With a
+ * body they stay separate handlers, so an error `handler` throws is rendered by the app before the
+ * body reader's `Idempotency-Key` step sees the response; without one they are a single handler.
  * @throws TypeError (when a route is defined) for a `doc.body` without a body reader.
  */
 export function endpoints(body?: BodyReader) {
   return function endpoint<const Doc extends OperationDoc>(doc: Doc, handler: EndpointHandler<Doc>, options: EndpointOptions = {}): EndpointHandlers<Doc> {
     if (doc.body && !body) throw new TypeError(`endpoint ${doc.operationId}: a body is documented but no body reader was given.`);
-    const handle: MiddlewareHandler<ParleyEnv> = async (c) => {
+    const handle = async (c: Context<ParleyEnv>): Promise<Response> => {
       const input = {
-        workspaceId: c.var.principal.workspaceId,
+        workspaceId: c.get('principal').workspaceId,
         params: c.req.param(),
         // The body reader parked the parsed JSON; the query is the URL's. Both are checked by core.
         body: doc.body ? (c.req.valid as (target: 'json') => unknown)('json') : undefined,
         query: doc.query ? c.req.query() : undefined,
-        admission: c.var.admission,
+        admission: c.get('admission'),
       } as EndpointInput<Doc>;
       return handler(input, c);
     };
-    const documented = documentAndRequireScope(doc);
-    if (options.decidesAdmission) decidesAdmission(documented);
-    return (doc.body && body ? [documented, body, handle] : [documented, handle]) as EndpointHandlers<Doc>;
+    // Without a body, the scope check and the handler are one handler: one step less per request.
+    const first = doc.body && body
+      ? documentAndRequireScope(doc)
+      : documented(doc, async function endpoint(c: Context<ParleyEnv>) {
+          if (doc.scope !== undefined) checkScope(c, doc.scope);
+          return handle(c);
+        });
+    if (options.decidesAdmission) decidesAdmission(first);
+    return (doc.body && body ? [first, body, handle] : [first]) as EndpointHandlers<Doc>;
   };
 }

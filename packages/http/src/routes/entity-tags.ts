@@ -2,6 +2,7 @@
 import { entityTag, ifNoneMatchMatches, type WriteConditions } from '@parley/core';
 import type { Context } from 'hono';
 import type { ParleyEnv } from '../env.js';
+import { json, respond, setHeader } from '../response.js';
 
 /**
  * Answers 200 with `resource` as JSON and its strong `ETag` (RFC 9110 §8.8.3); a `GET` whose
@@ -10,9 +11,9 @@ import type { ParleyEnv } from '../env.js';
  */
 export function jsonWithEntityTag(c: Context<ParleyEnv>, resource: object): Response {
   const etag = entityTag(resource);
-  c.header('ETag', etag);
-  if ((c.req.method === 'GET' || c.req.method === 'HEAD') && ifNoneMatchMatches(c.req.header('If-None-Match'), etag)) return c.body(null, 304);
-  return c.json(resource);
+  setHeader(c, 'ETag', etag);
+  if ((c.req.method === 'GET' || c.req.method === 'HEAD') && ifNoneMatchMatches(c.req.header('If-None-Match'), etag)) return respond(c, null, 304);
+  return json(c, resource);
 }
 
 /** The request's write conditions: `If-Match` when sent (repeated fields joined by commas, RFC 9110 §5.3). */

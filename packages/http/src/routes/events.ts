@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import { idPath } from '../openapi/operation.js';
 import { endpoints, type BodyReader } from './endpoint.js';
+import { json } from '../response.js';
 
 const byId = idPath('event', 'evt_');
 
@@ -25,7 +26,7 @@ export function eventRoutes(core: Core): Hono<ParleyEnv> {
           success: { status: 200, description: 'A page of events.', schema: EventListSchema },
         },
         async ({ workspaceId, query, admission }, c) => {
-          return c.json(await core.events.list(workspaceId, query, admission));
+          return json(c, await core.events.list(workspaceId, query, admission));
         },
         { decidesAdmission: true },
       ),
@@ -43,7 +44,7 @@ export function eventRoutes(core: Core): Hono<ParleyEnv> {
           errors: { 404: 'No retained event with this id in the key\'s workspace.' },
         },
         async ({ workspaceId, params, admission }, c) => {
-          return c.json(await core.events.get(workspaceId, params.id, admission));
+          return json(c, await core.events.get(workspaceId, params.id, admission));
         },
         { decidesAdmission: true },
       ),

@@ -1,6 +1,7 @@
 /** @module 405 and 404 answers for requests no route of an app handles. */
 import { ErrorCode, ParleyError } from '@parley/core';
 import type { Env, Hono } from 'hono';
+import { setHeader } from '../response.js';
 
 /**
  * Appends to `app`, after its last route, a handler for every path it serves that answers the
@@ -28,7 +29,7 @@ export function answerWrongMethods<E extends Env>(app: Hono<E>): Hono<E> {
   for (const [path, methods] of methodsByPath) {
     const allow = [...methods].sort().join(', ');
     app.all(path, function methodNotAllowed(c) {
-      c.header('Allow', allow);
+      setHeader(c, 'Allow', allow);
       throw new ParleyError(ErrorCode.methodNotAllowed, `Method ${c.req.method} is not allowed here. Allowed: ${allow}.`);
     });
   }

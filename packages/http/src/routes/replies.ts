@@ -8,6 +8,7 @@ import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { ParleyEnv } from '../env.js';
 import { idPath } from '../openapi/operation.js';
 import { endpoints } from './endpoint.js';
+import { json, setHeader } from '../response.js';
 
 const byId = idPath('conversation', 'conv_');
 const notFound = 'No conversation with this id in the key\'s workspace.';
@@ -70,7 +71,7 @@ export function replyRoutes(core: Core, options: ReplyRoutesOptions = {}): Hono<
           success: { status: 202, description: 'The reply was asked for.', schema: ReplyRequestedSchema },
           errors: { 404: notFound, 409: '`conflict`: the conversation is completed, its agent is inactive, or no language model is configured for the agent\'s `model`.' },
         },
-        async ({ workspaceId, params }, c) => c.json(await core.replies.request(workspaceId, params.id), 202),
+        async ({ workspaceId, params }, c) => json(c, await core.replies.request(workspaceId, params.id), 202),
       ),
     )
     .get(
@@ -95,9 +96,9 @@ export function replyRoutes(core: Core, options: ReplyRoutesOptions = {}): Hono<
             ...(after !== undefined && { after }),
             idleMs: options.keepAliveMs ?? 15_000,
           });
-          c.header('Cache-Control', 'no-cache');
+          setHeader(c, 'Cache-Control', 'no-cache');
           // Proxies such as nginx would otherwise buffer the stream.
-          c.header('X-Accel-Buffering', 'no');
+          setHeader(c, 'X-Accel-Buffering', 'no');
           return streamSSE(
             c,
             async (stream) => {

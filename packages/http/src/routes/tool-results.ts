@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import { idPath } from '../openapi/operation.js';
 import { endpoints, type BodyReader } from './endpoint.js';
+import { json } from '../response.js';
 
 /** The tool-results route, to be mounted at `/api/conversations` behind authentication. */
 export function toolResultRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
@@ -26,7 +27,7 @@ export function toolResultRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> 
           409: '`conflict`: a call is not waiting for an answer (unknown or already answered), or the conversation is completed.',
         },
       },
-      async ({ workspaceId, params, body }, c) => c.json(await core.replies.submitToolResults(workspaceId, params.id, body), 202),
+      async ({ workspaceId, params, body }, c) => json(c, await core.replies.submitToolResults(workspaceId, params.id, body), 202),
     ),
   );
 }

@@ -3,6 +3,7 @@ import { UsageQuerySchema, UsageReportSchema, type Core } from '@parley/core';
 import { Hono } from 'hono';
 import type { ParleyEnv } from '../env.js';
 import { endpoints } from './endpoint.js';
+import { json } from '../response.js';
 
 /** The usage route, to be mounted at `/api/usage` behind authentication (scope `agents:read`). */
 export function usageRoutes(core: Core): Hono<ParleyEnv> {
@@ -20,7 +21,7 @@ export function usageRoutes(core: Core): Hono<ParleyEnv> {
         query: UsageQuerySchema,
         success: { status: 200, description: 'The totals, one per group with any usage, and their sum.', schema: UsageReportSchema },
       },
-      async ({ workspaceId, query }, c) => c.json(await core.usage.totals(workspaceId, query)),
+      async ({ workspaceId, query }, c) => json(c, await core.usage.totals(workspaceId, query)),
     ),
   );
 }

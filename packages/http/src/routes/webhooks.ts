@@ -14,6 +14,7 @@ import type { ParleyEnv } from '../env.js';
 import { idPath } from '../openapi/operation.js';
 import { endpoints, type BodyReader } from './endpoint.js';
 import { jsonWithEntityTag, writeConditions } from './entity-tags.js';
+import { json } from '../response.js';
 
 const byId = idPath('webhook endpoint', 'wh_');
 const notFound = 'No webhook endpoint with this id in the key\'s workspace.';
@@ -39,7 +40,7 @@ export function webhookRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           success: { status: 201, description: 'The enabled endpoint (with `secret` only when generated).', schema: WebhookEndpointCreatedSchema },
         },
         async ({ workspaceId, body }, c) => {
-          return c.json(await core.webhooks.create(workspaceId, body), 201);
+          return json(c, await core.webhooks.create(workspaceId, body), 201);
         },
       ),
     )
@@ -56,7 +57,7 @@ export function webhookRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
           success: { status: 200, description: 'A page of endpoints with the total count.', schema: WebhookEndpointListSchema },
         },
         async ({ workspaceId, query, admission }, c) => {
-          return c.json(await core.webhooks.list(workspaceId, query, admission));
+          return json(c, await core.webhooks.list(workspaceId, query, admission));
         },
         { decidesAdmission: true },
       ),
@@ -114,7 +115,7 @@ export function webhookRoutes(core: Core, body: BodyReader): Hono<ParleyEnv> {
         async ({ workspaceId, params, admission }, c) => {
           const id = params.id;
           await core.webhooks.delete(workspaceId, id, writeConditions(c), admission);
-          return c.json({ success: true, message: `Webhook endpoint ${id} was deleted.` });
+          return json(c, { success: true, message: `Webhook endpoint ${id} was deleted.` });
         },
         { decidesAdmission: true },
       ),

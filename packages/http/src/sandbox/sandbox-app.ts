@@ -18,6 +18,7 @@ import { jsonBody } from '../middleware/json-body.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { documentAndRequireScope } from '../openapi/operation.js';
 import { answerUnmatched } from '../routes/fallback.js';
+import { json, respond } from '../response.js';
 
 const PlantArraySchema = v.array(PlantSchema);
 const byId = v.object({ id: PlantIdSchema });
@@ -65,7 +66,7 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
         success: { status: 200, description: 'Plant response', schema: PlantArraySchema },
       }),
       async (c) => {
-        return c.json(await core.plants.list(c.var.principal.workspaceId, c.req.query() as PlantListQuery));
+        return json(c, await core.plants.list(c.get('principal').workspaceId, c.req.query() as PlantListQuery));
       },
     )
     .post(
@@ -84,7 +85,7 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
       body,
       async (c) => {
         // plants-openapi.json answers a created plant with 200, not 201.
-        return c.json(await core.plants.create(c.var.principal.workspaceId, c.req.valid('json') as PlantCreateInput));
+        return json(c, await core.plants.create(c.get('principal').workspaceId, c.req.valid('json') as PlantCreateInput));
       },
     )
     .delete(
@@ -102,8 +103,8 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
         errors: { 400: undefined, 404: 'No plant with this id.' },
       }),
       async (c) => {
-        await core.plants.delete(c.var.principal.workspaceId, c.req.param('id'));
-        return c.body(null, 204);
+        await core.plants.delete(c.get('principal').workspaceId, c.req.param('id'));
+        return respond(c, null, 204);
       },
     );
   answerUnmatched(sandbox);

@@ -1,0 +1,90 @@
+/**
+ * @module Responses built once (docs/http.md#response-header-fields): the header fields Parley's
+ * middleware and routes set are collected in a plain record on the context, and a route's
+ * response is built with them in one step, which `@hono/node-server` writes without building a
+ * WHATWG `Headers` at all. A response built any other way (a host's route, a stream) gets the
+ * record copied onto it by {@link applyHeaderFields} before it is sent.
+ */
+import type { Context } from 'hono';
+import type { ParleyEnv, ResponseHeaderFields } from './env.js';
+
+/** Responses built with a request's fields, and the `changes` count of those fields then. */
+const builtWith = new WeakMap<Response, number>();
+
+/** Any app's context: the fields live in its `responseHeaders` variable ({@link ParleyEnv}). */
+type AnyContext = Context<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function headerFields(c: AnyContext): ResponseHeaderFields {
+  const parley = c as Context<ParleyEnv>;
+  let fields = parley.get('responseHeaders');
+  if (fields === undefined) parley.set('responseHeaders', (fields = { fields: {}, changes: 0 }));
+  return fields;
+}
+
+/**
+ * Sets header field `name` (any case; kept lower-case, so a field set twice is sent once) to
+ * `value` on the response this request will get, whichever builds it: the route's, or the error
+ * handler's when something throws later.
+ */
+export function setHeader(c: AnyContext, name: string, value: string): void {
+  const fields = headerFields(c);
+  fields.fields[name.toLowerCase()] = value;
+  fields.changes += 1;
+}
+
+/** The value of header field `name` (lower-case) set with {@link setHeader}, if any. */
+export function headerSet(c: AnyContext, name: string): string | undefined {
+  return (c as Context<ParleyEnv>).get('responseHeaders')?.fields[name];
+}
+
+/** A copy of the request's header fields, e.g. for `c.json(value, status, fields)`. */
+export function headerFieldsOf(c: AnyContext): Record<string, string> {
+  return { ...headerFields(c).fields };
+}
+
+/**
+ * Puts the request's header fields on `c.res` now, before something throws: Hono copies that
+ * response's fields onto whatever the error handler returns, even a response built without the
+ * context (a host's `onError`).
+ */
+export function stageHeaderFields(c: AnyContext): void {
+  const { fields } = headerFields(c);
+  for (const name in fields) c.res.headers.set(name, fields[name]!);
+}
+
+/** A response with `body` (a string, or `null` for none), `status` and the request's header fields; `extra` fields are added. */
+export function respond(c: AnyContext, body: string | null, status: number, extra?: Readonly<Record<string, string>>): Response {
+  const { fields, changes } = headerFields(c);
+  const response = new Response(body, { status, headers: extra === undefined ? { ...fields } : { ...fields, ...extra } });
+  builtWith.set(response, changes);
+  return response;
+}
+
+const JSON_CONTENT_TYPE = Object.freeze({ 'content-type': 'application/json' });
+
+/** `value` as `application/json` (RFC 8259) with `status` (default 200) and the request's header fields. */
+export function json(c: AnyContext, value: unknown, status = 200): Response {
+  return respond(c, JSON.stringify(value), status, JSON_CONTENT_TYPE);
+}
+
+/**
+ * Copies the request's header fields onto `c.res` unless it was built with all of them
+ * ({@link respond}): for responses built by Hono (`c.json`, a stream) or by a host, or fields set
+ * after the response was built. Call it after `next()`; calling it again does nothing more.
+ */
+export function applyHeaderFields(c: AnyContext): void {
+  const headerFields = (c as Context<ParleyEnv>).get('responseHeaders');
+  if (headerFields === undefined) return;
+  const { fields, changes } = headerFields;
+  let response = c.res;
+  if (builtWith.get(response) === changes) return;
+  try {
+    for (const name in fields) response.headers.set(name, fields[name]!);
+  } catch {
+    // Immutable headers (a Response straight from fetch()): replace it with a mutable copy.
+    response = new Response(response.body, response);
+    for (const name in fields) response.headers.set(name, fields[name]!);
+    c.res = response;
+  }
+  builtWith.set(response, changes);
+}
