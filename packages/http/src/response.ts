@@ -42,16 +42,6 @@ export function headerFieldsOf(c: AnyContext): Record<string, string> {
   return { ...headerFields(c).fields };
 }
 
-/**
- * Puts the request's header fields on `c.res` now, before something throws: Hono copies that
- * response's fields onto whatever the error handler returns, even a response built without the
- * context (a host's `onError`).
- */
-export function stageHeaderFields(c: AnyContext): void {
-  const { fields } = headerFields(c);
-  for (const name in fields) c.res.headers.set(name, fields[name]!);
-}
-
 /** A response with `body` (a string, or `null` for none), `status` and the request's header fields; `extra` fields are added. */
 export function respond(c: AnyContext, body: string | null, status: number, extra?: Readonly<Record<string, string>>): Response {
   const { fields, changes } = headerFields(c);
@@ -71,6 +61,8 @@ export function json(c: AnyContext, value: unknown, status = 200): Response {
  * Copies the request's header fields onto `c.res` unless it was built with all of them
  * ({@link respond}): for responses built by Hono (`c.json`, a stream) or by a host, or fields set
  * after the response was built. Call it after `next()`; calling it again does nothing more.
+ * Called before throwing, it puts them on the context's response, which Hono copies onto whatever
+ * the error handler returns, even a response built without the context (a host's `onError`).
  */
 export function applyHeaderFields(c: AnyContext): void {
   const headerFields = (c as Context<ParleyEnv>).get('responseHeaders');

@@ -1,6 +1,6 @@
 /** @module Webhook endpoint registration (docs/api.md#routes, docs/api.md#resources, docs/events-and-webhooks.md). Delivery is separate. */
-import type { Admission } from '../rate-limit/admission.js';
 import { randomBytes } from 'node:crypto';
+import type { Admission } from '../rate-limit/admission.js';
 import { inject, injectable } from '../di.js';
 import { ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';

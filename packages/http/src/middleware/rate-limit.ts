@@ -3,7 +3,7 @@ import { ErrorCode, ParleyError, rateLimitRefusal, type Admission, type Core, ty
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { ParleyEnv } from '../env.js';
-import { applyHeaderFields, setHeader, stageHeaderFields } from '../response.js';
+import { applyHeaderFields, setHeader } from '../response.js';
 
 /** Route handlers that pass `c.var.admission` to every storage call they make (see {@link decidesAdmission}). */
 const admitting = new WeakSet<object>();
@@ -97,7 +97,7 @@ export function rateLimit(
     // Before next(): the route's response, or the error handler's, is built with them.
     setHeaders(c, result);
     if (!result.allowed) {
-      stageHeaderFields(c);
+      applyHeaderFields(c);
       throw refusal(result);
     }
     await next();
@@ -122,7 +122,7 @@ export function rateLimit(
       setHeaders(c, result);
       // Nothing was stored. Answer as the up-front check would have.
       if (!result.allowed) {
-        stageHeaderFields(c);
+        applyHeaderFields(c);
         throw refusal(result);
       }
     }
