@@ -14,72 +14,87 @@ import { writeScript } from './event-log.lua.js';
 /**
  * Helpers over one stored record (record-format.ts), which read the locals `hasIfVersion`,
  * `ifVersion`, `where`, `set`, `touch` and `bump` of the script that calls them:
- * `parseRecord(raw)` → `{version, names, segments}`; `fieldJson(record, name)` (`'null'` when
- * absent); `advance(record, name, json)` sets a timestamp field unless the stored one is later;
- * `meets(record)`, the preconditions; `applyChange(record)`, the merge and the version;
- * `encodeRecord(record)`, the stored form; `recordJson(record)`, the record's JSON without its
- * hidden fields (`HIDDEN_FIELDS` of `@parley/core`: an agent's tools secret), an event's `data`.
+ * `parseRecord(raw)` → `{version, body}` (`body`: the segments, each after its 0x1F);
+ * `fieldJson(record, name)` (`'null'` when absent); `advance(record, name, json)` sets a timestamp
+ * field unless the stored one is later; `meets(record)`, the preconditions; `applyChange(record)`,
+ * the merge and the version; `encodeRecord(record)`, the stored form; `recordJson(record)`, the
+ * record's JSON without its hidden fields (`HIDDEN_FIELDS` of `@parley/core`: an agent's tools
+ * secret), an event's `data`.
+ * A field is found where it is needed, by a plain search for `0x1F"name":` (0x1F only ever
+ * separates segments, record-format.ts), and replaced in place: no table of every segment is built
+ * — splitting a conversation into its segments and joining them again was a third of a message
+ * append's script time.
  * Comparisons are byte-wise (`lessBytes`): Lua's `<` on strings follows the server's locale.
  * `lessBytes` skips the common prefix 8 bytes at a time (string equality is byte-wise), then
  * compares the first differing byte: two timestamps that differ in their milliseconds cost three
- * 8-byte steps and a few single ones instead of ~22 single ones (a sixth of a message append's
- * script time).
+ * 8-byte steps and a few single ones instead of ~22 single ones.
  */
 export const LUA_RECORD = `
 local SEP = '\\31'
+local find, sub, byte = string.find, string.sub, string.byte
 local function lessBytes(a, b)
   if a == b then return false end
   local i = 1
-  while string.sub(a, i, i + 7) == string.sub(b, i, i + 7) do i = i + 8 end
-  local x, y = string.byte(a, i), string.byte(b, i)
+  while sub(a, i, i + 7) == sub(b, i, i + 7) do i = i + 8 end
+  local x, y = byte(a, i), byte(b, i)
   while x == y do
     i = i + 1
-    x, y = string.byte(a, i), string.byte(b, i)
+    x, y = byte(a, i), byte(b, i)
   end
   if x == nil then return true end
   if y == nil then return false end
   return x < y
 end
 local function fieldName(segment)
-  return string.sub(segment, 2, string.find(segment, '"', 2, true) - 1)
-end
-local function setSegment(record, segment)
-  local name = fieldName(segment)
-  if not record.segments[name] then record.names[#record.names + 1] = name end
-  record.segments[name] = segment
+  return sub(segment, 2, find(segment, '"', 2, true) - 1)
 end
 local function parseRecord(raw)
-  local record = { names = {}, segments = {} }
-  local at = string.find(raw, SEP, 1, true)
-  record.version = tonumber(string.sub(raw, 1, at - 1))
-  while at do
-    local stop = string.find(raw, SEP, at + 1, true)
-    setSegment(record, string.sub(raw, at + 1, (stop or 0) - 1))
-    at = stop
-  end
-  return record
+  local at = find(raw, SEP, 1, true)
+  return { version = tonumber(sub(raw, 1, at - 1)), body = sub(raw, at) }
+end
+local function findField(body, name)
+  local key = SEP .. '"' .. name .. '":'
+  local first = find(body, key, 1, true)
+  if not first then return nil end
+  return first, first + #key, find(body, SEP, first + 1, true)
 end
 local function fieldJson(record, name)
-  local segment = record.segments[name]
-  if not segment then return 'null' end
-  return string.sub(segment, #name + 4)
+  local _, value, stop = findField(record.body, name)
+  if not value then return 'null' end
+  return sub(record.body, value, (stop or 0) - 1)
+end
+local function setSegment(record, segment)
+  local first, _, stop = findField(record.body, fieldName(segment))
+  local body = record.body
+  if not first then
+    record.body = body .. SEP .. segment
+  elseif stop then
+    record.body = sub(body, 1, first) .. segment .. sub(body, stop)
+  else
+    record.body = sub(body, 1, first) .. segment
+  end
 end
 local function advance(record, name, json)
-  local current = fieldJson(record, name)
-  if current == 'null' or lessBytes(current, json) then setSegment(record, '"' .. name .. '":' .. json) end
+  local body = record.body
+  local first, value, stop = findField(body, name)
+  if not first then
+    record.body = body .. SEP .. '"' .. name .. '":' .. json
+    return
+  end
+  local current = sub(body, value, (stop or 0) - 1)
+  if current == 'null' or lessBytes(current, json) then record.body = sub(body, 1, value - 1) .. json .. (stop and sub(body, stop) or '') end
 end
 local function encodeRecord(record)
-  local parts = { tostring(record.version) }
-  for i, name in ipairs(record.names) do parts[i + 1] = record.segments[name] end
-  return table.concat(parts, SEP)
+  return record.version .. record.body
 end
-local HIDDEN = { ${HIDDEN_FIELDS.map((name) => `[${JSON.stringify(name)}] = true`).join(', ')} }
+local HIDDEN = { ${HIDDEN_FIELDS.map((name) => JSON.stringify(name)).join(', ')} }
 local function recordJson(record)
-  local parts = {}
-  for _, name in ipairs(record.names) do
-    if not HIDDEN[name] then parts[#parts + 1] = record.segments[name] end
+  local body = record.body
+  for _, name in ipairs(HIDDEN) do
+    local first, _, stop = findField(body, name)
+    if first then body = sub(body, 1, first - 1) .. (stop and sub(body, stop) or '') end
   end
-  return '{' .. table.concat(parts, ',') .. '}'
+  return '{' .. string.gsub(sub(body, 2), SEP, ',') .. '}'
 end
 local function meets(record)
   if hasIfVersion == '1' then
