@@ -5,9 +5,11 @@
  * redis://127.0.0.1:6379; default 20 000 appends). Appends messages to one conversation through
  * the adapter's own `messages.append` (100 in flight), then makes as many rate-limit hits through
  * `RedisRateLimitStore.hit`, in 3 interleaved rounds, and prints for each the median over the
- * rounds of Redis's own time per script call (`INFO commandstats`: the EVALSHA's `usec`, which
- * counts the commands it runs) and the commands it ran per call. Server-wide counters: run it on
- * a Redis nobody else is using. Deletes its keys at the end. Not part of `npm test`.
+ * rounds of Redis's CPU time per call (`INFO cpu`: the server's whole user + system time, reading
+ * the request and writing the reply included), Redis's time inside the script (`INFO
+ * commandstats`: the EVALSHA's `usec`, which counts the commands it runs — wall-clock time, so it
+ * grows when the machine is busy) and the commands it ran per call. Server-wide counters: run it
+ * on a Redis nobody else is using. Deletes its keys at the end. Not part of `npm test`.
  */
 import { randomUUID } from 'node:crypto';
 import { createUlidGenerator } from '@parley/core';
@@ -38,17 +40,33 @@ async function commandStats(): Promise<Map<string, { calls: number; usec: number
   return stats;
 }
 
-/** Runs `count` calls of `call`, `IN_FLIGHT` at a time; returns Redis's µs per script call and the commands per call. */
-async function measure(call: (i: number) => Promise<unknown>): Promise<{ usecPerScript: number; commandsPerCall: number }> {
+/** Redis's own CPU time so far (`used_cpu_user` + `used_cpu_sys`), in µs. */
+async function redisCpuUs(): Promise<number> {
+  const info = await client.info('cpu');
+  const seconds = (field: string) => Number(new RegExp(`^${field}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
+  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
+}
+
+interface Figures {
+  cpuPerCall: number;
+  usecPerScript: number;
+  commandsPerCall: number;
+}
+
+/** Runs `count` calls of `call`, `IN_FLIGHT` at a time; returns Redis's CPU µs per call, its µs per script call and the commands per call. */
+async function measure(call: (i: number) => Promise<unknown>): Promise<Figures> {
   await client.config('RESETSTAT');
+  const cpuBefore = await redisCpuUs();
   for (let done = 0; done < count; done += IN_FLIGHT) {
     await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, count - done) }, (_, i) => call(done + i)));
   }
+  const cpuPerCall = ((await redisCpuUs()) - cpuBefore) / count;
   const stats = await commandStats();
   stats.delete('config|resetstat');
+  stats.delete('info');
   const scripts = stats.get('evalsha') ?? { calls: 0, usec: 0 };
   const commands = [...stats.values()].reduce((sum, each) => sum + each.calls, 0);
-  return { usecPerScript: scripts.usec / scripts.calls, commandsPerCall: commands / count };
+  return { cpuPerCall, usecPerScript: scripts.usec / scripts.calls, commandsPerCall: commands / count };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -65,17 +83,18 @@ const append = async () => {
 const rule = { limit: 3_600_000, periodMs: 3_600_000 };
 const hit = () => rateLimits.hit(WS, rule, Date.now());
 
-const appends: Array<{ usecPerScript: number; commandsPerCall: number }> = [];
-const hits: Array<{ usecPerScript: number; commandsPerCall: number }> = [];
+const appends: Figures[] = [];
+const hits: Figures[] = [];
 try {
   for (let round = 0; round < ROUNDS; round += 1) {
     appends.push(await measure(append));
     hits.push(await measure(hit));
   }
   for (const [name, rows] of [['message append', appends], ['rate-limit hit', hits]] as const) {
+    const cpu = median(rows.map((row) => row.cpuPerCall)).toFixed(1);
     const usec = median(rows.map((row) => row.usecPerScript)).toFixed(1);
     const commands = median(rows.map((row) => row.commandsPerCall)).toFixed(2);
-    console.log(`${name.padEnd(15)} ${usec.padStart(6)} µs of Redis time per script call, ${commands} commands per call (median of ${ROUNDS} rounds of ${count})`);
+    console.log(`${name.padEnd(15)} ${cpu.padStart(6)} µs of Redis CPU per call, ${usec.padStart(6)} µs inside the script, ${commands} commands per call (median of ${ROUNDS} rounds of ${count})`);
   }
 } finally {
   await deletePrefix(client, prefix);
