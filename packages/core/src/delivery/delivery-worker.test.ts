@@ -5,7 +5,7 @@
 import { memoryAdapters } from '@parley/adapter-memory';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCore, type Core, type CoreWorkers, type EventType } from '../index.js';
+import { createCore, type Adapters, type Core, type CoreWorkers, type DeliveryLane, type DeliveryQueue, type EventType } from '../index.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';
 import { eventually, startReceiver, verifyHeaders, type Receiver } from '../testing/receiver.js';
 import type { DeliveryAttemptReport, DeliveryWorkerOptions } from './delivery-worker.js';
@@ -24,9 +24,9 @@ interface Setup {
   worker: CoreWorkers;
 }
 
-function setup(options: { delays?: number[]; transportTimeoutMs?: number; concurrency?: { first?: number; retry?: number }; onAttempt?: DeliveryWorkerOptions['onAttempt'] } = {}): Setup {
+function setup(options: { delays?: number[]; transportTimeoutMs?: number; concurrency?: { first?: number; retry?: number }; onAttempt?: DeliveryWorkerOptions['onAttempt']; adapters?: Adapters } = {}): Setup {
   const transport = undiciTransport({ allowPrivate: true, ...(options.transportTimeoutMs && { timeoutMs: options.transportTimeoutMs }) });
-  const core = createCore(memoryAdapters(), {
+  const core = createCore(options.adapters ?? memoryAdapters(), {
     allowPrivateWebhookUrls: true,
     hostResolver: new StaticHostResolver(),
     webhookTransport: transport,
@@ -260,6 +260,59 @@ describe('DeliveryWorker', () => {
     await healthy.waitFor(20, 15_000);
     expect(hung.hanging()).toBeGreaterThan(0);
     expect(hung.hanging()).toBeLessThanOrEqual(2);
+  });
+
+  it("puts a busy endpoint's jobs off before leasing more, and after a batch it could start nothing of waits before the next lease", async () => {
+    // The memory queue, its put-offs slowed to 20 ms, with each lease and put-off timed per lane.
+    const adapters = memoryAdapters();
+    const queue: DeliveryQueue = adapters.deliveryQueue;
+    const laneOf = new Map<string, DeliveryLane>();
+    const pending: Record<DeliveryLane, number> = { first: 0, retry: 0 };
+    const leases: Array<{ lane: DeliveryLane; at: number; pendingPutOffs: number; jobs: number }> = [];
+    const putOffEnds: Array<{ lane: DeliveryLane; at: number }> = [];
+    adapters.deliveryQueue = {
+      enqueue: (jobs) => queue.enqueue(jobs),
+      ack: (leased) => queue.ack(leased),
+      stats: () => queue.stats(),
+      async lease(lane, max, waitMs) {
+        const lease = { lane, at: performance.now(), pendingPutOffs: pending[lane], jobs: 0 };
+        leases.push(lease);
+        const leased = await queue.lease(lane, max, waitMs);
+        for (const item of leased) laneOf.set(item.receipt, lane);
+        lease.jobs = leased.length;
+        return leased;
+      },
+      async retry(leased, next, dueAt) {
+        const lane = laneOf.get(leased.receipt)!;
+        pending[lane] += 1;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        try {
+          await queue.retry(leased, next, dueAt);
+        } finally {
+          pending[lane] -= 1;
+          putOffEnds.push({ lane, at: performance.now() });
+        }
+      },
+    };
+    const { core } = setup({ adapters, transportTimeoutMs: 60_000, concurrency: { first: 4, retry: 2 } });
+    const hung = await receiver();
+    hung.answer = () => 'hang';
+    await endpoint(core, hung.url, ['agent.created']);
+    for (let index = 0; index < 12; index++) await core.agents.create(WS, agentInput);
+    // Two attempts hang (perEndpoint: half the first lane's 4); the first lane puts the other ten off.
+    await eventually(async () => putOffEnds.filter((end) => end.lane === 'first').length >= 10, 10_000);
+    const first = leases.filter((lease) => lease.lane === 'first');
+    expect(first.filter((lease) => lease.pendingPutOffs > 0)).toEqual([]);
+    // A batch of which every job was put off (the endpoint holds its two slots): the next lease waits.
+    const putOffsBetween = (from: number, to: number) => putOffEnds.filter((end) => end.lane === 'first' && end.at >= from && end.at <= to);
+    let busyBatches = 0;
+    for (const [index, lease] of first.entries()) {
+      const next = first[index + 1];
+      if (lease.jobs === 0 || next === undefined || putOffsBetween(lease.at, next.at).length !== lease.jobs) continue;
+      busyBatches += 1;
+      expect(next.at - Math.max(...putOffsBetween(lease.at, next.at).map((end) => end.at))).toBeGreaterThanOrEqual(8);
+    }
+    expect(busyBatches).toBeGreaterThan(2);
   });
 
   it('stop() finishes the attempt in flight before resolving', async () => {

@@ -67,6 +67,8 @@ export interface DeliveryAttemptReport {
 const FAULT_PAUSE_MS = 1_000;
 /** How long a job is put off when its endpoint already has `perEndpoint` attempts in flight, in ms. */
 const BUSY_ENDPOINT_DEFER_MS = 1_000;
+/** How long a lane waits (unless a slot frees first) after a batch of which every job was put off, in ms. */
+const BUSY_BACKOFF_MS = 10;
 
 /**
  * Delivers webhooks: one loop per lane (`first`, `retry`) leasing jobs up to its concurrency (the
@@ -80,7 +82,9 @@ const BUSY_ENDPOINT_DEFER_MS = 1_000;
  *
  * One endpoint never takes more than `perEndpoint` slots: a job leased while its endpoint is that
  * busy is put off by a second (rescheduled into the `retry` lane, same attempt, not logged), so a
- * receiver that hangs for its full 15 s deadline delays only its own deliveries.
+ * receiver that hangs for its full 15 s deadline delays only its own deliveries. A lane puts a
+ * batch's such jobs off before it leases again, and pauses {@link BUSY_BACKOFF_MS} (or until one
+ * of its attempts ends) after a batch it could start nothing of (docs/events-and-webhooks.md).
  *
  * Storage or queue faults never lose a job: an attempt that could not be acked or rescheduled is
  * handed out again when its lease ends (at-least-once; the same `webhook-id` every time).
@@ -157,11 +161,12 @@ export class DeliveryWorker {
         continue;
       }
       // Jobs leased while stopping are still worked: they are ours until the lease ends anyway.
+      const putOff: Array<Promise<void>> = [];
       for (const item of leased) {
         const key = `${item.job.workspaceId} ${item.job.endpointId}`;
         const busy = this.busy.get(key) ?? 0;
         if (busy >= this.perEndpoint) {
-          this.deferBusy(item);
+          putOff.push(this.deferBusy(item));
           continue;
         }
         this.busy.set(key, busy + 1);
@@ -177,14 +182,31 @@ export class DeliveryWorker {
           });
         inFlight.add(work);
       }
+      if (putOff.length > 0) {
+        // Busy endpoints' jobs are put off before leasing more, and a batch that started nothing
+        // pauses the loop until a slot frees or BUSY_BACKOFF_MS passed: leasing and putting off at
+        // the queue's full speed would starve the attempts in flight of the very connection and
+        // event loop they need to end.
+        await Promise.all(putOff);
+        if (putOff.length === leased.length && !this.stopping) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, BUSY_BACKOFF_MS);
+            slotFreed = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          slotFreed = undefined;
+        }
+      }
     }
     await Promise.allSettled(inFlight);
   }
 
   /** Puts a job off (same attempt, a new job id) because its endpoint is at its limit. */
-  private deferBusy(leased: LeasedJob): void {
+  private deferBusy(leased: LeasedJob): Promise<void> {
     const next = { ...leased.job, id: randomUUID() };
-    this.queue.retry(leased, next, this.context.clock.now() + BUSY_ENDPOINT_DEFER_MS).catch((error: unknown) => {
+    return this.queue.retry(leased, next, this.context.clock.now() + BUSY_ENDPOINT_DEFER_MS).catch((error: unknown) => {
       // The lease runs out and the job is handed out again: nothing is lost.
       this.logger.error({ err: error, jobId: leased.job.id, endpointId: leased.job.endpointId }, 'putting off a job of a busy endpoint failed');
     });
