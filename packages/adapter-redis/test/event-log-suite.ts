@@ -12,7 +12,10 @@ import type { RedisClient, RedisRunner } from '../src/connection.js';
 import { outboxKeys, workspaceKeys } from '../src/keys.js';
 import { RedisStorage, type RedisStorageOptions } from '../src/redis-storage.js';
 import { positions, type LuaScript, type ScriptCall } from '../src/script.js';
+import { DELIVERY_TRIM_STEP } from '../src/stores/delivery-store.lua.js';
+import { trimDue } from '../src/stores/delivery-store.js';
 import { TRIM_EVERY, TRIM_STEP } from '../src/stores/event-log.lua.js';
+import { ULID_DIGITS } from '../src/stores/event-log.js';
 import { deletePrefix, uniquePrefix } from './redis-available.js';
 
 const WS = 'ws_event_log';
@@ -113,6 +116,33 @@ export function runEventLogTests(client: () => RedisClient): void {
       expect(batch?.events.map((event) => (event.data as { id: string }).id)).toEqual(fresh);
       await storage.outbox.ack(batch!);
       expect(await client().llen(keys.outbox)).toBe(0);
+    }, { eventRetentionMs: 1_500 }));
+
+    it('trims expired delivery attempts on the records whose id is due, up to DELIVERY_TRIM_STEP each, and reads hide the rest', withStorage(client, async (storage, prefix) => {
+      const records = new Records();
+      const keys = workspaceKeys(prefix, WS);
+      const endpoint = await records.insertEndpoint(storage, WS);
+      const event = records.event(WS, 'agent.created', records.agent());
+      // Attempt ids in increasing order whose last ULID character is due (digit 0) or not (digit 1).
+      const base = records.attempt(endpoint.id, event).id.slice(0, -3);
+      let next = 0;
+      const idEnding = (last: '0' | '1') => `${base}${ULID_DIGITS[Math.floor(next / 32)]}${ULID_DIGITS[next++ % 32]}${last}`;
+      expect([trimDue(idEnding('0')), trimDue(idEnding('1')), trimDue('not-a-ulid!')]).toEqual([true, false, true]);
+      const old = DELIVERY_TRIM_STEP + 6;
+      for (let i = 0; i < old; i += 1) await storage.deliveries.record(WS, records.attempt(endpoint.id, event, { id: idEnding('1') }));
+      expect(await client().zcard(keys.deliveriesAt(endpoint.id))).toBe(old);
+      await sleep(1_600);
+      // A record not due trims nothing; reads already hide the expired attempts.
+      const kept = records.attempt(endpoint.id, event, { id: idEnding('1') });
+      await storage.deliveries.record(WS, kept);
+      expect(await client().zcard(keys.deliveriesAt(endpoint.id))).toBe(old + 1);
+      expect((await storage.deliveries.list(WS, endpoint.id, { limit: 100 }))?.deliveries.map((each) => each.id)).toEqual([kept.id]);
+      // A due one removes DELIVERY_TRIM_STEP of them, from the oldest.
+      const due = records.attempt(endpoint.id, event, { id: idEnding('0') });
+      await storage.deliveries.record(WS, due);
+      expect(await client().zcard(keys.deliveriesAt(endpoint.id))).toBe(old + 2 - DELIVERY_TRIM_STEP);
+      expect(await client().hlen(keys.delivery(endpoint.id))).toBe(old + 2 - DELIVERY_TRIM_STEP);
+      expect(await client().zcard(keys.deliveries(endpoint.id))).toBe(old + 2 - DELIVERY_TRIM_STEP);
     }, { eventRetentionMs: 1_500 }));
 
     it('hints only into an empty outbox: an event behind a taken batch is hinted by that batch’s ack', withStorage(client, async (storage, prefix) => {

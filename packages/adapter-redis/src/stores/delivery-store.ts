@@ -2,8 +2,14 @@
 import type { DeliveryAttempt, DeliveryPage, DeliveryStore } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
-import { DELIVERY_GET, DELIVERY_PAGE, DELIVERY_RECORD } from './delivery-store.lua.js';
-import type { EventLog } from './event-log.js';
+import { DELIVERY_GET, DELIVERY_PAGE, DELIVERY_RECORD, DELIVERY_TRIM_EVERY } from './delivery-store.lua.js';
+import { ULID_DIGITS, type EventLog } from './event-log.js';
+
+/** Whether recording attempt `id` trims expired attempts: one id in {@link DELIVERY_TRIM_EVERY} by its last ULID character, every id without one. */
+export function trimDue(id: string): boolean {
+  const digit = ULID_DIGITS.indexOf(id.at(-1) ?? '');
+  return digit < 0 || digit % DELIVERY_TRIM_EVERY === 0;
+}
 
 /**
  * {@link DeliveryStore} on Redis: every method is one round trip. Attempts are kept as long as
@@ -37,6 +43,7 @@ export class RedisDeliveryStore implements DeliveryStore {
         ok: ok ? '1' : '0',
         now: this.log.options.clock.now(),
         retainedFrom: this.log.retainedFrom(),
+        trim: trimDue(attempt.id) ? '1' : '0',
       },
     });
   }

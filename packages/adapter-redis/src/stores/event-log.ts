@@ -15,7 +15,8 @@ export interface EventLogOptions {
   clock: Clock;
 }
 
-const ULID_DIGITS = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+/** The 32 digits of a ULID (Crockford's base 32), in order. */
+export const ULID_DIGITS = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /**
  * Ms since the epoch in a `<prefix>_<ULID>` id (its first 10 ULID characters), or `null` when the
