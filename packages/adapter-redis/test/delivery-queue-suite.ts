@@ -121,6 +121,21 @@ export function runRedisDeliveryQueueTests(client: () => RedisClient, label: str
     );
 
     it(
+      'an ack or retry of a job whose stream is gone does nothing, and creates no key',
+      withQueues(30_000, async ({ open, prefix }) => {
+        const queue = open();
+        const keys = deliveryQueueKeys(prefix);
+        await queue.enqueue([contractJob(1), contractJob(2)]);
+        const [one, two] = await queue.lease('first', 2, 0);
+        await queue.client.del(keys.first);
+        await queue.ack(one!);
+        await queue.retry(two!, { ...two!.job, attempt: 2 }, Date.now() - 1);
+        expect(await countPrefix(queue.client, prefix)).toBe(0);
+        expect(await queue.stats()).toMatchObject({ scheduled: 0 });
+      }),
+    );
+
+    it(
       'close() removes its consumer from the groups when it holds no lease, and keeps it when it does',
       withQueues(30_000, async ({ open, prefix }) => {
         const keys = deliveryQueueKeys(prefix);

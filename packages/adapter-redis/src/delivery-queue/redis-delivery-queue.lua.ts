@@ -92,13 +92,15 @@ return out
 `,
 });
 
-/** Acks entry `id` and deletes it. Returns 1, or 0 when it was acked or rescheduled already. */
+/**
+ * Acks entry `id` and deletes it. Returns 1, or 0 when it was acked or rescheduled already. XDEL
+ * and XACK answer 0 for a stream (or group) that does not exist, so neither needs a check first.
+ */
 export const QUEUE_ACK = namedScript({
   name: 'delivery_ack',
   keys: ['stream'],
   args: ['group', 'id'],
   lua: `
-if redis.call('EXISTS', stream) == 0 then return 0 end
 local removed = redis.call('XDEL', stream, id)
 redis.call('XACK', stream, group, id)
 return removed
@@ -114,7 +116,6 @@ export const QUEUE_RETRY = namedScript({
   keys: ['stream', 'scheduled'],
   args: ['group', 'id', 'dueAt', 'job'],
   lua: `
-if redis.call('EXISTS', stream) == 0 then return 0 end
 local removed = redis.call('XDEL', stream, id)
 redis.call('XACK', stream, group, id)
 if removed == 0 then return 0 end
