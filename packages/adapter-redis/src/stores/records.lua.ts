@@ -63,16 +63,13 @@ local function fieldJson(record, name)
   if not value then return 'null' end
   return sub(record.body, value, (stop or 0) - 1)
 end
+local function splice(body, from, stop, text)
+  return sub(body, 1, from - 1) .. text .. (stop and sub(body, stop) or '')
+end
 local function setSegment(record, segment)
-  local first, _, stop = findField(record.body, fieldName(segment))
   local body = record.body
-  if not first then
-    record.body = body .. SEP .. segment
-  elseif stop then
-    record.body = sub(body, 1, first) .. segment .. sub(body, stop)
-  else
-    record.body = sub(body, 1, first) .. segment
-  end
+  local first, _, stop = findField(body, fieldName(segment))
+  if first then record.body = splice(body, first + 1, stop, segment) else record.body = body .. SEP .. segment end
 end
 local function advance(record, name, json)
   local body = record.body
@@ -82,7 +79,7 @@ local function advance(record, name, json)
     return
   end
   local current = sub(body, value, (stop or 0) - 1)
-  if current == 'null' or lessBytes(current, json) then record.body = sub(body, 1, value - 1) .. json .. (stop and sub(body, stop) or '') end
+  if current == 'null' or lessBytes(current, json) then record.body = splice(body, value, stop, json) end
 end
 local function encodeRecord(record)
   return record.version .. record.body
@@ -92,7 +89,7 @@ local function recordJson(record)
   local body = record.body
   for _, name in ipairs(HIDDEN) do
     local first, _, stop = findField(body, name)
-    if first then body = sub(body, 1, first - 1) .. (stop and sub(body, stop) or '') end
+    if first then body = splice(body, first, stop, '') end
   end
   return '{' .. string.gsub(sub(body, 2), SEP, ',') .. '}'
 end

@@ -147,9 +147,18 @@ export class DeliveryWorker {
     const inFlight = new Set<Promise<void>>();
     // Resolved when an attempt ends, so a full lane wakes without racing every attempt in flight.
     let slotFreed: (() => void) | undefined;
+    /** Resolves when an attempt of this lane ends, or once `ms` passed when given. */
+    const nextSlot = (ms?: number) =>
+      new Promise<void>((resolve) => {
+        const timer = ms === undefined ? undefined : setTimeout(resolve, ms);
+        slotFreed = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     while (!this.stopping) {
       if (inFlight.size >= limit) {
-        await new Promise<void>((resolve) => (slotFreed = resolve));
+        await nextSlot();
         continue;
       }
       let leased: LeasedJob[];
@@ -188,16 +197,7 @@ export class DeliveryWorker {
         // the queue's full speed would starve the attempts in flight of the very connection and
         // event loop they need to end.
         await Promise.all(putOff);
-        if (putOff.length === leased.length && !this.stopping) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, BUSY_BACKOFF_MS);
-            slotFreed = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          slotFreed = undefined;
-        }
+        if (putOff.length === leased.length && !this.stopping) await nextSlot(BUSY_BACKOFF_MS);
       }
     }
     await Promise.allSettled(inFlight);
