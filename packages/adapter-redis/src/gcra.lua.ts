@@ -8,27 +8,41 @@
  */
 
 /**
- * `gcraHit(tat, now, interval, max, call)` decides one hit on `tat` (a STRING holding the TAT in
- * ms) at `now`, with emission interval `interval` and limit `max`, and returns `{allowed (0|1),
- * remaining, resetMs, retryAfterMs}`. An admitted hit stores the new TAT with a TTL of `resetMs` —
- * once the TAT is past, a missing key means the same (full quota); with a rounded-up interval that
- * can be up to `limit − 1` ms over `periodMs`. A refused hit writes nothing. `call` is
- * `redis.call` (an error, e.g. `OOM` or `NOPERM`, fails the script) or `redis.pcall` (then
- * `gcraHit` returns `nil` when the state cannot be read or written).
+ * `gcraHit(state, now, interval, max, call)` decides one hit on `state` (a STRING) at `now`, with
+ * emission interval `interval` and limit `max`, and returns `{allowed (0|1), remaining, resetMs,
+ * retryAfterMs}`. The STRING holds `<TAT>:<seen>` in ms: the TAT, and the latest `now` a hit
+ * was admitted at (a bare `<TAT>`, as earlier versions wrote, counts as never seen). A hit is
+ * decided at the later of `now` and `seen`, so the key's clock never runs backwards: several
+ * processes stamp their hits before they reach Redis, and one stamped a moment before a hit
+ * already decided would otherwise carry an extra millisecond of debt and report one `remaining`
+ * too few (the PostgreSQL store does the same; docs/rate-limits.md). An admitted hit stores the new
+ * state with a TTL of `resetMs` — once the TAT is past, a missing key means the same (full quota);
+ * with a rounded-up interval that can be up to `limit − 1` ms over `periodMs`. A refused hit
+ * writes nothing: a hit stamped earlier is refused too. `call` is `redis.call` (an error, e.g.
+ * `OOM` or `NOPERM`, fails the script) or `redis.pcall` (then `gcraHit` returns `nil` when the
+ * state cannot be read or written).
  */
 export const LUA_GCRA = `
-local function gcraHit(tat, now, interval, max, call)
+local function gcraHit(state, now, interval, max, call)
   local tolerance = (max - 1) * interval
-  local stored = call('GET', tat)
+  local stored = call('GET', state)
   if type(stored) == 'table' then return nil end
   local start = now
-  if stored then start = math.max(tonumber(stored), now) end
+  if stored then
+    local tat, seen = string.match(stored, '^(%d+):(%d+)$')
+    if tat then
+      now = math.max(now, tonumber(seen))
+      start = math.max(tonumber(tat), now)
+    else
+      start = math.max(tonumber(stored), now)
+    end
+  end
   if start - now > tolerance then
     return {0, 0, start - now, start - tolerance - now}
   end
   local newTat = start + interval
   local debt = newTat - now
-  if call('SET', tat, string.format('%.0f', newTat), 'PX', string.format('%.0f', debt)).err then return nil end
+  if call('SET', state, string.format('%.0f:%.0f', newTat, now), 'PX', string.format('%.0f', debt)).err then return nil end
   return {1, math.floor((max * interval - debt) / interval), debt, 0}
 end
 `;

@@ -15,7 +15,9 @@ import { GCRA_HIT } from './redis-rate-limits.lua.js';
  * for their rate limit (docs/rate-limits.md#one-round-trip).
  *
  * Time is the caller's `nowMs`, never the Redis server clock, so every instance must keep its
- * clock in sync (NTP) for their decisions to agree. Options as for `RedisStorage`.
+ * clock in sync (NTP) for their decisions to agree. A hit is decided at the later of its `nowMs`
+ * and the latest `nowMs` the key admitted a hit at, so a hit stamped a moment before another
+ * that reached Redis first counts down from where that one left off. Options as for `RedisStorage`.
  */
 export class RedisRateLimitStore extends RedisAdapter implements RateLimitStore {
   readonly foldsIntoStorage = true;
@@ -33,7 +35,7 @@ export class RedisRateLimitStore extends RedisAdapter implements RateLimitStore 
   async hit(key: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision> {
     const interval = emissionIntervalMs(rule);
     if (!Number.isSafeInteger(nowMs)) throw new RangeError(`nowMs must be an integer number of ms, got ${nowMs}`);
-    const reply = await this.runner.script(GCRA_HIT, { keys: { tat: rateLimitKey(this.runner.prefix, key) }, args: { nowMs, intervalMs: interval, limit: rule.limit } });
+    const reply = await this.runner.script(GCRA_HIT, { keys: { state: rateLimitKey(this.runner.prefix, key) }, args: { nowMs, intervalMs: interval, limit: rule.limit } });
     const [allowed, remaining, resetMs, retryAfterMs] = (reply as number[]).map(Number) as [number, number, number, number];
     return { allowed: allowed === 1, limit: rule.limit, remaining, resetMs, retryAfterMs };
   }

@@ -26,9 +26,12 @@ export interface RateLimitDecision {
  * process or across processes sharing the backend, no two calls may both see the same state
  * (a Lua script on Redis, a synchronous section in memory). A refused call records nothing, so
  * refusals never use up quota. The algorithm is GCRA (see `rate-limit/gcra.ts` in core), and
- * every adapter must give exactly the decisions of `gcra()` for the same inputs. A key's state (one
- * integer, the TAT) may expire after the admitted decision's `resetMs` — not `periodMs`: a rounded-up
- * emission interval can put the TAT up to `limit − 1` ms beyond one period (O(1) memory per key).
+ * every adapter must give exactly the decisions of `gcra()` for the same inputs, with one rule for
+ * time: a key's clock never runs backwards. A hit is decided at the later of its `nowMs` and the
+ * latest `nowMs` the key admitted a hit at, because requests are stamped before they reach the
+ * store and may reach it in another order (docs/rate-limits.md). A key's state (the TAT and that
+ * time) may expire after the admitted decision's `resetMs` — not `periodMs`: a rounded-up emission
+ * interval can put the TAT up to `limit − 1` ms beyond one period (O(1) memory per key).
  * Check an adapter with `runRateLimitStoreContract` from `@parley/core/testing`.
  */
 export interface RateLimitStore {

@@ -129,6 +129,25 @@ export function runRateLimitStoreContract(
       }
     });
 
+    test('decides a hit stamped before one already admitted at that later time', async (store) => {
+      const [k, now] = [key('late-stamp'), base()];
+      expect(await store.hit(k, FREE, now + 1_000)).toEqual(allowed(100, 99, 36_000));
+      // Decided at now + 1 000, not now: one interval more debt, not one interval and 1 000 ms.
+      expect(await store.hit(k, FREE, now)).toEqual(allowed(100, 98, 72_000));
+      expect(await store.hit(k, FREE, now + 1_001)).toEqual(allowed(100, 97, 107_999));
+    });
+
+    test('counts a burst down one by one whatever order its stamps arrive in', async (store) => {
+      const [k, now] = [key('shuffled'), base()];
+      // 100 stamps within 40 ms, in a fixed scrambled order (37 is coprime with 100) that starts
+      // in the middle, so many reach the store after a later one.
+      const stamps = Array.from({ length: 100 }, (_, i) => now + Math.floor(((i * 37 + 50) % 100) * 0.4));
+      const remaining: number[] = [];
+      for (const stamp of stamps) remaining.push((await store.hit(k, FREE, stamp)).remaining);
+      expect(remaining).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
+      expect((await store.hit(k, FREE, now)).allowed).toBe(false);
+    });
+
     test('admits exactly `limit` of 500 simultaneous requests', async (store) => {
       const [k, now] = [key('concurrent'), base()];
       const decisions = await Promise.all(Array.from({ length: 500 }, () => store.hit(k, FREE, now)));
