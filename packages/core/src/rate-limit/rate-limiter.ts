@@ -130,11 +130,11 @@ export class RateLimiter implements AdmissionLimiter {
  * The deadlines of pending store calls. They are all `ms` long, so they expire in the order they
  * were set: one timer, armed for the oldest pending deadline, serves every request in flight —
  * instead of a timer and a `Promise.race` per request, which cost more than a memory store's
- * answer. An answer that arrives first settles its entry; the timer skips settled entries.
+ * answer. Pending calls are kept in a `Set`, which iterates in insertion order (oldest deadline
+ * first); an answer removes its call at once, so nothing outlives its request.
  */
 class Deadlines {
-  private queue: Array<{ at: number; settled: boolean; expire: () => void }> = [];
-  private head = 0;
+  private readonly pending = new Set<{ at: number; reject: (error: Error) => void }>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly ms: number) {}
@@ -142,56 +142,41 @@ class Deadlines {
   /** `promise`'s outcome, or a rejection with a timeout `Error` once `ms` milliseconds have passed. */
   race<T>(promise: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const entry = {
-        at: performance.now() + this.ms,
-        settled: false,
-        expire: () => reject(new Error(`Rate-limit store did not answer within ${this.ms} ms`)),
-      };
-      this.queue.push(entry);
-      if (this.timer === undefined) this.arm();
+      const call = { at: performance.now() + this.ms, reject };
+      this.pending.add(call);
+      this.timer ??= this.arm(this.ms);
       // A store that answers after the deadline settles an already-rejected promise: a no-op.
       promise.then(
         (value) => {
-          entry.settled = true;
+          this.pending.delete(call);
           resolve(value);
         },
         (error: unknown) => {
-          entry.settled = true;
+          this.pending.delete(call);
           reject(error);
         },
       );
     });
   }
 
-  private arm(): void {
-    while (this.head < this.queue.length && this.queue[this.head]!.settled) this.head += 1;
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-      this.timer = undefined;
-      return;
-    }
-    if (this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
-    this.timer = setTimeout(() => this.expire(), Math.max(0, this.queue[this.head]!.at - performance.now()));
+  private arm(ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => this.expire(), ms);
     // The deadline alone must not keep a process alive.
-    this.timer.unref?.();
+    timer.unref?.();
+    return timer;
   }
 
   private expire(): void {
     const now = performance.now();
-    while (this.head < this.queue.length) {
-      const entry = this.queue[this.head]!;
-      if (!entry.settled && entry.at > now) break;
-      this.head += 1;
-      if (!entry.settled) {
-        entry.settled = true;
-        entry.expire();
+    this.timer = undefined;
+    for (const call of this.pending) {
+      if (call.at > now) {
+        this.timer = this.arm(call.at - now);
+        return;
       }
+      this.pending.delete(call);
+      call.reject(new Error(`Rate-limit store did not answer within ${this.ms} ms`));
     }
-    this.arm();
   }
 }
 
