@@ -4,7 +4,7 @@ import type { Clock } from '../ports/clock.js';
 import type { RateLimitStore } from '../ports/rate-limit.js';
 import { TOKENS } from '../tokens.js';
 import type { Principal } from '../types.js';
-import { Admission, type AdmissionLimiter, type RateLimitHit, type RateLimitResult } from './admission.js';
+import { Admission, rateLimitResult, type AdmissionLimiter, type RateLimitHit, type RateLimitResult } from './admission.js';
 import { gcra } from './gcra.js';
 import { planRules, ruleFor, type PlanRules } from './plans.js';
 
@@ -101,7 +101,7 @@ export class RateLimiter implements AdmissionLimiter {
   async decide(hit: RateLimitHit, about: Pick<RateLimitResult, 'plan' | 'periodMs'>): Promise<RateLimitResult> {
     try {
       const decision = await this.deadlines.race(this.store.hit(hit.key, hit.rule, hit.nowMs));
-      return { ...decision, ...about };
+      return rateLimitResult(decision, about);
     } catch (error) {
       return this.failed(hit, about, error);
     }
@@ -116,9 +116,9 @@ export class RateLimiter implements AdmissionLimiter {
         // A broken logger must not turn a degraded answer into a failed request.
       }
     }
-    if (this.failure === 'open') return { ...gcra(null, hit.rule, hit.nowMs).decision, ...about, failure: 'open' };
+    if (this.failure === 'open') return rateLimitResult(gcra(null, hit.rule, hit.nowMs).decision, about, 'open');
     const wait = this.closedRetryAfterMs;
-    return { allowed: false, limit: hit.rule.limit, remaining: 0, resetMs: wait, retryAfterMs: wait, ...about, failure: 'closed' };
+    return rateLimitResult({ allowed: false, limit: hit.rule.limit, remaining: 0, resetMs: wait, retryAfterMs: wait }, about, 'closed');
   }
 
   private hitOf(principal: Principal): RateLimitHit {
