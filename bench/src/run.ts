@@ -34,6 +34,7 @@ import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -293,19 +294,47 @@ async function commandCalls(client: Redis): Promise<number> {
   return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
 }
 
+/**
+ * MONITOR on a socket of its own, calling `onCommand(time in s, source, first arguments)` for each
+ * command Redis reports; resolves once Redis has answered `+OK`. Not ioredis's `monitor()`: a line
+ * arriving while its connection changes state (around a disconnect) makes ioredis throw "Command
+ * queue state error" from its socket's data handler, which no error listener catches. Each line is
+ * a simple string, `+<time> [<db> <source>] "<command>" "<arg>" …`; only the first two quoted
+ * arguments are decoded (escapes left as sent), which is all the round-trip count needs.
+ */
+function monitorRedis(url: string, onCommand: (time: number, source: string, args: string[]) => void): Promise<{ close(): void }> {
+  const { hostname, port } = new URL(url);
+  const socket = connect({ host: hostname, port: Number(port || 6379) });
+  socket.setEncoding('utf8');
+  socket.on('error', () => {}); // closed by us, or Redis went away: the figures will show it
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    let ready = false;
+    socket.once('connect', () => socket.write('MONITOR\r\n'));
+    socket.once('error', reject);
+    socket.on('data', (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split('\r\n');
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        const entry = /^\+(\d+\.\d+) \[\d+ ([^\]]+)\] (.*)$/.exec(line);
+        if (entry) onCommand(Number(entry[1]), entry[2]!, [...entry[3]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].slice(0, 2).map((arg) => arg[1]!));
+        else if (!ready && line === '+OK') {
+          ready = true;
+          resolve({ close: () => socket.destroy() });
+        } else if (!ready && line.startsWith('-')) reject(new Error(`MONITOR refused: ${line.slice(1)}`));
+      }
+    });
+  });
+}
+
 /** Commands the target sent per request, commands run (scripts included) and round trips (MONITOR). */
 async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
   const stats = new Redis(REDIS_URL);
-  const base = new Redis(REDIS_URL);
-  const monitor = await base.monitor();
-  base.disconnect();
-  // Lines MONITOR streamed just before disconnect() may still arrive, and ioredis then reports
-  // them as an error of the closed connection: nothing to act on.
-  monitor.on('error', () => {});
   const seen: Array<{ time: number; source: string; command: string }> = [];
   // A script is told apart by its SHA (EVALSHA) or the end of its source (EVAL, first use).
   const commandOf = (args: string[]) => `${String(args[0]).toLowerCase()} ${String(args[1] ?? '').slice(-40)}`;
-  monitor.on('monitor', (time: string, args: string[], source: string) => seen.push({ time: Number(time), source, command: commandOf(args) }));
+  const monitor = await monitorRedis(REDIS_URL, (time, source, args) => seen.push({ time, source, command: commandOf(args) }));
   await new Promise((resolve) => setTimeout(resolve, 100));
   seen.length = 0;
   const callsBefore = await commandCalls(stats);
@@ -314,7 +343,7 @@ async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
   // Less this probe's own INFO, and MONITOR's commands (none: MONITOR itself is not counted after it starts).
   const calls = (await commandCalls(stats)) - callsBefore - 1;
   stats.disconnect();
-  monitor.disconnect();
+  monitor.close();
   // The target's own connections send on (nearly) every request; another client of the same Redis
   // (a test suite, another benchmark) sends sporadically, and is left out.
   const bySource = new Map<string, number>();

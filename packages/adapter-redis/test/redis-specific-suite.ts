@@ -14,7 +14,7 @@ import { AGENT_DELETE } from '../src/stores/agent-store.lua.js';
 import { CASCADE_BATCH } from '../src/stores/cascade.js';
 import { LUA_RECORD } from '../src/stores/records.lua.js';
 import { runApiKeyUpsertTests } from './api-key-upsert-suite.js';
-import { recordVersion } from '@parley/core';
+import { gcra, recordVersion } from '@parley/core';
 import { Records } from '@parley/core/testing';
 import { deletePrefix, keysUnder, uniquePrefix } from './redis-available.js';
 
@@ -211,6 +211,22 @@ export function runRedisSpecificTests(client: () => RedisClient): void {
         const ttl = await client().pttl(rateLimitKey(prefix, 'ws'));
         expect(ttl).toBeLessThanOrEqual(second.resetMs);
         expect(ttl).toBeGreaterThan(second.resetMs - 1_000);
+      } finally {
+        await deletePrefix(client(), prefix);
+      }
+    });
+
+    it('reads a rate-limit state an earlier version wrote (a bare TAT), and writes the TAT with its time', async () => {
+      const prefix = uniquePrefix('rl-upgrade');
+      const store = new RedisRateLimitStore({ client: client(), prefix });
+      const rule = { limit: 5, periodMs: 60_000 }; // T = 12 000 ms
+      const now = Date.now();
+      try {
+        // Four hits' worth of debt, as the earlier format stored it.
+        await client().set(rateLimitKey(prefix, 'ws'), String(now + 48_000), 'PX', 48_000);
+        expect(await store.hit('ws', rule, now)).toEqual(gcra(now + 48_000, rule, now).decision);
+        expect(await client().get(rateLimitKey(prefix, 'ws'))).toBe(`${now + 60_000}:${now}`);
+        expect((await store.hit('ws', rule, now)).allowed).toBe(false);
       } finally {
         await deletePrefix(client(), prefix);
       }
