@@ -155,7 +155,8 @@ export class MemoryEventLog {
     // Hidden fields (an agent's tools secret) never reach an event, whoever built its data.
     const data = recorded !== null && typeof recorded === 'object' ? Object.freeze(withoutHiddenFields(recorded)) : recorded;
     // One literal of the event's fields (all strings, but `data`), not spreads: on Node 20 a spread
-    // followed by more properties takes V8's slow path, about 1 µs each.
+    // followed by more properties gives every object a hidden class of its own
+    // (bench/PERFORMANCE-NOTES.md, "Node 20's object spread").
     const { id, type, occurredAt } = event;
     log.append(Object.freeze({ id, type, workspaceId, occurredAt, data }), this.options.clock.now());
     log.trim(this.oldestRetained(), TRIM_STEP);

@@ -45,8 +45,8 @@ export function headerFieldsOf(c: AnyContext): Record<string, string> {
 /** A response with `body` (a string, or `null` for none), `status` and the request's header fields; `extra` fields are added. */
 export function respond(c: AnyContext, body: string | null, status: number, extra?: Readonly<Record<string, string>>): Response {
   const { fields, changes } = headerFields(c);
-  // Object.assign, not `{ ...fields, ...extra }`: on Node 20 a spread followed by more properties
-  // takes V8's slow path, about 1 µs a response.
+  // Object.assign, not `{ ...fields, ...extra }`: on Node 20 that spread gives every object a
+  // hidden class of its own (bench/PERFORMANCE-NOTES.md, "Node 20's object spread").
   const response = new Response(body, { status, headers: Object.assign({}, fields, extra) });
   builtWith.set(response, changes);
   return response;

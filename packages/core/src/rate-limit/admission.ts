@@ -27,8 +27,10 @@ export interface RateLimitResult extends RateLimitDecision {
 
 /**
  * `decision` with the policy fields `about` (and `failure`, when given) as one {@link RateLimitResult}.
- * Written as one object literal because it runs on every request: on Node 20, a spread followed by
- * more properties (`{ ...decision, ...about }`) takes V8's slow path, about 1 µs a call.
+ * Written as one object literal because it runs on every request: on Node 20, V8 gives every
+ * object built by a spread followed by more properties (`{ ...decision, ...about }`) a hidden
+ * class of its own, which costs about 1 µs and slows every later reader of it
+ * (bench/PERFORMANCE-NOTES.md, "Node 20's object spread").
  */
 export function rateLimitResult(
   decision: RateLimitDecision,
