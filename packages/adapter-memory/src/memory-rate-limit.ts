@@ -40,8 +40,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
     const at = state === undefined ? nowMs : Math.max(nowMs, state.seenMs);
     const { decision, tat } = gcra(state?.tat ?? null, rule, at);
     if (tat === null) return decision;
-    if (state === undefined) this.states.set(key, { tat, seenMs: at });
-    else [state.tat, state.seenMs] = [tat, at];
+    if (state === undefined) {
+      this.states.set(key, { tat, seenMs: at });
+    } else {
+      state.tat = tat;
+      state.seenMs = at;
+    }
     return decision;
   }
 
