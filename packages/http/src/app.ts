@@ -4,7 +4,6 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import type { ParleyEnv } from './env.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { bearerAuthentication } from './middleware/bearer-auth.js';
-import { compressJson } from './middleware/compress-json.js';
 import { crossOrigin } from './middleware/cross-origin.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { idempotency } from './middleware/idempotency.js';
@@ -62,7 +61,7 @@ export interface AppOptions {
  * request-id and logging middleware then also cover the host's routes under that path.
  *
  * Request pipeline, whose order gives docs/errors.md's error precedence:
- * request context (id, header fields, log) → JSON compression → CORS (preflights answered
+ * request context (id, header fields, JSON compression, log) → CORS (preflights answered
  * here) → [/api, /sandbox] guard: bearer auth (401), then rate limit (429) → route
  * match (404/405) → scope (403) → body size (413) → media type (415) → JSON (400
  * `invalid_request`) → [/api POST with `Idempotency-Key`] replay,
@@ -87,8 +86,7 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
   const app = new Hono<ParleyEnv>();
   // First, so the time measured and the status counted are those of the whole pipeline.
   if (options.metrics) app.use(requestMetrics(options.metrics));
-  app.use(requestContext({ logger }));
-  if (options.compression ?? true) app.use(compressJson());
+  app.use(requestContext({ logger, compression: options.compression ?? true }));
   // Before authentication: browsers send preflights without the Authorization header.
   if (options.corsOrigins !== undefined) app.use(crossOrigin(options.corsOrigins));
   app.route('/', healthRoutes(core));

@@ -18,10 +18,13 @@ export interface ParleyEnv {
 
 /**
  * The header fields of one request's response (response.ts), lower-case names to values, and how
- * many times they were set: a response built with them records that count, so a field set
- * afterwards (say, the rate limit decided after an early error) is still copied onto it.
+ * many times they were set; `built` is the last response built with them and `builtChanges` the
+ * count then, so a field set afterwards (say, the rate limit decided after an early error) is
+ * still copied onto it.
  */
 export interface ResponseHeaderFields {
   readonly fields: Record<string, string>;
   changes: number;
+  built: Response | undefined;
+  builtChanges: number;
 }

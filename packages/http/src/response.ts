@@ -8,16 +8,22 @@
 import type { Context } from 'hono';
 import type { ParleyEnv, ResponseHeaderFields } from './env.js';
 
-/** Responses built with a request's fields, and the `changes` count of those fields then. */
-const builtWith = new WeakMap<Response, number>();
-
 /** Any app's context: the fields live in its `responseHeaders` variable ({@link ParleyEnv}). */
 type AnyContext = Context<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * A request's header fields, starting with `fields`. The response built with them is remembered
+ * in the record rather than in a `WeakMap` keyed by response: a weak map's entries cost the
+ * garbage collector work on every collection (bench/PERFORMANCE-NOTES.md).
+ */
+export function newHeaderFields(fields: Record<string, string>): ResponseHeaderFields {
+  return { fields, changes: 0, built: undefined, builtChanges: 0 };
+}
 
 function headerFields(c: AnyContext): ResponseHeaderFields {
   const parley = c as Context<ParleyEnv>;
   let fields = parley.get('responseHeaders');
-  if (fields === undefined) parley.set('responseHeaders', (fields = { fields: {}, changes: 0 }));
+  if (fields === undefined) parley.set('responseHeaders', (fields = newHeaderFields({})));
   return fields;
 }
 
@@ -44,11 +50,13 @@ export function headerFieldsOf(c: AnyContext): Record<string, string> {
 
 /** A response with `body` (a string, or `null` for none), `status` and the request's header fields; `extra` fields are added. */
 export function respond(c: AnyContext, body: string | null, status: number, extra?: Readonly<Record<string, string>>): Response {
-  const { fields, changes } = headerFields(c);
+  const record = headerFields(c);
+  const { fields, changes } = record;
   // Object.assign, not `{ ...fields, ...extra }`: on Node 20 that spread gives every object a
   // hidden class of its own (bench/PERFORMANCE-NOTES.md, "Node 20's object spread").
   const response = new Response(body, { status, headers: Object.assign({}, fields, extra) });
-  builtWith.set(response, changes);
+  record.built = response;
+  record.builtChanges = changes;
   return response;
 }
 
@@ -71,7 +79,7 @@ export function applyHeaderFields(c: AnyContext): void {
   if (headerFields === undefined) return;
   const { fields, changes } = headerFields;
   let response = c.res;
-  if (builtWith.get(response) === changes) return;
+  if (headerFields.built === response && headerFields.builtChanges === changes) return;
   try {
     for (const name in fields) response.headers.set(name, fields[name]!);
   } catch {
@@ -80,5 +88,6 @@ export function applyHeaderFields(c: AnyContext): void {
     for (const name in fields) response.headers.set(name, fields[name]!);
     c.res = response;
   }
-  builtWith.set(response, changes);
+  headerFields.built = response;
+  headerFields.builtChanges = changes;
 }

@@ -62,12 +62,15 @@ export function serve(app: { fetch: (request: Request, env: HttpBindings) => Res
   const hostname = options.hostname ?? '127.0.0.1';
   const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
   const listener = getRequestListener(
-    async (request, bindings) => {
+    (request, bindings) => {
       // This listener only ever runs under node:http's createServer below, never HTTP/2.
-      const env = bindings as HttpBindings;
-      const problem = hostProblem(env.incoming);
-      const response = problem === null ? await app.fetch(request, env) : invalidRequestResponse(problem);
-      return await closeIfBodyUnread(response, env.incoming);
+      const { incoming } = bindings as HttpBindings;
+      const problem = hostProblem(incoming);
+      if (problem !== null) return closeIfBodyUnread(invalidRequestResponse(problem), incoming);
+      // Without an async frame of its own: one less promise per request on the hot path.
+      const response = app.fetch(request, bindings as HttpBindings);
+      const finish = (response: Response) => (incoming.complete ? response : closeIfBodyUnread(response, incoming));
+      return response instanceof Promise ? response.then(finish) : finish(response);
     },
     // Called when no Request can be built (an invalid Host or request target).
     { hostname, errorHandler: () => invalidRequestResponse() },
