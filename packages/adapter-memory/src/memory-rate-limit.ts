@@ -24,6 +24,8 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private readonly states = new Map<string, { tat: number; seenMs: number }>();
   private readonly sweepEvery: number;
   private hitsSinceSweep = 0;
+  /** Decided in a synchronous section of this process: no deadline is needed. */
+  readonly inProcess = true;
 
   constructor(options: MemoryRateLimitStoreOptions = {}) {
     this.sweepEvery = options.sweepEvery ?? 1000;

@@ -44,4 +44,10 @@ export interface RateLimitStore {
    * decision is a {@link hit}.
    */
   readonly foldsIntoStorage?: boolean;
+  /**
+   * True when `hit` decides in this process's memory without any I/O, so it cannot hang: the
+   * limiter then puts no deadline on it (`timeoutMs`), which spares every request a timer entry.
+   * Absent: every hit races the limiter's deadline.
+   */
+  readonly inProcess?: boolean;
 }

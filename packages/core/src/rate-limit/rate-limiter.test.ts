@@ -110,6 +110,21 @@ describe('RateLimiter', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it('puts no deadline on an in-process store: its answer decides, however late, and no timer is set', async () => {
+    vi.useFakeTimers();
+    let answer!: (decision: RateLimitDecision) => void;
+    const store: RateLimitStore = { inProcess: true, hit: () => new Promise((resolve) => (answer = resolve)) };
+    const limiter = new RateLimiter(store, new ManualClock(), { failure: 'closed', onStoreError: () => undefined });
+    let result: unknown;
+    void limiter.check(principal('ws1')).then((value) => (result = value));
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(result).toBeUndefined();
+    answer(ok);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(result).toEqual({ ...ok, plan: 'free', periodMs: 3_600_000 });
+  });
+
   it('recovers on the very next call once the store answers again', async () => {
     // First a refusal to connect, then a hang, then the store is back.
     const answers = [() => Promise.reject(new Error('down')), hang, () => Promise.resolve(ok)];

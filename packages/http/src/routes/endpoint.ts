@@ -64,7 +64,9 @@ export interface EndpointOptions {
 export function endpoints(body?: BodyReader) {
   return function endpoint<const Doc extends OperationDoc>(doc: Doc, handler: EndpointHandler<Doc>, options: EndpointOptions = {}): EndpointHandlers<Doc> {
     if (doc.body && !body) throw new TypeError(`endpoint ${doc.operationId}: a body is documented but no body reader was given.`);
-    const handle = async (c: Context<ParleyEnv>): Promise<Response> => {
+    // Not async: Hono awaits what a handler returns and catches what it throws, so an async frame
+    // here would only add a promise per request.
+    const handle = (c: Context<ParleyEnv>): Response | Promise<Response> => {
       const input = {
         workspaceId: c.get('principal').workspaceId,
         params: c.req.param(),
@@ -78,7 +80,7 @@ export function endpoints(body?: BodyReader) {
     // Without a body, the scope check and the handler are one handler: one step less per request.
     const first = doc.body && body
       ? documentAndRequireScope(doc)
-      : documented(doc, async function endpoint(c: Context<ParleyEnv>) {
+      : documented(doc, function endpoint(c: Context<ParleyEnv>) {
           if (doc.scope !== undefined) checkScope(c, doc.scope);
           return handle(c);
         });
