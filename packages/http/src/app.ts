@@ -79,7 +79,8 @@ export function createApp(core: Core, options: AppOptions = {}): Hono<ParleyEnv>
   const guard: MiddlewareHandler<ParleyEnv>[] = [
     async function guard(c, next) {
       await authenticate(c);
-      return limit(c, next);
+      // Awaited, not returned: a promise returned from an async function takes two more turns.
+      await limit(c, next);
     },
   ];
 
