@@ -159,5 +159,17 @@ export function runRateLimitStoreContract(
       );
       expect(decisions.filter((decision) => !decision.allowed).every((d) => d.retryAfterMs === 36_000)).toBe(true);
     });
+
+    test('answers without I/O when it says it is in process (it then gets no deadline)', async (store) => {
+      if (store.inProcess !== true) return;
+      const [k, now] = [key('in-process'), base()];
+      // An answer that waited for any I/O or timer would come after this immediate.
+      let immediateRan = false;
+      const immediate = new Promise<void>((resolve) => setImmediate(() => resolve(void (immediateRan = true))));
+      const decision = await store.hit(k, FREE, now);
+      expect(immediateRan).toBe(false);
+      expect(decision).toEqual(allowed(100, 99, 36_000));
+      await immediate;
+    });
   });
 }
