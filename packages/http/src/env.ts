@@ -17,14 +17,11 @@ export interface ParleyEnv {
 }
 
 /**
- * The header fields of one request's response (response.ts), lower-case names to values, and how
- * many times they were set; `built` is the last response built with them and `builtChanges` the
- * count then, so a field set afterwards (say, the rate limit decided after an early error) is
- * still copied onto it.
+ * The header fields of one request's response (response.ts), lower-case names to values, and
+ * `built`, the response that already carries all of them: setting a field clears it, so a field
+ * set afterwards (say, the rate limit decided after an early error) is still copied onto it.
  */
 export interface ResponseHeaderFields {
   readonly fields: Record<string, string>;
-  changes: number;
   built: Response | undefined;
-  builtChanges: number;
 }

@@ -17,7 +17,7 @@ type AnyContext = Context<any>; // eslint-disable-line @typescript-eslint/no-exp
  * garbage collector work on every collection (bench/PERFORMANCE-NOTES.md).
  */
 export function newHeaderFields(fields: Record<string, string>): ResponseHeaderFields {
-  return { fields, changes: 0, built: undefined, builtChanges: 0 };
+  return { fields, built: undefined };
 }
 
 function headerFields(c: AnyContext): ResponseHeaderFields {
@@ -33,9 +33,9 @@ function headerFields(c: AnyContext): ResponseHeaderFields {
  * handler's when something throws later.
  */
 export function setHeader(c: AnyContext, name: string, value: string): void {
-  const fields = headerFields(c);
-  fields.fields[name.toLowerCase()] = value;
-  fields.changes += 1;
+  const record = headerFields(c);
+  record.fields[name.toLowerCase()] = value;
+  record.built = undefined;
 }
 
 /** The value of header field `name` (lower-case) set with {@link setHeader}, if any. */
@@ -51,12 +51,10 @@ export function headerFieldsOf(c: AnyContext): Record<string, string> {
 /** A response with `body` (a string, or `null` for none), `status` and the request's header fields; `extra` fields are added. */
 export function respond(c: AnyContext, body: string | null, status: number, extra?: Readonly<Record<string, string>>): Response {
   const record = headerFields(c);
-  const { fields, changes } = record;
   // Object.assign, not `{ ...fields, ...extra }`: on Node 20 that spread gives every object a
   // hidden class of its own (bench/PERFORMANCE-NOTES.md, "Node 20's object spread").
-  const response = new Response(body, { status, headers: Object.assign({}, fields, extra) });
+  const response = new Response(body, { status, headers: Object.assign({}, record.fields, extra) });
   record.built = response;
-  record.builtChanges = changes;
   return response;
 }
 
@@ -77,9 +75,9 @@ export function json(c: AnyContext, value: unknown, status = 200): Response {
 export function applyHeaderFields(c: AnyContext): void {
   const headerFields = (c as Context<ParleyEnv>).get('responseHeaders');
   if (headerFields === undefined) return;
-  const { fields, changes } = headerFields;
+  const { fields } = headerFields;
   let response = c.res;
-  if (headerFields.built === response && headerFields.builtChanges === changes) return;
+  if (headerFields.built === response) return;
   try {
     for (const name in fields) response.headers.set(name, fields[name]!);
   } catch {
@@ -89,5 +87,4 @@ export function applyHeaderFields(c: AnyContext): void {
     c.res = response;
   }
   headerFields.built = response;
-  headerFields.builtChanges = changes;
 }
