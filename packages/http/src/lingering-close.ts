@@ -66,11 +66,16 @@ export function lingeringClose(socket: Socket): void {
  * as soon as they read the response, and a keep-alive client simply opens a new connection for
  * its next request (RFC 9112 §9.6, RFC 9110 §15.5.14).
  */
-export async function closeIfBodyUnread(response: Response, incoming: IncomingMessage): Promise<Response> {
+export function closeIfBodyUnread(response: Response, incoming: IncomingMessage): Response | Promise<Response> {
   // `complete` turns true once the parser has seen the whole message, read by the app or not
-  // (at once for requests without a body). An app that answers without awaiting any I/O can
-  // answer while the parser is still inside the packet that carries the body: let it finish.
-  if (!incoming.complete) await new Promise((resolve) => setImmediate(resolve));
+  // (at once for requests without a body). The common case answers at once, without a promise.
+  return incoming.complete ? response : closeAfterTheParser(response, incoming);
+}
+
+async function closeAfterTheParser(response: Response, incoming: IncomingMessage): Promise<Response> {
+  // An app that answers without awaiting any I/O can answer while the parser is still inside
+  // the packet that carries the body: let it finish.
+  await new Promise((resolve) => setImmediate(resolve));
   if (incoming.complete) return response;
   const socket = incoming.socket;
   // Node ends a `Connection: close` response with `socket.destroySoon()`, which destroys the

@@ -69,8 +69,7 @@ export function serve(app: { fetch: (request: Request, env: HttpBindings) => Res
       if (problem !== null) return closeIfBodyUnread(invalidRequestResponse(problem), incoming);
       // Without an async frame of its own: one less promise per request on the hot path.
       const response = app.fetch(request, bindings as HttpBindings);
-      const finish = (response: Response) => (incoming.complete ? response : closeIfBodyUnread(response, incoming));
-      return response instanceof Promise ? response.then(finish) : finish(response);
+      return response instanceof Promise ? response.then((built) => closeIfBodyUnread(built, incoming)) : closeIfBodyUnread(response, incoming);
     },
     // Called when no Request can be built (an invalid Host or request target).
     { hostname, errorHandler: () => invalidRequestResponse() },
