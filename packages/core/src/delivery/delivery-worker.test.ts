@@ -315,6 +315,69 @@ describe('DeliveryWorker', () => {
     expect(busyBatches).toBeGreaterThan(2);
   });
 
+  it("hands a busy endpoint's next free slot to a job held for it, instead of putting the job off", async () => {
+    // The memory queue, counting put-offs (retry() of a job the worker did not attempt).
+    const adapters = memoryAdapters();
+    const queue: DeliveryQueue = adapters.deliveryQueue;
+    let putOffs = 0;
+    adapters.deliveryQueue = {
+      enqueue: (jobs) => queue.enqueue(jobs),
+      lease: (lane, max, waitMs) => queue.lease(lane, max, waitMs),
+      ack: (leased) => queue.ack(leased),
+      stats: () => queue.stats(),
+      retry(leased, next, dueAt) {
+        putOffs += 1;
+        return queue.retry(leased, next, dueAt);
+      },
+    };
+    const { core } = setup({ adapters, transportTimeoutMs: 60_000, concurrency: { first: 4, retry: 2 } });
+    const target = await receiver();
+    target.answer = () => 'hang';
+    await endpoint(core, target.url, ['agent.created']);
+    for (let index = 0; index < 8; index++) await core.agents.create(WS, agentInput);
+    // Two attempts at a time (perEndpoint: half the first lane's 4); the lane holds the next two
+    // jobs, and each answer hands its slot to one of them.
+    for (let answered = 0; answered < 8; answered += 2) {
+      await eventually(async () => target.hanging() === 2, 5_000, `attempts ${answered + 1} and ${answered + 2} in flight`);
+      await target.release(200);
+    }
+    await target.waitFor(8);
+    expect(new Set(target.received.map((received) => received.id)).size).toBe(8);
+    expect(putOffs).toBe(0);
+  });
+
+  it('puts a held job off once its endpoint frees no slot in time, and a later one at once', async () => {
+    const adapters = memoryAdapters();
+    const queue: DeliveryQueue = adapters.deliveryQueue;
+    const putOffAt: number[] = [];
+    adapters.deliveryQueue = {
+      enqueue: (jobs) => queue.enqueue(jobs),
+      lease: (lane, max, waitMs) => queue.lease(lane, max, waitMs),
+      ack: (leased) => queue.ack(leased),
+      stats: () => queue.stats(),
+      retry(leased, next, dueAt) {
+        putOffAt.push(performance.now());
+        return queue.retry(leased, next, dueAt);
+      },
+    };
+    const { core } = setup({ adapters, transportTimeoutMs: 60_000, concurrency: { first: 4, retry: 2 } });
+    const target = await receiver();
+    target.answer = () => 'hang';
+    await endpoint(core, target.url, ['agent.created']);
+    for (let index = 0; index < 3; index++) await core.agents.create(WS, agentInput);
+    await eventually(async () => target.hanging() === 2, 5_000);
+    const hungAt = performance.now();
+    // The third job is held for the endpoint's next slot; none frees, so it is put off after ~1 s.
+    await eventually(async () => putOffAt.length === 1, 5_000);
+    expect(putOffAt[0]! - hungAt).toBeGreaterThanOrEqual(800);
+    // Now the endpoint has not moved for over a second: a new job is put off without waiting.
+    const createdAt = performance.now();
+    await core.agents.create(WS, agentInput);
+    await eventually(async () => putOffAt.length === 2, 5_000);
+    expect(putOffAt[1]! - createdAt).toBeLessThan(500);
+    expect(target.hanging()).toBe(2);
+  });
+
   it('stop() finishes the attempt in flight before resolving', async () => {
     const { core, worker } = setup();
     const target = await receiver();

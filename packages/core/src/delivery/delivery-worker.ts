@@ -67,6 +67,12 @@ export interface DeliveryAttemptReport {
 const FAULT_PAUSE_MS = 1_000;
 /** How long a job is put off when its endpoint already has `perEndpoint` attempts in flight, in ms. */
 const BUSY_ENDPOINT_DEFER_MS = 1_000;
+/**
+ * How long a job leased while its endpoint is at its limit may wait in the lane for that
+ * endpoint's next free slot, in ms: no longer than putting it off would delay it. With the
+ * attempt's 15 s deadline after it, well inside the queue's default 30 s lease.
+ */
+const HOLD_MS = BUSY_ENDPOINT_DEFER_MS;
 /** How long a lane waits (unless a slot frees first) after a batch of which every job was put off, in ms. */
 const BUSY_BACKOFF_MS = 10;
 
@@ -80,11 +86,14 @@ const BUSY_BACKOFF_MS = 10;
  * the schedule (±10 % jitter, a later `Retry-After` wins, at most 24 h) until the last attempt, and
  * an endpoint failing for 5 days is disabled (`failing`). A `manual` job is one attempt.
  *
- * One endpoint never takes more than `perEndpoint` slots: a job leased while its endpoint is that
- * busy is put off by a second (rescheduled into the `retry` lane, same attempt, not logged), so a
- * receiver that hangs for its full 15 s deadline delays only its own deliveries. A lane puts a
- * batch's such jobs off before it leases again, and pauses {@link BUSY_BACKOFF_MS} (or until one
- * of its attempts ends) after a batch it could start nothing of (docs/events-and-webhooks.md).
+ * One endpoint never takes more than `perEndpoint` slots. A job leased while its endpoint is that
+ * busy waits in the lane for the endpoint's next free slot, if one of its attempts started or
+ * ended within {@link HOLD_MS} — up to `perEndpoint` such jobs per endpoint, each at most
+ * {@link HOLD_MS}, and counted in the lane's concurrency. Otherwise, or when that time runs out,
+ * it is put off by a second (rescheduled into the `retry` lane, same attempt, not logged), so a
+ * receiver that hangs for its full 15 s deadline delays only its own deliveries. A lane finishes
+ * its put-offs before it leases again, and pauses {@link BUSY_BACKOFF_MS} (or until a slot frees)
+ * after a batch it could neither start nor hold any of (docs/events-and-webhooks.md).
  *
  * Storage or queue faults never lose a job: an attempt that could not be acked or rescheduled is
  * handed out again when its lease ends (at-least-once; the same `webhook-id` every time).
@@ -101,6 +110,8 @@ export class DeliveryWorker {
   private readonly perEndpoint: number;
   /** Attempts in flight per `workspaceId endpointId`. */
   private readonly busy = new Map<string, number>();
+  /** When an attempt last started or ended, per endpoint with attempts in flight (`performance.now()`, ms). */
+  private readonly progress = new Map<string, number>();
   private readonly stopSignal = new AbortController();
   private running: Promise<void> | undefined;
 
@@ -145,9 +156,18 @@ export class DeliveryWorker {
   private async lane(lane: DeliveryLane): Promise<void> {
     const limit = this.concurrency[lane];
     const inFlight = new Set<Promise<void>>();
-    // Resolved when an attempt ends, so a full lane wakes without racing every attempt in flight.
+    /** Per endpoint (`workspaceId endpointId`), this lane's jobs held for its next free slot, oldest first. */
+    const held = new Map<string, Array<{ item: LeasedJob; timer: NodeJS.Timeout }>>();
+    let heldCount = 0;
+    /** Put-offs not finished yet: the lane leases nothing until they are. */
+    const puttingOff = new Set<Promise<void>>();
+    // Resolved when a slot frees (an attempt ends, a held job is put off), so a full lane wakes without racing every attempt in flight.
     let slotFreed: (() => void) | undefined;
-    /** Resolves when an attempt of this lane ends, or once `ms` passed when given. */
+    const wake = () => {
+      slotFreed?.();
+      slotFreed = undefined;
+    };
+    /** Resolves when a slot of this lane frees, or once `ms` passed when given. */
     const nextSlot = (ms?: number) =>
       new Promise<void>((resolve) => {
         const timer = ms === undefined ? undefined : setTimeout(resolve, ms);
@@ -156,51 +176,109 @@ export class DeliveryWorker {
           resolve();
         };
       });
+    const putOff = (item: LeasedJob) => {
+      const done: Promise<void> = this.deferBusy(item).finally(() => puttingOff.delete(done));
+      puttingOff.add(done);
+    };
+    /** Takes `entry` (or else the oldest job held for `key`) out of the hold and stops its timer. */
+    const unhold = (key: string, entry?: { item: LeasedJob; timer: NodeJS.Timeout }): LeasedJob | undefined => {
+      const queue = held.get(key);
+      const at = entry ? (queue?.indexOf(entry) ?? -1) : 0;
+      const [taken] = queue && at >= 0 ? queue.splice(at, 1) : [];
+      if (!taken) return undefined;
+      if (queue!.length === 0) held.delete(key);
+      clearTimeout(taken.timer);
+      heldCount -= 1;
+      return taken.item;
+    };
+    /** Starts the attempt of `item` in a slot of its endpoint (`key`) already counted in `this.busy`. */
+    const start = (item: LeasedJob, key: string): void => {
+      this.progress.set(key, performance.now());
+      const work: Promise<void> = this.work(item)
+        .catch((error: unknown) => this.logger.error({ err: error, jobId: item.job.id, endpointId: item.job.endpointId }, 'delivery attempt failed; its lease will hand it out again'))
+        .finally(() => {
+          inFlight.delete(work);
+          this.progress.set(key, performance.now());
+          // The endpoint's slot passes to the job held longest for it, or is given back.
+          const next = unhold(key);
+          if (next) start(next, key);
+          else {
+            const left = (this.busy.get(key) ?? 1) - 1;
+            if (left > 0) this.busy.set(key, left);
+            else {
+              this.busy.delete(key);
+              this.progress.delete(key);
+            }
+          }
+          wake();
+        });
+      inFlight.add(work);
+    };
     while (!this.stopping) {
-      if (inFlight.size >= limit) {
+      if (puttingOff.size > 0) {
+        // Busy endpoints' jobs are put off before the lane leases more: leasing and putting off at
+        // the queue's full speed would starve the attempts in flight of the very connection and
+        // event loop they need to end.
+        await Promise.all(puttingOff);
+        continue;
+      }
+      if (inFlight.size + heldCount >= limit) {
         await nextSlot();
         continue;
       }
       let leased: LeasedJob[];
       try {
-        leased = await this.queue.lease(lane, limit - inFlight.size, this.pollMs);
+        leased = await this.queue.lease(lane, limit - inFlight.size - heldCount, this.pollMs);
       } catch (error) {
         this.logger.error({ err: error, lane }, 'leasing delivery jobs failed; retrying');
         await pause(FAULT_PAUSE_MS, this.stopSignal.signal);
         continue;
       }
       // Jobs leased while stopping are still worked: they are ours until the lease ends anyway.
-      const putOff: Array<Promise<void>> = [];
+      let startedNothing = leased.length > 0;
       for (const item of leased) {
         const key = `${item.job.workspaceId} ${item.job.endpointId}`;
         const busy = this.busy.get(key) ?? 0;
-        if (busy >= this.perEndpoint) {
-          putOff.push(this.deferBusy(item));
+        if (busy < this.perEndpoint) {
+          this.busy.set(key, busy + 1);
+          start(item, key);
+          startedNothing = false;
           continue;
         }
-        this.busy.set(key, busy + 1);
-        const work: Promise<void> = this.work(item)
-          .catch((error: unknown) => this.logger.error({ err: error, jobId: item.job.id, endpointId: item.job.endpointId }, 'delivery attempt failed; its lease will hand it out again'))
-          .finally(() => {
-            inFlight.delete(work);
-            slotFreed?.();
-            slotFreed = undefined;
-            const left = (this.busy.get(key) ?? 1) - 1;
-            if (left > 0) this.busy.set(key, left);
-            else this.busy.delete(key);
-          });
-        inFlight.add(work);
+        // The endpoint is at its limit. While its attempts move (one started or ended within
+        // HOLD_MS), the job waits here for the next slot that frees, at most HOLD_MS: no longer
+        // than being put off would delay it, and without the queue's work of putting it off and
+        // leasing it again. Behind an endpoint that stopped answering, it is put off at once.
+        const waiting = held.get(key)?.length ?? 0;
+        if (waiting < this.perEndpoint && performance.now() - (this.progress.get(key) ?? -Infinity) < HOLD_MS) {
+          const entry = {
+            item,
+            timer: setTimeout(() => {
+              if (!unhold(key, entry)) return;
+              putOff(item);
+              wake();
+            }, HOLD_MS),
+          };
+          if (waiting === 0) held.set(key, [entry]);
+          else held.get(key)!.push(entry);
+          heldCount += 1;
+          startedNothing = false;
+          continue;
+        }
+        putOff(item);
       }
-      if (putOff.length > 0) {
-        // Busy endpoints' jobs are put off before leasing more, and a batch that started nothing
-        // pauses the loop until a slot frees or BUSY_BACKOFF_MS passed: leasing and putting off at
-        // the queue's full speed would starve the attempts in flight of the very connection and
-        // event loop they need to end.
-        await Promise.all(putOff);
-        if (putOff.length === leased.length && !this.stopping) await nextSlot(BUSY_BACKOFF_MS);
+      // After a batch it could neither start nor hold any of, the lane waits for its put-offs,
+      // then until a slot frees or BUSY_BACKOFF_MS passed.
+      if (startedNothing && !this.stopping) {
+        await Promise.all(puttingOff);
+        await nextSlot(BUSY_BACKOFF_MS);
       }
     }
-    await Promise.allSettled(inFlight);
+    // Stopping: jobs still held are put off now rather than waiting for a slot.
+    for (const key of [...held.keys()]) {
+      for (let item = unhold(key); item; item = unhold(key)) putOff(item);
+    }
+    await Promise.allSettled([...inFlight, ...puttingOff]);
   }
 
   /** Puts a job off (same attempt, a new job id) because its endpoint is at its limit. */
