@@ -87,8 +87,6 @@ export interface WorkspaceKeys {
   delivery(endpointId: string): string;
   /** ZSET (score 0, member attempt id): the endpoint's attempts in id order. */
   deliveries(endpointId: string): string;
-  /** ZSET (score = when it was recorded, ms; member attempt id): what retention trims by. */
-  deliveriesAt(endpointId: string): string;
   /** ZSET (score = when the last 2xx was recorded, ms; member event id): events delivered once. */
   delivered(endpointId: string): string;
 }
@@ -145,7 +143,6 @@ function buildWorkspaceKeys(prefix: string, workspaceId: string): WorkspaceKeys 
     // `part` leaves no ':' in the endpoint id, so the suffixes cannot be faked by one.
     delivery: (endpointId) => `${base}dlv:${part(endpointId)}`,
     deliveries: (endpointId) => `${base}dlv:${part(endpointId)}:ids`,
-    deliveriesAt: (endpointId) => `${base}dlv:${part(endpointId)}:at`,
     delivered: (endpointId) => `${base}dlv:${part(endpointId)}:ok`,
   };
 }

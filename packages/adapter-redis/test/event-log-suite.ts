@@ -13,9 +13,9 @@ import { outboxKeys, workspaceKeys } from '../src/keys.js';
 import { RedisStorage, type RedisStorageOptions } from '../src/redis-storage.js';
 import { positions, type LuaScript, type ScriptCall } from '../src/script.js';
 import { DELIVERY_TRIM_STEP } from '../src/stores/delivery-store.lua.js';
-import { trimDue } from '../src/stores/delivery-store.js';
+import { firstIdAt, trimDue } from '../src/stores/delivery-store.js';
 import { TRIM_EVERY, TRIM_STEP } from '../src/stores/event-log.lua.js';
-import { ULID_DIGITS } from '../src/stores/event-log.js';
+import { idTime, ULID_DIGITS } from '../src/stores/event-log.js';
 import { deletePrefix, uniquePrefix } from './redis-available.js';
 
 const WS = 'ws_event_log';
@@ -124,23 +124,27 @@ export function runEventLogTests(client: () => RedisClient): void {
       const endpoint = await records.insertEndpoint(storage, WS);
       const event = records.event(WS, 'agent.created', records.agent());
       // Attempt ids in increasing order whose last ULID character is due (digit 0) or not (digit 1).
-      const base = records.attempt(endpoint.id, event).id.slice(0, -3);
+      // Ids of the real time, as the worker makes them: retention goes by their time.
+      let base = records.attempt(endpoint.id, event).id.slice(0, -3);
       let next = 0;
       const idEnding = (last: '0' | '1') => `${base}${ULID_DIGITS[Math.floor(next / 32)]}${ULID_DIGITS[next++ % 32]}${last}`;
       expect([trimDue(idEnding('0')), trimDue(idEnding('1')), trimDue('not-a-ulid!')]).toEqual([true, false, true]);
+      // Retention goes by the ids' time: an id made at t sorts from firstIdAt(t) up, and below firstIdAt(t + 1).
+      const madeAt = idTime(`${base}000`)!;
+      expect([firstIdAt(madeAt) <= `${base}000`, `${base}ZZZ` < firstIdAt(madeAt + 1), idTime(`${firstIdAt(madeAt)}0000000000000000`)]).toEqual([true, true, madeAt]);
       const old = DELIVERY_TRIM_STEP + 6;
       for (let i = 0; i < old; i += 1) await storage.deliveries.record(WS, records.attempt(endpoint.id, event, { id: idEnding('1') }));
-      expect(await client().zcard(keys.deliveriesAt(endpoint.id))).toBe(old);
+      expect(await client().zcard(keys.deliveries(endpoint.id))).toBe(old);
       await sleep(1_600);
+      base = records.attempt(endpoint.id, event).id.slice(0, -3);
       // A record not due trims nothing; reads already hide the expired attempts.
       const kept = records.attempt(endpoint.id, event, { id: idEnding('1') });
       await storage.deliveries.record(WS, kept);
-      expect(await client().zcard(keys.deliveriesAt(endpoint.id))).toBe(old + 1);
+      expect(await client().zcard(keys.deliveries(endpoint.id))).toBe(old + 1);
       expect((await storage.deliveries.list(WS, endpoint.id, { limit: 100 }))?.deliveries.map((each) => each.id)).toEqual([kept.id]);
       // A due one removes DELIVERY_TRIM_STEP of them, from the oldest.
       const due = records.attempt(endpoint.id, event, { id: idEnding('0') });
       await storage.deliveries.record(WS, due);
-      expect(await client().zcard(keys.deliveriesAt(endpoint.id))).toBe(old + 2 - DELIVERY_TRIM_STEP);
       expect(await client().hlen(keys.delivery(endpoint.id))).toBe(old + 2 - DELIVERY_TRIM_STEP);
       expect(await client().zcard(keys.deliveries(endpoint.id))).toBe(old + 2 - DELIVERY_TRIM_STEP);
     }, { eventRetentionMs: 1_500 }));
@@ -232,8 +236,8 @@ export function runEventLogTests(client: () => RedisClient): void {
       expect(await storage.deliveries.list(WS, endpoint.id, { limit: 10, eventId: first.id })).toEqual({ deliveries: [echo], hasMore: false });
       expect([...(await storage.deliveries.delivered(WS, endpoint.id, [first.id, second.id]))]).toEqual([first.id]);
       const keys = workspaceKeys(prefix, WS);
-      const logKeys = [keys.delivery(endpoint.id), keys.deliveries(endpoint.id), keys.deliveriesAt(endpoint.id), keys.delivered(endpoint.id)];
-      expect(await client().exists(...logKeys)).toBe(4);
+      const logKeys = [keys.delivery(endpoint.id), keys.deliveries(endpoint.id), keys.delivered(endpoint.id)];
+      expect(await client().exists(...logKeys)).toBe(3);
       expect((await storage.webhookEndpoints.delete(WS, endpoint.id))?.outcome).toBe('applied');
       expect(await client().exists(...logKeys)).toBe(0);
     }));

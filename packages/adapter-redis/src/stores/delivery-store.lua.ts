@@ -1,9 +1,12 @@
 /**
  * @module Lua for each webhook endpoint's deliveries log, in its workspace's slot: a HASH (attempt
- * id → JSON), a ZSET of attempt ids (score 0: id order, newest last), a ZSET of when each was
- * recorded (ms; what retention goes by), and a ZSET of the events answered with a 2xx.
+ * id → JSON), a ZSET of attempt ids (score 0: id order, newest last), and a ZSET of the events
+ * answered with a 2xx. Retention goes by the time in the attempt's id (`dlv_<ULID>`, made when
+ * the attempt is recorded), as the event log's does: ULIDs sort by their time, so the expired
+ * attempts are the ids below `dlv_` + the retention's start in ULID digits.
  */
 import { LUA_PAGE_REPLY, namedScript } from '../script.js';
+import { LUA_ID_TIME } from './event-log.lua.js';
 
 /** Expired attempts removed per trim at most: bounded work, whatever the backlog. */
 export const DELIVERY_TRIM_STEP = 64;
@@ -19,64 +22,49 @@ export const DELIVERY_TRIM_EVERY = 16;
 /**
  * Adds an attempt if its endpoint still exists (`webhook` holds it), marks its event delivered
  * when `ok` is '1', and, when `trim` is '1' (one record in {@link DELIVERY_TRIM_EVERY}), trims up
- * to {@link DELIVERY_TRIM_STEP} attempts (and delivered marks) recorded before `retainedFrom`.
+ * to {@link DELIVERY_TRIM_STEP} attempts whose ids sort below `retainedBelow` (`dlv_` and the
+ * retention's start in ULID digits) and the delivered marks set before `retainedFrom` (ms).
  * Returns 1, or 0 (nothing written) without the endpoint.
  */
 export const DELIVERY_RECORD = namedScript({
   name: 'delivery_record',
-  keys: ['webhook', 'delivery', 'deliveries', 'deliveriesAt', 'delivered'],
-  args: ['endpointId', 'id', 'json', 'eventId', 'ok', 'now', 'retainedFrom', 'trim'],
+  keys: ['webhook', 'delivery', 'deliveries', 'delivered'],
+  args: ['endpointId', 'id', 'json', 'eventId', 'ok', 'now', 'retainedFrom', 'retainedBelow', 'trim'],
   lua: `
 if redis.call('HEXISTS', webhook, endpointId) == 0 then return 0 end
 if trim == '1' then
-  local old = redis.call('ZRANGEBYSCORE', deliveriesAt, '-inf', '(' .. retainedFrom, 'LIMIT', 0, ${DELIVERY_TRIM_STEP})
+  local old = redis.call('ZRANGE', deliveries, '-', '(' .. retainedBelow, 'BYLEX', 'LIMIT', 0, ${DELIVERY_TRIM_STEP})
   if #old > 0 then
     redis.call('HDEL', delivery, unpack(old))
     redis.call('ZREM', deliveries, unpack(old))
-    redis.call('ZREM', deliveriesAt, unpack(old))
   end
   local stale = redis.call('ZRANGEBYSCORE', delivered, '-inf', '(' .. retainedFrom, 'LIMIT', 0, ${DELIVERY_TRIM_STEP})
   if #stale > 0 then redis.call('ZREM', delivered, unpack(stale)) end
 end
 redis.call('HSET', delivery, id, json)
 redis.call('ZADD', deliveries, 0, id)
-redis.call('ZADD', deliveriesAt, now, id)
 if ok == '1' then redis.call('ZADD', delivered, 'GT', now, eventId) end
 return 1
 `,
 });
 
-/** The retained attempt `id`'s JSON, or nil. */
-export const DELIVERY_GET = namedScript({
-  name: 'delivery_get',
-  keys: ['delivery', 'deliveriesAt'],
-  args: ['id', 'retainedFrom'],
-  lua: `
-local at = redis.call('ZSCORE', deliveriesAt, id)
-if not at or tonumber(at) < tonumber(retainedFrom) then return false end
-return redis.call('HGET', delivery, id)
-`,
-});
-
 /**
- * Up to `limit` retained attempts older than the attempt `before` (when `hasBefore` is '1'; else
- * from the newest), newest
- * first; with `eventField` (the JSON fragment `"eventId":"<id>"`, '' for none) only the attempts
- * whose record contains it. JSON.stringify never leaves an unescaped quote inside a string value,
- * so the fragment can only match the `eventId` field itself. O(limit) without the filter, O(the
+ * Up to `limit` retained attempts (ids from `retainedBelow` up: see {@link DELIVERY_RECORD}) older
+ * than the attempt `before` (when `hasBefore` is '1'; else from the newest), newest first; with
+ * `eventField` (the JSON fragment `"eventId":"<id>"`, '' for none) only the attempts whose record
+ * contains it. JSON.stringify never leaves an unescaped quote inside a string value, so the
+ * fragment can only match the `eventId` field itself. O(limit) without the filter, O(the
  * endpoint's attempts) with it. Returns `{hasMore (0|1), json…}`, or nil when `before` is not a
- * retained attempt of the endpoint.
+ * retained attempt of the endpoint (`expired` compares its time with `retainedFrom`, in ms).
  */
 export const DELIVERY_PAGE = namedScript({
   name: 'delivery_page',
-  keys: ['delivery', 'deliveries', 'deliveriesAt'],
-  args: ['hasBefore', 'before', 'limit', 'eventField', 'retainedFrom'],
-  lua: `${LUA_PAGE_REPLY}
-local from = tonumber(retainedFrom)
+  keys: ['delivery', 'deliveries'],
+  args: ['hasBefore', 'before', 'limit', 'eventField', 'retainedFrom', 'retainedBelow'],
+  lua: `${LUA_ID_TIME}${LUA_PAGE_REPLY}
 local max = '+'
 if hasBefore == '1' then
-  local at = redis.call('ZSCORE', deliveriesAt, before)
-  if not at or tonumber(at) < from then return false end
+  if not redis.call('ZSCORE', deliveries, before) or expired(before, retainedFrom) then return false end
   max = '(' .. before
 end
 local want = tonumber(limit) + 1
@@ -84,13 +72,12 @@ local chunk = want
 if eventField ~= '' then chunk = 200 end
 local out = {}
 while #out < want do
-  local ids = redis.call('ZRANGE', deliveries, max, '-', 'BYLEX', 'REV', 'LIMIT', 0, chunk)
+  local ids = redis.call('ZRANGE', deliveries, max, '[' .. retainedBelow, 'BYLEX', 'REV', 'LIMIT', 0, chunk)
   if #ids == 0 then break end
-  local times = redis.call('ZMSCORE', deliveriesAt, unpack(ids))
   local rows = redis.call('HMGET', delivery, unpack(ids))
   for i = 1, #ids do
     local row = rows[i]
-    if #out < want and row and times[i] and tonumber(times[i]) >= from and (eventField == '' or string.find(row, eventField, 1, true)) then
+    if #out < want and row and (eventField == '' or string.find(row, eventField, 1, true)) then
       out[#out + 1] = row
     end
   end

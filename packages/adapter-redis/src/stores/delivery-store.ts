@@ -2,7 +2,7 @@
 import type { DeliveryAttempt, DeliveryPage, DeliveryStore } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
-import { DELIVERY_GET, DELIVERY_PAGE, DELIVERY_RECORD, DELIVERY_TRIM_EVERY } from './delivery-store.lua.js';
+import { DELIVERY_PAGE, DELIVERY_RECORD, DELIVERY_TRIM_EVERY } from './delivery-store.lua.js';
 import { ULID_DIGITS, type EventLog } from './event-log.js';
 
 /** Whether recording attempt `id` trims expired attempts: one id in {@link DELIVERY_TRIM_EVERY} by its last ULID character, every id without one. */
@@ -12,9 +12,20 @@ export function trimDue(id: string): boolean {
 }
 
 /**
+ * The smallest `dlv_` id made at `ms` (since the epoch) or later, as far as ids sort: `dlv_` and
+ * the ULID's 10 time digits. Every attempt id below it was made before `ms`.
+ */
+export function firstIdAt(ms: number): string {
+  let digits = '';
+  for (let i = 0, rest = Math.max(0, Math.floor(ms)); i < 10; i += 1, rest = Math.floor(rest / 32)) digits = ULID_DIGITS[rest % 32]! + digits;
+  return `dlv_${digits}`;
+}
+
+/**
  * {@link DeliveryStore} on Redis: every method is one round trip. Attempts are kept as long as
- * events (`eventRetentionMs`, counted from when they were recorded): older ones are neither read
- * nor listed, and trimmed in bounded steps by later records. The log is deleted with its endpoint.
+ * events (`eventRetentionMs`, counted from the time in the attempt's id, which is made when the
+ * attempt is recorded): older ones are neither read nor listed, and trimmed in bounded steps by
+ * later records. The log is deleted with its endpoint.
  */
 export class RedisDeliveryStore implements DeliveryStore {
   constructor(private readonly log: EventLog) {}
@@ -27,12 +38,12 @@ export class RedisDeliveryStore implements DeliveryStore {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     const { endpointId } = attempt;
     const ok = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
+    const retainedFrom = this.log.retainedFrom();
     await this.runner.script(DELIVERY_RECORD, {
       keys: {
         webhook: keys.webhook,
         delivery: keys.delivery(endpointId),
         deliveries: keys.deliveries(endpointId),
-        deliveriesAt: keys.deliveriesAt(endpointId),
         delivered: keys.delivered(endpointId),
       },
       args: {
@@ -42,32 +53,34 @@ export class RedisDeliveryStore implements DeliveryStore {
         eventId: attempt.eventId,
         ok: ok ? '1' : '0',
         now: this.log.options.clock.now(),
-        retainedFrom: this.log.retainedFrom(),
+        retainedFrom,
+        retainedBelow: firstIdAt(retainedFrom),
         trim: trimDue(attempt.id) ? '1' : '0',
       },
     });
   }
 
+  /** One HGET, unless the id's time says the attempt is past its retention. */
   async get(workspaceId: string, endpointId: string, id: string): Promise<DeliveryAttempt | null> {
-    const keys = workspaceKeys(this.runner.prefix, workspaceId);
-    const raw = await this.runner.script(DELIVERY_GET, {
-      keys: { delivery: keys.delivery(endpointId), deliveriesAt: keys.deliveriesAt(endpointId) },
-      args: { id, retainedFrom: this.log.retainedFrom() },
-    });
-    return typeof raw === 'string' ? (JSON.parse(raw) as DeliveryAttempt) : null;
+    if (this.log.isExpired(id)) return null;
+    const key = workspaceKeys(this.runner.prefix, workspaceId).delivery(endpointId);
+    const raw = await this.runner.run((client) => client.hget(key, id));
+    return raw === null ? null : (JSON.parse(raw) as DeliveryAttempt);
   }
 
   async list(workspaceId: string, endpointId: string, { before, limit, eventId }: { before?: string; limit: number; eventId?: string }): Promise<DeliveryPage | null> {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
+    const retainedFrom = this.log.retainedFrom();
     const reply = await this.runner.script(DELIVERY_PAGE, {
-      keys: { delivery: keys.delivery(endpointId), deliveries: keys.deliveries(endpointId), deliveriesAt: keys.deliveriesAt(endpointId) },
+      keys: { delivery: keys.delivery(endpointId), deliveries: keys.deliveries(endpointId) },
       args: {
         hasBefore: before === undefined ? '0' : '1',
         before: before ?? '',
         limit,
         // The exact text JSON.stringify wrote for this field (escapes included).
         eventField: eventId === undefined ? '' : JSON.stringify({ eventId }).slice(1, -1),
-        retainedFrom: this.log.retainedFrom(),
+        retainedFrom,
+        retainedBelow: firstIdAt(retainedFrom),
       },
     });
     if (reply === null) return null;

@@ -52,7 +52,7 @@ export class RedisWebhookEndpointStore implements WebhookEndpointStore {
   async delete(workspaceId: string, id: string, conditions: DeleteConditions = {}, admission?: Admission): Promise<WriteResult<WebhookEndpointRecord> | null> {
     const keys = this.keys(workspaceId);
     const reply = await this.log.write(RECORD_REMOVE, workspaceId, {
-      keys: { hash: keys.webhook, indexes: [keys.webhooks], purge: [keys.delivery(id), keys.deliveries(id), keys.deliveriesAt(id), keys.delivered(id)] },
+      keys: { hash: keys.webhook, indexes: [keys.webhooks], purge: [keys.delivery(id), keys.deliveries(id), keys.delivered(id)] },
       args: { id, ...conditionArgs(conditions) },
     }, undefined, admission);
     return writeResult(reply);

@@ -372,7 +372,12 @@ export interface DeliveryPage {
   hasMore: boolean;
 }
 
-/** `storage.deliveries`: each webhook endpoint's log of delivery attempts, kept as long as events. */
+/**
+ * `storage.deliveries`: each webhook endpoint's log of delivery attempts, kept as long as events:
+ * counted from when an attempt was recorded, or from the time in its `dlv_` id, which the delivery
+ * worker makes when it records the attempt (the Redis adapter does this; the contract suite does
+ * not depend on which).
+ */
 export interface DeliveryStore {
   /** Adds an attempt to its endpoint's log (a no-op when the endpoint no longer exists). */
   record(workspaceId: string, attempt: DeliveryAttempt): Promise<void>;

@@ -15,8 +15,9 @@ export const OTHER_WS = 'ws_contract_b';
 export class Records {
   private readonly clock = new ManualClock(Date.parse('2026-03-01T09:00:00.000Z'));
   private readonly ids = createUlidGenerator(() => this.clock.now());
-  // Events are stamped with the real time: an adapter may count retention from an event's id or
-  // `occurredAt` as well as from when it recorded it, and the suite must not depend on which.
+  // Events and delivery attempts get ids of the real time: an adapter may count retention from an
+  // event's id or `occurredAt`, or from an attempt's id, as well as from when it recorded them, and
+  // the suite must not depend on which.
   private readonly eventIds = createUlidGenerator();
 
   /** A new id of this prefix, newer than every id issued before. */
@@ -96,10 +97,10 @@ export class Records {
     return { id: this.eventIds.next('evt'), type, workspaceId, occurredAt: new Date().toISOString() };
   }
 
-  /** A delivery attempt of `event` to `endpointId` (a 200 unless overridden), with a new `dlv_` id. */
+  /** A delivery attempt of `event` to `endpointId` (a 200 unless overridden), with a new `dlv_` id of the real time. */
   attempt(endpointId: string, event: DomainEvent, overrides: Partial<DeliveryAttempt> = {}): DeliveryAttempt {
     return {
-      id: this.id('dlv'),
+      id: this.eventIds.next('dlv'),
       endpointId,
       eventId: event.id,
       eventType: event.type,
