@@ -56,6 +56,26 @@ async function endpoint(core: Core, url: string, events: EventType[]) {
 
 const agentInput = { name: 'Ada', description: 'Answers', model: 'modelA-4' } as const;
 
+/**
+ * The memory adapters, their queue calling `onPutOff` on every `retry()`: with receivers that
+ * answer 2xx or hang, each one is a job put off because its endpoint was busy.
+ */
+function reportingPutOffs(onPutOff: () => void): Adapters {
+  const adapters = memoryAdapters();
+  const queue = adapters.deliveryQueue;
+  adapters.deliveryQueue = {
+    enqueue: (jobs) => queue.enqueue(jobs),
+    lease: (lane, max, waitMs) => queue.lease(lane, max, waitMs),
+    ack: (leased) => queue.ack(leased),
+    stats: () => queue.stats(),
+    retry(leased, next, dueAt) {
+      onPutOff();
+      return queue.retry(leased, next, dueAt);
+    },
+  };
+  return adapters;
+}
+
 describe('DeliveryWorker', () => {
   it('delivers every event type, signed (standardwebhooks verifies), with the payload {type, timestamp, data}', async () => {
     const { core } = setup();
@@ -316,20 +336,8 @@ describe('DeliveryWorker', () => {
   });
 
   it("hands a busy endpoint's next free slot to a job held for it, instead of putting the job off", async () => {
-    // The memory queue, counting put-offs (retry() of a job the worker did not attempt).
-    const adapters = memoryAdapters();
-    const queue: DeliveryQueue = adapters.deliveryQueue;
     let putOffs = 0;
-    adapters.deliveryQueue = {
-      enqueue: (jobs) => queue.enqueue(jobs),
-      lease: (lane, max, waitMs) => queue.lease(lane, max, waitMs),
-      ack: (leased) => queue.ack(leased),
-      stats: () => queue.stats(),
-      retry(leased, next, dueAt) {
-        putOffs += 1;
-        return queue.retry(leased, next, dueAt);
-      },
-    };
+    const adapters = reportingPutOffs(() => (putOffs += 1));
     const { core } = setup({ adapters, transportTimeoutMs: 60_000, concurrency: { first: 4, retry: 2 } });
     const target = await receiver();
     target.answer = () => 'hang';
@@ -347,19 +355,8 @@ describe('DeliveryWorker', () => {
   });
 
   it('puts a held job off once its endpoint frees no slot in time, and a later one at once', async () => {
-    const adapters = memoryAdapters();
-    const queue: DeliveryQueue = adapters.deliveryQueue;
     const putOffAt: number[] = [];
-    adapters.deliveryQueue = {
-      enqueue: (jobs) => queue.enqueue(jobs),
-      lease: (lane, max, waitMs) => queue.lease(lane, max, waitMs),
-      ack: (leased) => queue.ack(leased),
-      stats: () => queue.stats(),
-      retry(leased, next, dueAt) {
-        putOffAt.push(performance.now());
-        return queue.retry(leased, next, dueAt);
-      },
-    };
+    const adapters = reportingPutOffs(() => putOffAt.push(performance.now()));
     const { core } = setup({ adapters, transportTimeoutMs: 60_000, concurrency: { first: 4, retry: 2 } });
     const target = await receiver();
     target.answer = () => 'hang';
