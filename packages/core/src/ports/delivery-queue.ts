@@ -53,8 +53,9 @@ export interface DeliveryQueueStats {
  *   reschedules it; durable across process restarts on adapters that say so (Redis), lost with the
  *   process in memory.
  * - Leases: a leased job is held by one worker at a time for the adapter's lease (`leaseMs`,
- *   default 30 s, longer than an attempt's 15 s deadline). A job neither acked nor rescheduled by
- *   then (its worker died) is handed out again, within 60 s of the lease's start.
+ *   default 30 s: longer than the second a worker may hold a job for a busy endpoint plus an
+ *   attempt's 15 s deadline). A job neither acked nor rescheduled by then (its worker died) is
+ *   handed out again, within 60 s of the lease's start.
  * - Due times: a retry becomes leasable in the `retry` lane within 1 s of `dueAt`.
  * - Lanes are independent: leasing `first` never returns a retry and is not slowed by any number of
  *   due retries.
