@@ -6,6 +6,7 @@
  * the workspace's hash tag.
  */
 import { inspect } from 'node:util';
+import { firstIdAt } from '@parley/core';
 import { Records } from '@parley/core/testing';
 import { describe, expect, it } from 'vitest';
 import type { RedisClient, RedisRunner } from '../src/connection.js';
@@ -13,7 +14,7 @@ import { outboxKeys, workspaceKeys } from '../src/keys.js';
 import { RedisStorage, type RedisStorageOptions } from '../src/redis-storage.js';
 import { positions, type LuaScript, type ScriptCall } from '../src/script.js';
 import { DELIVERY_TRIM_STEP } from '../src/stores/delivery-store.lua.js';
-import { firstIdAt, trimDue } from '../src/stores/delivery-store.js';
+import { trimDue } from '../src/stores/delivery-store.js';
 import { TRIM_EVERY, TRIM_STEP } from '../src/stores/event-log.lua.js';
 import { idTime, ULID_DIGITS } from '../src/stores/event-log.js';
 import { deletePrefix, uniquePrefix } from './redis-available.js';
@@ -131,7 +132,7 @@ export function runEventLogTests(client: () => RedisClient): void {
       expect([trimDue(idEnding('0')), trimDue(idEnding('1')), trimDue('not-a-ulid!')]).toEqual([true, false, true]);
       // Retention goes by the ids' time: an id made at t sorts from firstIdAt(t) up, and below firstIdAt(t + 1).
       const madeAt = idTime(`${base}000`)!;
-      expect([firstIdAt(madeAt) <= `${base}000`, `${base}ZZZ` < firstIdAt(madeAt + 1), idTime(`${firstIdAt(madeAt)}0000000000000000`)]).toEqual([true, true, madeAt]);
+      expect([firstIdAt('dlv', madeAt) <= `${base}000`, `${base}ZZZ` < firstIdAt('dlv', madeAt + 1), idTime(`${firstIdAt('dlv', madeAt)}0000000000000000`)]).toEqual([true, true, madeAt]);
       const old = DELIVERY_TRIM_STEP + 6;
       for (let i = 0; i < old; i += 1) await storage.deliveries.record(WS, records.attempt(endpoint.id, event, { id: idEnding('1') }));
       expect(await client().zcard(keys.deliveries(endpoint.id))).toBe(old);

@@ -1,5 +1,5 @@
 /** @module Each webhook endpoint's deliveries log on Redis (see delivery-store.lua.ts). */
-import type { DeliveryAttempt, DeliveryPage, DeliveryStore } from '@parley/core';
+import { firstIdAt, type DeliveryAttempt, type DeliveryPage, type DeliveryStore } from '@parley/core';
 import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
 import { DELIVERY_PAGE, DELIVERY_RECORD, DELIVERY_TRIM_EVERY } from './delivery-store.lua.js';
@@ -9,16 +9,6 @@ import { ULID_DIGITS, type EventLog } from './event-log.js';
 export function trimDue(id: string): boolean {
   const digit = ULID_DIGITS.indexOf(id.at(-1) ?? '');
   return digit < 0 || digit % DELIVERY_TRIM_EVERY === 0;
-}
-
-/**
- * The smallest `dlv_` id made at `ms` (since the epoch) or later, as far as ids sort: `dlv_` and
- * the ULID's 10 time digits. Every attempt id below it was made before `ms`.
- */
-export function firstIdAt(ms: number): string {
-  let digits = '';
-  for (let i = 0, rest = Math.max(0, Math.floor(ms)); i < 10; i += 1, rest = Math.floor(rest / 32)) digits = ULID_DIGITS[rest % 32]! + digits;
-  return `dlv_${digits}`;
 }
 
 /**
@@ -54,7 +44,7 @@ export class RedisDeliveryStore implements DeliveryStore {
         ok: ok ? '1' : '0',
         now: this.log.options.clock.now(),
         retainedFrom,
-        retainedBelow: firstIdAt(retainedFrom),
+        retainedBelow: firstIdAt('dlv', retainedFrom),
         trim: trimDue(attempt.id) ? '1' : '0',
       },
     });
@@ -80,7 +70,7 @@ export class RedisDeliveryStore implements DeliveryStore {
         // The exact text JSON.stringify wrote for this field (escapes included).
         eventField: eventId === undefined ? '' : JSON.stringify({ eventId }).slice(1, -1),
         retainedFrom,
-        retainedBelow: firstIdAt(retainedFrom),
+        retainedBelow: firstIdAt('dlv', retainedFrom),
       },
     });
     if (reply === null) return null;

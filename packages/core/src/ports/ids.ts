@@ -1,6 +1,6 @@
 /** @module The id generator port and its default: prefixed, time-sortable ULIDs. */
 import { randomFillSync } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { encodeTime, monotonicFactory } from 'ulid';
 
 /** Type prefixes of every id Parley issues (docs/api.md#ids-timestamps-and-bodies). */
 export type IdPrefix = 'agt' | 'conv' | 'msg' | 'wh' | 'evt' | 'key' | 'dlv';
@@ -35,4 +35,14 @@ function pooledRandom(): () => number {
     }
     return pool[next++]! / 256;
   };
+}
+
+/**
+ * The smallest id of `prefix` made at `ms` (since the epoch) or later, as ids sort: `<prefix>_`
+ * and the ULID's 10 time digits. Every id of that prefix made before `ms` sorts below it, every
+ * one made at `ms` or later from it up (a ULID's time comes first and sorts as it counts:
+ * https://github.com/ulid/spec), so a store can find expired ids with a range of its id index.
+ */
+export function firstIdAt(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encodeTime(Math.max(0, Math.floor(ms)), 10)}`;
 }
