@@ -52,15 +52,16 @@ return promote(scheduled, retry, now, tonumber(limit))
 });
 
 /**
- * Leases up to `max` jobs of one lane for `consumer`, without waiting: first entries whose lease
- * ran out (idle longer than `leaseMs`, found by XAUTOCLAIM from `cursor`, at most 10 steps), then
- * new ones (XREADGROUP `>`). With `promoteLimit` > 0 (the retry lane) it first promotes due
- * retries into `stream`. Returns `{next cursor, id, job JSON, id, job JSON, …}`.
+ * Leases up to `max` jobs of one lane for `consumer`, without waiting: first, when `reclaim` is
+ * `1`, entries whose lease ran out (idle longer than `leaseMs`, found by XAUTOCLAIM from `cursor`,
+ * at most 10 steps), then new ones (XREADGROUP `>`). With `promoteLimit` > 0 (the retry lane) it
+ * first promotes due retries into `stream`. Returns `{next cursor, id, job JSON, id, job JSON, …}`
+ * (the cursor as given when it did not reclaim).
  */
 export const QUEUE_LEASE = namedScript({
   name: 'delivery_lease',
   keys: ['stream', 'scheduled'],
-  args: ['group', 'consumer', 'leaseMs', 'max', 'cursor', 'now', 'promoteLimit'],
+  args: ['group', 'consumer', 'leaseMs', 'max', 'cursor', 'reclaim', 'now', 'promoteLimit'],
   lua: `${LUA_ENSURE_GROUP}${LUA_PROMOTE}
 ensureGroup(stream)
 if tonumber(promoteLimit) > 0 then promote(scheduled, stream, now, tonumber(promoteLimit)) end
@@ -78,11 +79,13 @@ local function take(entries)
     end
   end
 end
-for step = 1, 10 do
-  local claimed = redis.call('XAUTOCLAIM', stream, group, consumer, leaseMs, out[1], 'COUNT', want - count)
-  out[1] = claimed[1]
-  take(claimed[2])
-  if count >= want or out[1] == '0-0' then break end
+if reclaim == '1' then
+  for step = 1, 10 do
+    local claimed = redis.call('XAUTOCLAIM', stream, group, consumer, leaseMs, out[1], 'COUNT', want - count)
+    out[1] = claimed[1]
+    take(claimed[2])
+    if count >= want or out[1] == '0-0' then break end
+  end
 end
 if count < want then
   local read = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', want - count, 'STREAMS', stream, '>')

@@ -36,7 +36,8 @@ type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
  * of retries not yet due (member = job JSON, score = due time in ms). Each instance is one consumer.
  * - `enqueue`: XADD to `first` (one script per 500 jobs).
  * - `lease`: one script takes entries whose lease ran out (XAUTOCLAIM, idle > `leaseMs`, from a
- *   cursor the instance keeps so the whole pending list is visited), then new entries (XREADGROUP
+ *   cursor the instance keeps so the whole pending list is visited; once a scan reaches the end,
+ *   the next starts a block slice later), then new entries (XREADGROUP
  *   `>`); for the retry lane it first promotes due retries. With none and time left to wait, an
  *   XREADGROUP BLOCK on a dedicated duplicated connection (never the shared client: a blocked
  *   command would stall every other call on it) waits in slices of at most 2 s, so claims of
@@ -64,7 +65,10 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
   private readonly promoteEveryMs: number;
   /** Longest XREADGROUP BLOCK: a quarter lease (≥ 50 ms, ≤ 2 s), so expired leases are claimed again soon while waiting. */
   private readonly blockSliceMs: number;
+  /** Where each lane's scan for expired leases goes on (`0-0`: the last scan reached the end). */
   private readonly cursors: Record<DeliveryLane, string> = { first: '0-0', retry: '0-0' };
+  /** When each lane's last scan for expired leases that reached the end began (ms). */
+  private readonly scannedAt: Record<DeliveryLane, number> = { first: -Infinity, retry: -Infinity };
   /** Duplicated connections for blocking reads: idle ones, and every one opened (to close them). */
   private readonly idleBlockers: RedisRunner[] = [];
   private readonly blockers = new Set<RedisClient>();
@@ -170,8 +174,17 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
     await super.close();
   }
 
-  /** One lease script: expired leases, then new entries (after promoting due retries in the retry lane). */
+  /**
+   * One lease script: expired leases, then new entries (after promoting due retries in the retry
+   * lane). The scan for expired leases runs while it has not reached the end of the pending list,
+   * then again once `blockSliceMs` have passed, not on every call: a worker busy enough to lease
+   * back to back would otherwise run an XAUTOCLAIM per lease to look for leases that run out
+   * rarely (a worker died). A job whose lease ran out is taken over at most a slice later, as it
+   * already was while a worker waits.
+   */
   private async leaseNow(lane: DeliveryLane, max: number): Promise<LeasedJob[]> {
+    const now = Date.now();
+    const reclaim = this.cursors[lane] !== '0-0' || now - this.scannedAt[lane] >= this.blockSliceMs;
     const reply = strings(
       await this.runner.script(QUEUE_LEASE, {
         keys: { stream: this.keys[lane], scheduled: this.keys.scheduled },
@@ -181,12 +194,14 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
           leaseMs: this.leaseMs,
           max,
           cursor: this.cursors[lane],
-          now: Date.now(),
+          reclaim: reclaim ? 1 : 0,
+          now,
           promoteLimit: lane === 'retry' ? PROMOTE_BATCH : 0,
         },
       }),
     );
     this.cursors[lane] = reply[0]!;
+    if (reclaim && reply[0] === '0-0') this.scannedAt[lane] = now;
     const leased: LeasedJob[] = [];
     for (let i = 1; i < reply.length; i += 2) leased.push(toLeased(lane, reply[i]!, reply[i + 1]!));
     return leased;

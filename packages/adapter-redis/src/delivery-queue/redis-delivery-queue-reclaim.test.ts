@@ -1,0 +1,60 @@
+/**
+ * @module RedisDeliveryQueue's scan for expired leases, counted on a private redis-server (whose
+ * `INFO commandstats` no other test shares): a worker leasing back to back runs XAUTOCLAIM once
+ * per block slice, not once per lease, and still takes over a job whose lease ran out.
+ */
+import { contractJob } from '@parley/core/testing';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeIfAvailable, freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../../test/redis-available.js';
+import { RedisDeliveryQueue } from './redis-delivery-queue.js';
+
+const describeServer = describeIfAvailable('A private redis-server', await probeRedisBinaries());
+
+/** A lease of 800 ms: block slices, and so scans for expired leases, of 200 ms. */
+const LEASE_MS = 800;
+
+describeServer('RedisDeliveryQueue: the scan for expired leases', () => {
+  const temp = tempDir('queue-reclaim');
+  let server: RedisProcess | undefined;
+  let admin: Redis;
+  const queues: RedisDeliveryQueue[] = [];
+
+  beforeAll(async () => {
+    server = await startRedisServer(await freePort(), temp.dir);
+    admin = new Redis(server.url);
+  });
+
+  afterAll(async () => {
+    for (const queue of queues) await queue.close();
+    admin?.disconnect();
+    await server?.kill();
+    temp.remove();
+  });
+
+  const xautoclaims = async () => Number(/cmdstat_xautoclaim:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+
+  it('runs once per slice for a worker that leases back to back, and still finds a lease that ran out', async () => {
+    const queue = new RedisDeliveryQueue({ url: server!.url, prefix: 'reclaim:', leaseMs: LEASE_MS });
+    const other = new RedisDeliveryQueue({ url: server!.url, prefix: 'reclaim:', leaseMs: LEASE_MS });
+    queues.push(queue, other);
+    const job = contractJob(1);
+    await queue.enqueue([job]);
+    const [abandoned] = await queue.lease('first', 1, 0);
+    expect(abandoned!.job).toEqual(job);
+
+    // 50 leases back to back: a scan at the first (which reaches the end of the pending list),
+    // then one per slice begun — one in all, unless the machine is slow enough to take a slice.
+    const before = await xautoclaims();
+    const started = Date.now();
+    for (let i = 0; i < 50; i += 1) expect(await other.lease('first', 1, 0)).toEqual([]);
+    const slicesBegun = Math.floor((Date.now() - started) / (LEASE_MS / 4));
+    expect((await xautoclaims()) - before).toBeLessThanOrEqual(1 + slicesBegun);
+
+    // The abandoned job is taken over once its lease ran out, at most a slice later.
+    const [takenOver] = await other.lease('first', 1, 5_000);
+    expect(takenOver!.job).toEqual(job);
+    await other.ack(takenOver!);
+    expect(await other.stats()).toEqual({ first: 0, retry: 0, scheduled: 0, leased: 0 });
+  });
+});
