@@ -96,16 +96,17 @@ return out
 });
 
 /**
- * Acks entry `id` and deletes it. Returns 1, or 0 when it was acked or rescheduled already. XDEL
- * and XACK answer 0 for a stream (or group) that does not exist, so neither needs a check first.
+ * Acks entries `ids` of one stream and deletes them; an entry acked or rescheduled already is
+ * left as it is. Returns how many were still there. XDEL and XACK answer 0 for a stream (or
+ * group) that does not exist, so neither needs a check first.
  */
 export const QUEUE_ACK = namedScript({
   name: 'delivery_ack',
   keys: ['stream'],
-  args: ['group', 'id'],
+  args: ['group', 'ids[]'],
   lua: `
-local removed = redis.call('XDEL', stream, id)
-redis.call('XACK', stream, group, id)
+local removed = redis.call('XDEL', stream, unpack(ids))
+redis.call('XACK', stream, group, unpack(ids))
 return removed
 `,
 });

@@ -21,9 +21,18 @@ const GROUP = 'workers';
 const PROMOTE_BATCH = 500;
 /** Jobs per enqueue script. */
 const ENQUEUE_BATCH = 500;
+/** Acks per ack script at most (Lua's `unpack` takes a few thousand values). */
+const ACK_BATCH = 500;
 /** Consumers without leases that have been idle this long belonged to instances that died. */
 const DEAD_CONSUMER_IDLE_MS = 24 * 3_600_000;
 const RECEIPT = /^(first|retry)\/(\d+-\d+)$/;
+
+/** An ack not sent yet ({@link RedisDeliveryQueue.ack}). */
+interface PendingAck {
+  id: string;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
 
 type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
 
@@ -42,8 +51,9 @@ type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
  *   XREADGROUP BLOCK on a dedicated duplicated connection (never the shared client: a blocked
  *   command would stall every other call on it) waits in slices of at most 2 s, so claims of
  *   expired leases run again while waiting.
- * - `ack`: XACK + XDEL in one script; `retry`: XACK + XDEL of the old entry and ZADD of the next
- *   job in one script, which schedules only if the old entry was still there.
+ * - `ack`: XACK + XDEL in one script, for all the acks asked for together; `retry`: XACK + XDEL
+ *   of the old entry and ZADD of the next job in one script, which schedules only if the old
+ *   entry was still there.
  * - Due retries move to the `retry` stream (in due order) in `lease('retry')` and on a timer
  *   (`promoteEveryMs`) that an instance starts on its first `lease('retry')`.
  * Receipts are `<lane>/<stream entry id>`. Times compared with `dueAt` are this process's clock,
@@ -65,6 +75,9 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
   private readonly promoteEveryMs: number;
   /** Longest XREADGROUP BLOCK: a quarter lease (≥ 50 ms, ≤ 2 s), so expired leases are claimed again soon while waiting. */
   private readonly blockSliceMs: number;
+  /** Acks asked for and not sent yet, per lane (see {@link ack}). */
+  private readonly acks: Record<DeliveryLane, PendingAck[]> = { first: [], retry: [] };
+  private acksScheduled = false;
   /** Where each lane's scan for expired leases goes on (`0-0`: the last scan reached the end). */
   private readonly cursors: Record<DeliveryLane, string> = { first: '0-0', retry: '0-0' };
   /** When each lane's last scan for expired leases that reached the end began (ms). */
@@ -123,9 +136,22 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
     }
   }
 
+  /**
+   * Acks `leased`. Acks asked for together — by the callbacks of one reply read from Redis, such as
+   * the records of several attempts that ended in the same turn — are sent as one script per lane
+   * once those callbacks are done (`process.nextTick`, so they still leave with this turn's other
+   * commands): a busy worker runs one XDEL and one XACK for several jobs. Each call resolves when
+   * its script answered.
+   */
   async ack(leased: LeasedJob): Promise<void> {
     const [lane, id] = parseReceipt(leased.receipt);
-    await this.runner.script(QUEUE_ACK, { keys: { stream: this.keys[lane] }, args: { group: GROUP, id } });
+    return new Promise((resolve, reject) => {
+      this.acks[lane].push({ id, resolve, reject });
+      if (!this.acksScheduled) {
+        this.acksScheduled = true;
+        process.nextTick(() => void this.sendAcks());
+      }
+    });
   }
 
   async retry(leased: LeasedJob, next: DeliveryJob, dueAt: number): Promise<void> {
@@ -160,9 +186,9 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
 
   /**
    * Stops the promotion timer, ends waiting `lease` calls with `[]`, closes the blocking
-   * connections, removes this instance's consumer from the groups when it holds no lease (leases
-   * it holds are taken over by other instances once they run out), then closes the client if
-   * this queue created it.
+   * connections, sends the acks not sent yet, removes this instance's consumer from the groups
+   * when it holds no lease (leases it holds are taken over by other instances once they run out),
+   * then closes the client if this queue created it.
    */
   override async close(): Promise<void> {
     if (this.closed) return;
@@ -170,8 +196,30 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
     clearInterval(this.promoteTimer);
     for (const blocker of this.blockers) blocker.disconnect();
     this.blockers.clear();
+    // Acks not sent yet go out first: the consumer is forgotten only without leases.
+    if (this.acksScheduled) await this.sendAcks();
     await this.forgetConsumers(0, { self: true }).catch(() => {});
     await super.close();
+  }
+
+  /** Sends the acks asked for so far, one script per lane and per {@link ACK_BATCH}. */
+  private async sendAcks(): Promise<void> {
+    this.acksScheduled = false;
+    const sent: Array<Promise<void>> = [];
+    for (const lane of ['first', 'retry'] as const) {
+      const pending = this.acks[lane].splice(0);
+      for (let i = 0; i < pending.length; i += ACK_BATCH) {
+        const batch = pending.slice(i, i + ACK_BATCH);
+        const ids = batch.map((ack) => ack.id);
+        sent.push(
+          this.runner.script(QUEUE_ACK, { keys: { stream: this.keys[lane] }, args: { group: GROUP, ids } }).then(
+            () => batch.forEach((ack) => ack.resolve()),
+            (error: unknown) => batch.forEach((ack) => ack.reject(error)),
+          ),
+        );
+      }
+    }
+    await Promise.all(sent);
   }
 
   /**

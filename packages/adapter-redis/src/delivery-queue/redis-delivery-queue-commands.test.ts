@@ -1,7 +1,8 @@
 /**
- * @module RedisDeliveryQueue's scan for expired leases, counted on a private redis-server (whose
- * `INFO commandstats` no other test shares): a worker leasing back to back runs XAUTOCLAIM once
- * per block slice, not once per lease, and still takes over a job whose lease ran out.
+ * @module RedisDeliveryQueue's commands, counted on a private redis-server (whose `INFO
+ * commandstats` no other test shares): a worker leasing back to back runs XAUTOCLAIM once per
+ * block slice, not once per lease, and still takes over a job whose lease ran out; acks asked for
+ * together are one XACK.
  */
 import { contractJob } from '@parley/core/testing';
 import { Redis } from 'ioredis';
@@ -14,8 +15,8 @@ const describeServer = describeIfAvailable('A private redis-server', await probe
 /** A lease of 800 ms: block slices, and so scans for expired leases, of 200 ms. */
 const LEASE_MS = 800;
 
-describeServer('RedisDeliveryQueue: the scan for expired leases', () => {
-  const temp = tempDir('queue-reclaim');
+describeServer('RedisDeliveryQueue: commands run', () => {
+  const temp = tempDir('queue-commands');
   let server: RedisProcess | undefined;
   let admin: Redis;
   const queues: RedisDeliveryQueue[] = [];
@@ -32,7 +33,8 @@ describeServer('RedisDeliveryQueue: the scan for expired leases', () => {
     temp.remove();
   });
 
-  const xautoclaims = async () => Number(/cmdstat_xautoclaim:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+  const calls = async (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await admin.info('commandstats'))?.[1] ?? 0);
+  const xautoclaims = () => calls('xautoclaim');
 
   it('runs once per slice for a worker that leases back to back, and still finds a lease that ran out', async () => {
     const queue = new RedisDeliveryQueue({ url: server!.url, prefix: 'reclaim:', leaseMs: LEASE_MS });
@@ -56,5 +58,22 @@ describeServer('RedisDeliveryQueue: the scan for expired leases', () => {
     expect(takenOver!.job).toEqual(job);
     await other.ack(takenOver!);
     expect(await other.stats()).toEqual({ first: 0, retry: 0, scheduled: 0, leased: 0 });
+  });
+
+  it('sends acks asked for together as one script, each settling its own job', async () => {
+    const queue = new RedisDeliveryQueue({ url: server!.url, prefix: 'acks:', leaseMs: 30_000 });
+    queues.push(queue);
+    await queue.enqueue(Array.from({ length: 12 }, (_, i) => contractJob(i)));
+    const leased = await queue.lease('first', 12, 0);
+    expect(leased).toHaveLength(12);
+    const before = await calls('xack');
+    // One of them twice: acking an acked job does nothing.
+    await Promise.all([...leased.slice(0, 10), leased[0]!].map((each) => queue.ack(each)));
+    expect((await calls('xack')) - before).toBe(1);
+    expect(await queue.stats()).toEqual({ first: 0, retry: 0, scheduled: 0, leased: 2 });
+    await queue.ack(leased[10]!);
+    await queue.ack(leased[11]!);
+    expect((await calls('xack')) - before).toBe(3);
+    expect(await queue.stats()).toEqual({ first: 0, retry: 0, scheduled: 0, leased: 0 });
   });
 });
