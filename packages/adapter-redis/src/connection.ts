@@ -119,8 +119,11 @@ export async function closeClient(client: RedisClient, owned: boolean): Promise<
   await client.quit().catch(() => client.disconnect());
 }
 
-/** Sockets whose writes are held until the event loop's check phase (see {@link batchWrites}). */
-const corked = new WeakSet<object>();
+/**
+ * Sockets whose writes are held until the event loop's check phase (see {@link batchWrites}), each
+ * with the callbacks to run before its writes leave ({@link RedisRunner.atTurnEnd}).
+ */
+const corked = new WeakMap<object, Array<() => void>>();
 
 /**
  * Holds the writes to `client`'s socket until this turn of the event loop has run its callbacks,
@@ -130,17 +133,29 @@ const corked = new WeakSet<object>();
  * unchanged, and a lone command leaves at the end of its turn. (ioredis's `enableAutoPipelining`
  * batches the same way, but its pipelines can crash the process with an uncaught TypeError when
  * a connection fails mid-batch, redis/ioredis#1931.) A Cluster client has a socket per node and is
- * left as it is.
+ * left as it is. `atEnd` runs at the turn's end, before the writes leave, so what it sends leaves
+ * with them. Returns false, doing nothing, for a client without a socket of its own.
  */
-function batchWrites(client: RedisClient): void {
+function batchWrites(client: RedisClient, atEnd?: () => void): boolean {
   const stream = (client as { stream?: { cork(): void; uncork(): void } }).stream;
-  if (stream === undefined || corked.has(stream)) return;
-  stream.cork();
-  corked.add(stream);
-  setImmediate(() => {
-    corked.delete(stream);
-    stream.uncork();
-  });
+  if (stream === undefined) return false;
+  let callbacks = corked.get(stream);
+  if (callbacks === undefined) {
+    const atTurnEnd: Array<() => void> = (callbacks = []);
+    stream.cork();
+    corked.set(stream, atTurnEnd);
+    setImmediate(() => {
+      try {
+        // Also the callbacks added while these run.
+        for (const callback of atTurnEnd) callback();
+      } finally {
+        corked.delete(stream);
+        stream.uncork();
+      }
+    });
+  }
+  if (atEnd) callbacks.push(atEnd);
+  return true;
 }
 
 /**
@@ -196,6 +211,17 @@ export class RedisRunner {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Runs `fn` at the end of this turn of the event loop (its check phase), before the commands
+   * written in the turn leave, so the commands `fn` sends leave with them; on a Cluster client, or
+   * before the client is ready, in a `setImmediate`. For calls gathered over a turn and sent as
+   * one (`TurnBatcher`).
+   */
+  atTurnEnd(fn: () => void): void {
+    if (this.client.status === 'ready' && batchWrites(this.client, fn)) return;
+    setImmediate(fn);
   }
 
   /**

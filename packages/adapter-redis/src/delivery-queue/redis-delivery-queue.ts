@@ -6,6 +6,7 @@ import { Cluster } from 'ioredis';
 import { RedisAdapter, RedisRunner, type RedisAdapterOptions, type RedisClient } from '../connection.js';
 import { deliveryQueueKeys, type DeliveryQueueKeys } from '../keys.js';
 import { strings } from '../script.js';
+import { TurnBatcher } from '../turn-batcher.js';
 import { QUEUE_ACK, QUEUE_ENQUEUE, QUEUE_FORGET_CONSUMERS, QUEUE_LEASE, QUEUE_PROMOTE, QUEUE_RETRY, QUEUE_STATS } from './redis-delivery-queue.lua.js';
 
 /** Options of {@link RedisDeliveryQueue}: the connection options of every adapter of this package, and: */
@@ -21,18 +22,9 @@ const GROUP = 'workers';
 const PROMOTE_BATCH = 500;
 /** Jobs per enqueue script. */
 const ENQUEUE_BATCH = 500;
-/** Acks per ack script at most (Lua's `unpack` takes a few thousand values). */
-const ACK_BATCH = 500;
 /** Consumers without leases that have been idle this long belonged to instances that died. */
 const DEAD_CONSUMER_IDLE_MS = 24 * 3_600_000;
 const RECEIPT = /^(first|retry)\/(\d+-\d+)$/;
-
-/** An ack not sent yet ({@link RedisDeliveryQueue.ack}). */
-interface PendingAck {
-  id: string;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
 
 type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
 
@@ -51,7 +43,7 @@ type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
  *   XREADGROUP BLOCK on a dedicated duplicated connection (never the shared client: a blocked
  *   command would stall every other call on it) waits in slices of at most 2 s, so claims of
  *   expired leases run again while waiting.
- * - `ack`: XACK + XDEL in one script, for all the acks asked for together; `retry`: XACK + XDEL
+ * - `ack`: XACK + XDEL in one script, for all the acks asked for in a turn; `retry`: XACK + XDEL
  *   of the old entry and ZADD of the next job in one script, which schedules only if the old
  *   entry was still there.
  * - Due retries move to the `retry` stream (in due order) in `lease('retry')` and on a timer
@@ -75,9 +67,10 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
   private readonly promoteEveryMs: number;
   /** Longest XREADGROUP BLOCK: a quarter lease (≥ 50 ms, ≤ 2 s), so expired leases are claimed again soon while waiting. */
   private readonly blockSliceMs: number;
-  /** Acks asked for and not sent yet, per lane (see {@link ack}). */
-  private readonly acks: Record<DeliveryLane, PendingAck[]> = { first: [], retry: [] };
-  private acksScheduled = false;
+  /** Acks asked for in this turn, grouped by lane (see {@link ack}). */
+  private readonly acks = new TurnBatcher<{ lane: DeliveryLane; id: string }>(this.runner, (acks) =>
+    this.runner.script(QUEUE_ACK, { keys: { stream: this.keys[acks[0]!.lane] }, args: { group: GROUP, ids: acks.map((ack) => ack.id) } }),
+  );
   /** Where each lane's scan for expired leases goes on (`0-0`: the last scan reached the end). */
   private readonly cursors: Record<DeliveryLane, string> = { first: '0-0', retry: '0-0' };
   /** When each lane's last scan for expired leases that reached the end began (ms). */
@@ -137,21 +130,13 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
   }
 
   /**
-   * Acks `leased`. Acks asked for together — by the callbacks of one reply read from Redis, such as
-   * the records of several attempts that ended in the same turn — are sent as one script per lane
-   * once those callbacks are done (`process.nextTick`, so they still leave with this turn's other
-   * commands): a busy worker runs one XDEL and one XACK for several jobs. Each call resolves when
-   * its script answered.
+   * Acks `leased`. The acks asked for in one turn of the event loop (a worker's attempts that
+   * ended together) are sent as one script per lane at the turn's end, with the turn's other
+   * commands (`TurnBatcher`): a busy worker runs one XDEL and one XACK for several jobs.
    */
   async ack(leased: LeasedJob): Promise<void> {
     const [lane, id] = parseReceipt(leased.receipt);
-    return new Promise((resolve, reject) => {
-      this.acks[lane].push({ id, resolve, reject });
-      if (!this.acksScheduled) {
-        this.acksScheduled = true;
-        process.nextTick(() => void this.sendAcks());
-      }
-    });
+    await this.acks.add(lane, { lane, id });
   }
 
   async retry(leased: LeasedJob, next: DeliveryJob, dueAt: number): Promise<void> {
@@ -197,29 +182,9 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
     for (const blocker of this.blockers) blocker.disconnect();
     this.blockers.clear();
     // Acks not sent yet go out first: the consumer is forgotten only without leases.
-    if (this.acksScheduled) await this.sendAcks();
+    await this.acks.flush();
     await this.forgetConsumers(0, { self: true }).catch(() => {});
     await super.close();
-  }
-
-  /** Sends the acks asked for so far, one script per lane and per {@link ACK_BATCH}. */
-  private async sendAcks(): Promise<void> {
-    this.acksScheduled = false;
-    const sent: Array<Promise<void>> = [];
-    for (const lane of ['first', 'retry'] as const) {
-      const pending = this.acks[lane].splice(0);
-      for (let i = 0; i < pending.length; i += ACK_BATCH) {
-        const batch = pending.slice(i, i + ACK_BATCH);
-        const ids = batch.map((ack) => ack.id);
-        sent.push(
-          this.runner.script(QUEUE_ACK, { keys: { stream: this.keys[lane] }, args: { group: GROUP, ids } }).then(
-            () => batch.forEach((ack) => ack.resolve()),
-            (error: unknown) => batch.forEach((ack) => ack.reject(error)),
-          ),
-        );
-      }
-    }
-    await Promise.all(sent);
   }
 
   /**

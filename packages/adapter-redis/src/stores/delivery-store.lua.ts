@@ -20,16 +20,17 @@ export const DELIVERY_TRIM_STEP = 64;
 export const DELIVERY_TRIM_EVERY = 16;
 
 /**
- * Adds an attempt if its endpoint still exists (`webhook` holds it), marks its event delivered
- * when `ok` is '1', and, when `trim` is '1' (one record in {@link DELIVERY_TRIM_EVERY}), trims up
- * to {@link DELIVERY_TRIM_STEP} attempts whose ids sort below `retainedBelow` (`dlv_` and the
+ * Adds attempts `ids` (their JSON in `jsons`, in the same order) if their endpoint still exists
+ * (`webhook` holds it), marks the events of `delivered` (those answered with a 2xx) delivered at
+ * `now`, and, when `trim` is '1' (one record in {@link DELIVERY_TRIM_EVERY}), trims up to
+ * {@link DELIVERY_TRIM_STEP} attempts whose ids sort below `retainedBelow` (`dlv_` and the
  * retention's start in ULID digits) and the delivered marks set before `retainedFrom` (ms).
  * Returns 1, or 0 (nothing written) without the endpoint.
  */
 export const DELIVERY_RECORD = namedScript({
   name: 'delivery_record',
   keys: ['webhook', 'delivery', 'deliveries', 'delivered'],
-  args: ['endpointId', 'id', 'json', 'eventId', 'ok', 'now', 'retainedFrom', 'retainedBelow', 'trim'],
+  args: ['endpointId', 'ids[]', 'jsons[]', 'eventIds[]', 'now', 'retainedFrom', 'retainedBelow', 'trim'],
   lua: `
 if redis.call('HEXISTS', webhook, endpointId) == 0 then return 0 end
 if trim == '1' then
@@ -41,9 +42,18 @@ if trim == '1' then
   local stale = redis.call('ZRANGEBYSCORE', delivered, '-inf', '(' .. retainedFrom, 'LIMIT', 0, ${DELIVERY_TRIM_STEP})
   if #stale > 0 then redis.call('ZREM', delivered, unpack(stale)) end
 end
-redis.call('HSET', delivery, id, json)
-redis.call('ZADD', deliveries, 0, id)
-if ok == '1' then redis.call('ZADD', delivered, 'GT', now, eventId) end
+local fields, members = {}, {}
+for i = 1, #ids do
+  fields[2 * i - 1], fields[2 * i] = ids[i], jsons[i]
+  members[2 * i - 1], members[2 * i] = 0, ids[i]
+end
+redis.call('HSET', delivery, unpack(fields))
+redis.call('ZADD', deliveries, unpack(members))
+if #eventIds > 0 then
+  local marks = {}
+  for i = 1, #eventIds do marks[2 * i - 1], marks[2 * i] = now, eventIds[i] end
+  redis.call('ZADD', delivered, 'GT', unpack(marks))
+end
 return 1
 `,
 });

@@ -4,6 +4,7 @@ import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
 import { DELIVERY_PAGE, DELIVERY_RECORD, DELIVERY_TRIM_EVERY } from './delivery-store.lua.js';
 import { ULID_DIGITS, type EventLog } from './event-log.js';
+import { TurnBatcher } from '../turn-batcher.js';
 
 /** Whether recording attempt `id` trims expired attempts: one id in {@link DELIVERY_TRIM_EVERY} by its last ULID character, every id without one. */
 export function trimDue(id: string): boolean {
@@ -15,19 +16,29 @@ export function trimDue(id: string): boolean {
  * {@link DeliveryStore} on Redis: every method is one round trip. Attempts are kept as long as
  * events (`eventRetentionMs`, counted from the time in the attempt's id, which is made when the
  * attempt is recorded): older ones are neither read nor listed, and trimmed in bounded steps by
- * later records. The log is deleted with its endpoint.
+ * later records. The log is deleted with its endpoint. The attempts of one endpoint recorded in
+ * the same turn of the event loop (a worker's attempts that ended together) are written by one
+ * script (`TurnBatcher`).
  */
 export class RedisDeliveryStore implements DeliveryStore {
-  constructor(private readonly log: EventLog) {}
+  private readonly records: TurnBatcher<{ workspaceId: string; attempt: DeliveryAttempt }>;
+
+  constructor(private readonly log: EventLog) {
+    this.records = new TurnBatcher(log.runner, (records) => this.write(records[0]!.workspaceId, records.map((record) => record.attempt)));
+  }
 
   private get runner() {
     return this.log.runner;
   }
 
   async record(workspaceId: string, attempt: DeliveryAttempt): Promise<void> {
+    await this.records.add(`${workspaceId}\n${attempt.endpointId}`, { workspaceId, attempt });
+  }
+
+  /** Writes `attempts`, all of one endpoint, with one script. */
+  private async write(workspaceId: string, attempts: DeliveryAttempt[]): Promise<void> {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
-    const { endpointId } = attempt;
-    const ok = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
+    const { endpointId } = attempts[0]!;
     const retainedFrom = this.log.retainedFrom();
     await this.runner.script(DELIVERY_RECORD, {
       keys: {
@@ -38,14 +49,13 @@ export class RedisDeliveryStore implements DeliveryStore {
       },
       args: {
         endpointId,
-        id: attempt.id,
-        json: JSON.stringify(attempt),
-        eventId: attempt.eventId,
-        ok: ok ? '1' : '0',
+        ids: attempts.map((attempt) => attempt.id),
+        jsons: attempts.map((attempt) => JSON.stringify(attempt)),
+        eventIds: attempts.filter((attempt) => attempt.status !== null && attempt.status >= 200 && attempt.status < 300).map((attempt) => attempt.eventId),
         now: this.log.options.clock.now(),
         retainedFrom,
         retainedBelow: firstIdAt('dlv', retainedFrom),
-        trim: trimDue(attempt.id) ? '1' : '0',
+        trim: attempts.some((attempt) => trimDue(attempt.id)) ? '1' : '0',
       },
     });
   }

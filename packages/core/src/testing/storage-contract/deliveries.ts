@@ -93,6 +93,20 @@ export function deliveryTests(
       expect([...(await storage.deliveries.delivered(WS, endpoint.id, []))]).toEqual([]);
     });
 
+    test('attempts recorded at once, for several endpoints and one that is gone, are each kept as recorded alone', async (storage) => {
+      const { records, endpoint, created, updated, attempt } = await world(storage);
+      const other = await records.insertEndpoint(storage, WS);
+      const mine = [attempt(created, { status: 500 }), attempt(created, { status: 204 }), attempt(updated, { status: null, error: 'timeout' })];
+      const theirs = [records.attempt(other.id, updated, { status: 200 }), records.attempt(other.id, created, { status: 503 })];
+      const ghost = records.attempt(records.id('wh'), created);
+      await Promise.all([...mine, ...theirs, ghost].map((each) => storage.deliveries.record(WS, each)));
+      expect((await storage.deliveries.list(WS, endpoint.id, { limit: 10 }))!.deliveries).toEqual([...mine].reverse());
+      expect((await storage.deliveries.list(WS, other.id, { limit: 10 }))!.deliveries).toEqual([...theirs].reverse());
+      expect(await storage.deliveries.get(WS, ghost.endpointId, ghost.id)).toBeNull();
+      expect([...(await storage.deliveries.delivered(WS, endpoint.id, [created.id, updated.id]))]).toEqual([created.id]);
+      expect([...(await storage.deliveries.delivered(WS, other.id, [created.id, updated.id]))]).toEqual([updated.id]);
+    });
+
     test('recording for a missing endpoint is a no-op; deleting an endpoint removes its log', async (storage) => {
       const { records, endpoint, created, attempt } = await world(storage);
       const ghost = records.attempt(records.id('wh'), created);
