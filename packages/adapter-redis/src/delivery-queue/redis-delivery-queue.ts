@@ -38,8 +38,8 @@ type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
  * - `enqueue`: XADD to `first` (one script per 500 jobs).
  * - `lease`: one script takes entries whose lease ran out (XAUTOCLAIM, idle > `leaseMs`, from a
  *   cursor the instance keeps so the whole pending list is visited; once a scan reaches the end,
- *   the next starts a block slice later), then new entries (XREADGROUP
- *   `>`); for the retry lane it first promotes due retries. With none and time left to wait, an
+ *   the next starts a block slice later), then new entries (XREADGROUP `>`); for the retry lane
+ *   it first promotes due retries. With none and time left to wait, an
  *   XREADGROUP BLOCK on a dedicated duplicated connection (never the shared client: a blocked
  *   command would stall every other call on it) waits in slices of at most 2 s, so claims of
  *   expired leases run again while waiting.

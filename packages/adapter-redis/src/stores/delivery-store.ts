@@ -12,6 +12,15 @@ export function trimDue(id: string): boolean {
   return digit < 0 || digit % DELIVERY_TRIM_EVERY === 0;
 }
 
+/** An attempt waiting for its turn's record script: its JSON, and its event's id when it was answered with a 2xx. */
+interface RecordedAttempt {
+  workspaceId: string;
+  endpointId: string;
+  id: string;
+  json: string;
+  delivered: string | undefined;
+}
+
 /**
  * {@link DeliveryStore} on Redis: every method is one round trip. Attempts are kept as long as
  * events (`eventRetentionMs`, counted from the time in the attempt's id, which is made when the
@@ -21,10 +30,10 @@ export function trimDue(id: string): boolean {
  * script (`TurnBatcher`).
  */
 export class RedisDeliveryStore implements DeliveryStore {
-  private readonly records: TurnBatcher<{ workspaceId: string; attempt: DeliveryAttempt }>;
+  private readonly records: TurnBatcher<RecordedAttempt>;
 
   constructor(private readonly log: EventLog) {
-    this.records = new TurnBatcher(log.runner, (records) => this.write(records[0]!.workspaceId, records.map((record) => record.attempt)));
+    this.records = new TurnBatcher(log.runner, (records) => this.write(records));
   }
 
   private get runner() {
@@ -32,13 +41,16 @@ export class RedisDeliveryStore implements DeliveryStore {
   }
 
   async record(workspaceId: string, attempt: DeliveryAttempt): Promise<void> {
-    await this.records.add(`${workspaceId}\n${attempt.endpointId}`, { workspaceId, attempt });
+    const { endpointId } = attempt;
+    // Serialised now, not when the batch leaves: the caller may reuse the object meanwhile.
+    const delivered = attempt.status !== null && attempt.status >= 200 && attempt.status < 300 ? attempt.eventId : undefined;
+    await this.records.add(`${workspaceId}\n${endpointId}`, { workspaceId, endpointId, id: attempt.id, json: JSON.stringify(attempt), delivered });
   }
 
-  /** Writes `attempts`, all of one endpoint, with one script. */
-  private async write(workspaceId: string, attempts: DeliveryAttempt[]): Promise<void> {
+  /** Writes `records`, all of one endpoint, with one script. */
+  private async write(records: RecordedAttempt[]): Promise<void> {
+    const { workspaceId, endpointId } = records[0]!;
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
-    const { endpointId } = attempts[0]!;
     const retainedFrom = this.log.retainedFrom();
     await this.runner.script(DELIVERY_RECORD, {
       keys: {
@@ -49,13 +61,13 @@ export class RedisDeliveryStore implements DeliveryStore {
       },
       args: {
         endpointId,
-        ids: attempts.map((attempt) => attempt.id),
-        jsons: attempts.map((attempt) => JSON.stringify(attempt)),
-        eventIds: attempts.filter((attempt) => attempt.status !== null && attempt.status >= 200 && attempt.status < 300).map((attempt) => attempt.eventId),
+        ids: records.map((record) => record.id),
+        jsons: records.map((record) => record.json),
+        eventIds: records.flatMap((record) => (record.delivered === undefined ? [] : [record.delivered])),
         now: this.log.options.clock.now(),
         retainedFrom,
         retainedBelow: firstIdAt('dlv', retainedFrom),
-        trim: attempts.some((attempt) => trimDue(attempt.id)) ? '1' : '0',
+        trim: records.some((record) => trimDue(record.id)) ? '1' : '0',
       },
     });
   }

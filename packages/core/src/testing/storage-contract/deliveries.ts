@@ -93,14 +93,18 @@ export function deliveryTests(
       expect([...(await storage.deliveries.delivered(WS, endpoint.id, []))]).toEqual([]);
     });
 
-    test('attempts recorded at once, for several endpoints and one that is gone, are each kept as recorded alone', async (storage) => {
+    test('attempts recorded at once, for several endpoints and one that is gone, are each kept as recorded alone, as they were when recorded', async (storage) => {
       const { records, endpoint, created, updated, attempt } = await world(storage);
       const other = await records.insertEndpoint(storage, WS);
       const mine = [attempt(created, { status: 500 }), attempt(created, { status: 204 }), attempt(updated, { status: null, error: 'timeout' })];
       const theirs = [records.attempt(other.id, updated, { status: 200 }), records.attempt(other.id, created, { status: 503 })];
       const ghost = records.attempt(records.id('wh'), created);
-      await Promise.all([...mine, ...theirs, ghost].map((each) => storage.deliveries.record(WS, each)));
-      expect((await storage.deliveries.list(WS, endpoint.id, { limit: 10 }))!.deliveries).toEqual([...mine].reverse());
+      const recorded = structuredClone(mine);
+      const recording = Promise.all([...mine, ...theirs, ghost].map((each) => storage.deliveries.record(WS, each)));
+      // An input changed while its record is under way changes nothing stored.
+      (mine[0] as { error: string | null }).error = 'changed after record was called';
+      await recording;
+      expect((await storage.deliveries.list(WS, endpoint.id, { limit: 10 }))!.deliveries).toEqual([...recorded].reverse());
       expect((await storage.deliveries.list(WS, other.id, { limit: 10 }))!.deliveries).toEqual([...theirs].reverse());
       expect(await storage.deliveries.get(WS, ghost.endpointId, ghost.id)).toBeNull();
       expect([...(await storage.deliveries.delivered(WS, endpoint.id, [created.id, updated.id]))]).toEqual([created.id]);
