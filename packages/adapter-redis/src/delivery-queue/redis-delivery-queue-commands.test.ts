@@ -7,7 +7,7 @@
 import { contractJob } from '@parley/core/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeIfAvailable, freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../../test/redis-available.js';
+import { commandCalls, describeIfAvailable, freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../../test/redis-available.js';
 import { RedisDeliveryQueue } from './redis-delivery-queue.js';
 
 const describeServer = describeIfAvailable('A private redis-server', await probeRedisBinaries());
@@ -33,7 +33,7 @@ describeServer('RedisDeliveryQueue: commands run', () => {
     temp.remove();
   });
 
-  const calls = async (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await admin.info('commandstats'))?.[1] ?? 0);
+  const calls = (command: string) => commandCalls(admin, command);
   const xautoclaims = () => calls('xautoclaim');
 
   it('runs once per slice for a worker that leases back to back, and still finds a lease that ran out', async () => {

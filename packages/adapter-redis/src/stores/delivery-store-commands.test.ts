@@ -6,7 +6,7 @@
 import { Records } from '@parley/core/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeIfAvailable, freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../../test/redis-available.js';
+import { commandCalls, describeIfAvailable, freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../../test/redis-available.js';
 import { RedisStorage } from '../redis-storage.js';
 
 const describeServer = describeIfAvailable('A private redis-server', await probeRedisBinaries());
@@ -30,7 +30,7 @@ describeServer('RedisDeliveryStore: commands run', () => {
     temp.remove();
   });
 
-  const calls = async (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await admin.info('commandstats'))?.[1] ?? 0);
+  const calls = (command: string) => commandCalls(admin, command);
 
   it('writes the attempts of one endpoint recorded in the same turn with one script', async () => {
     const records = new Records();
