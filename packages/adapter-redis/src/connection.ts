@@ -238,7 +238,16 @@ export class RedisRunner {
     // Known and fresh almost always: then no await, so the script goes out in this tick.
     const offsetMs = this.freshClockOffset() ?? (await this.clockOffset());
     const send = (gate?: Gate) => this.run((client) => runScript(client, script, call, giveUpAt + offsetMs, gate));
-    return admission && this.canDecide(admission, firstKey(script, call)) ? this.decideIn(send, admission) : send();
+    const gate = this.gateFor(admission, firstKey(script, call));
+    if (gate === undefined) return send();
+    let reply: ScriptReply;
+    try {
+      reply = await send(gate);
+    } catch (error) {
+      admission!.fail();
+      throw error;
+    }
+    return this.settle(admission!, gate, reply);
   }
 
   /**
@@ -268,19 +277,24 @@ export class RedisRunner {
   }
 
   /**
-   * Takes `admission`'s hit (see {@link canDecide}), sends the script with it as its {@link Gate},
-   * and reports the decision to the admission (the gated reply is described in script.ts).
+   * Takes `admission`'s hit as the {@link Gate} of a script whose first key is `key` when this
+   * runner can decide it ({@link canDecide}), else returns `undefined` and leaves it. The caller
+   * sends the script with the gate, then reports its reply with {@link settle} — or, when the call
+   * failed, calls `admission.fail()`.
    */
-  private async decideIn(send: (gate: Gate) => Promise<ScriptReply>, admission: Admission): Promise<ScriptReply> {
+  gateFor(admission: Admission | undefined, key: string | undefined): Gate | undefined {
+    if (admission === undefined || !this.canDecide(admission, key)) return undefined;
     const hit = admission.take()!;
-    const gate: Gate = { key: workspaceKeys(this.prefix, hit.key).rateLimit, nowMs: hit.nowMs, intervalMs: emissionIntervalMs(hit.rule), limit: hit.rule.limit, failOpen: admission.failOpen };
-    let reply: ScriptReply;
-    try {
-      reply = await send(gate);
-    } catch (error) {
-      admission.fail();
-      throw error;
-    }
+    return { key: workspaceKeys(this.prefix, hit.key).rateLimit, nowMs: hit.nowMs, intervalMs: emissionIntervalMs(hit.rule), limit: hit.rule.limit, failOpen: admission.failOpen };
+  }
+
+  /**
+   * Reports a gated reply (`{allowed, remaining, resetMs, retryAfterMs, body}`, script.ts) to the
+   * admission whose hit `gate` carries, and returns the body.
+   * @throws ParleyError `rate_limit_exceeded` when the hit was refused (the script did nothing),
+   * `service_unavailable` when the rate-limit state could not be written and the policy is closed
+   */
+  settle(admission: Admission, gate: Gate, reply: ScriptReply): ScriptReply {
     const [allowed, remaining, resetMs, retryAfterMs, body] = reply as [number, number, number, number, ScriptReply | Error | undefined];
     if (allowed === -1) {
       // The rate-limit state could not be written: the failure policy decided (see script.ts).

@@ -21,28 +21,43 @@
  * writes nothing: a hit stamped earlier is refused too. `call` is `redis.call` (an error, e.g.
  * `OOM` or `NOPERM`, fails the script) or `redis.pcall` (then `gcraHit` returns `nil` when the
  * state cannot be read or written).
+ *
+ * Its parts, for a script deciding several hits on one state with one GET and one SET:
+ * `gcraState(stored)` reads the STRING's value (false when missing) as `tat, seen` (numbers, or
+ * nil); `gcraStep(tat, seen, now, interval, max)` decides a hit on them without touching Redis and
+ * returns the decision and, admitted, the new `tat, seen`; `gcraSet(state, tat, seen, call)`
+ * stores them with their TTL (`tat − seen`) and returns what `call` returned.
  */
 export const LUA_GCRA = `
-local function gcraHit(state, now, interval, max, call)
+local function gcraState(stored)
+  if not stored then return nil, nil end
+  local tat, seen = string.match(stored, '^(%d+):(%d+)$')
+  if tat then return tonumber(tat), tonumber(seen) end
+  return tonumber(stored), nil
+end
+local function gcraStep(tat, seen, now, interval, max)
   local tolerance = (max - 1) * interval
-  local stored = call('GET', state)
-  if type(stored) == 'table' then return nil end
   local start = now
-  if stored then
-    local tat, seen = string.match(stored, '^(%d+):(%d+)$')
-    if tat then
-      now = math.max(now, tonumber(seen))
-      start = math.max(tonumber(tat), now)
-    else
-      start = math.max(tonumber(stored), now)
-    end
+  if tat then
+    if seen then now = math.max(now, seen) end
+    start = math.max(tat, now)
   end
   if start - now > tolerance then
     return {0, 0, start - now, start - tolerance - now}
   end
   local newTat = start + interval
   local debt = newTat - now
-  if call('SET', state, string.format('%.0f:%.0f', newTat, now), 'PX', string.format('%.0f', debt)).err then return nil end
-  return {1, math.floor((max * interval - debt) / interval), debt, 0}
+  return {1, math.floor((max * interval - debt) / interval), debt, 0}, newTat, now
+end
+local function gcraSet(state, tat, seen, call)
+  return call('SET', state, string.format('%.0f:%.0f', tat, seen), 'PX', string.format('%.0f', tat - seen))
+end
+local function gcraHit(state, now, interval, max, call)
+  local stored = call('GET', state)
+  if type(stored) == 'table' then return nil end
+  local tat, seen = gcraState(stored)
+  local decision, newTat, newSeen = gcraStep(tat, seen, now, interval, max)
+  if newTat and gcraSet(state, newTat, newSeen, call).err then return nil end
+  return decision
 end
 `;

@@ -15,6 +15,11 @@ describe('TurnBatcher', () => {
     expect(sent).toEqual([['a1', 'a2', 'a3'], ['b1'], ['a4']]);
   });
 
+  it('resolves each add with its own entry of the results its call resolved with', async () => {
+    const batcher = new TurnBatcher<number, string>(runner, async (items) => items.map((item) => `result of ${item}`));
+    expect(await Promise.all([batcher.add('a', 1), batcher.add('b', 2), batcher.add('a', 3)])).toEqual(['result of 1', 'result of 2', 'result of 3']);
+  });
+
   it('splits a group of more than 500 into calls of 500', async () => {
     const sizes: number[] = [];
     const batcher = new TurnBatcher<number>(runner, async (items) => void sizes.push(items.length));

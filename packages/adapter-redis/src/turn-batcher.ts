@@ -4,9 +4,9 @@ import type { RedisRunner } from './connection.js';
 /** Items per send at most: a script's arguments are unpacked in Lua, which takes a few thousand values. */
 const MAX_BATCH = 500;
 
-interface Pending<T> {
+interface Pending<T, R> {
   item: T;
-  resolve: () => void;
+  resolve: (result: R) => void;
   reject: (error: unknown) => void;
 }
 
@@ -15,21 +15,24 @@ interface Pending<T> {
  * before the turn's other commands leave, so nothing waits longer than it would have
  * ({@link RedisRunner.atTurnEnd}) — sends each group's items with one `send` call (at most 500
  * per call). A busy worker whose attempts end together thus runs one script for them instead of
- * one each. Each `add` resolves when the `send` carrying its item resolved, and rejects with what
- * it rejected with.
+ * one each. Each `add` resolves when the `send` carrying its item resolved — with the item's entry
+ * of the array it resolved with, if any — and rejects with what it rejected with.
  */
-export class TurnBatcher<T> {
-  private readonly pending = new Map<string, Array<Pending<T>>>();
+export class TurnBatcher<T, R = void> {
+  private readonly pending = new Map<string, Array<Pending<T, R>>>();
   private scheduled = false;
 
-  /** `send(items)` sends one group's items (all added with the same group) in one round trip. */
+  /**
+   * `send(items)` sends one group's items (all added with the same group) in one round trip, and
+   * resolves with one result per item, in their order (or with nothing, when items have none).
+   */
   constructor(
     private readonly runner: RedisRunner,
-    private readonly send: (items: T[]) => Promise<unknown>,
+    private readonly send: (items: T[]) => Promise<readonly R[] | void>,
   ) {}
 
-  /** Adds `item` to `group`'s batch of this turn; resolves once it was sent. */
-  add(group: string, item: T): Promise<void> {
+  /** Adds `item` to `group`'s batch of this turn; resolves with its result once it was sent. */
+  add(group: string, item: T): Promise<R> {
     return new Promise((resolve, reject) => {
       let list = this.pending.get(group);
       if (list === undefined) this.pending.set(group, (list = []));
@@ -52,7 +55,7 @@ export class TurnBatcher<T> {
         const batch = list.slice(i, i + MAX_BATCH);
         sends.push(
           this.send(batch.map((each) => each.item)).then(
-            () => batch.forEach((each) => each.resolve()),
+            (results) => batch.forEach((each, i) => each.resolve(results?.[i] as R)),
             (error: unknown) => batch.forEach((each) => each.reject(error)),
           ),
         );

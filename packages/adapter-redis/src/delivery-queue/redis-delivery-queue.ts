@@ -69,7 +69,7 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
   private readonly blockSliceMs: number;
   /** Acks asked for in this turn, grouped by lane (see {@link ack}). */
   private readonly acks = new TurnBatcher<{ lane: DeliveryLane; id: string }>(this.runner, (acks) =>
-    this.runner.script(QUEUE_ACK, { keys: { stream: this.keys[acks[0]!.lane] }, args: { group: GROUP, ids: acks.map((ack) => ack.id) } }),
+    this.runner.script(QUEUE_ACK, { keys: { stream: this.keys[acks[0]!.lane] }, args: { group: GROUP, ids: acks.map((ack) => ack.id) } }).then(() => undefined),
   );
   /** Where each lane's scan for expired leases goes on (`0-0`: the last scan reached the end). */
   private readonly cursors: Record<DeliveryLane, string> = { first: '0-0', retry: '0-0' };

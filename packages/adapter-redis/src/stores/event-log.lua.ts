@@ -56,37 +56,68 @@ end
 `;
 
 /**
- * `beginEvent()` and `recordEvent(seq, data)`, which read the {@link EVENT_KEYS} and
- * {@link EVENT_ARGS} locals and do nothing when `eventId` is ''. A script calls `beginEvent()` once
- * its preconditions hold and before its first write: it takes the next commit sequence number
- * (INCR), the only command of the event's that can fail (a corrupted counter) — Redis does not
- * roll a script back, so failing before any write is what keeps "no change without its event".
- * After the change's writes, `recordEvent(seq, data)` appends the event (`eventHead` + `data`, the
- * JSON the script built, unless the caller gave `eventData`) to the log, its type's index and the
- * outbox, and sets `recorded`: 1 when the outbox was empty before (takers need a hint), 2 when
- * events were already waiting there (whatever hands those on — their hint, the holder's ack,
- * which hints again while events are left, or the sweep — hands this one on too); and `trimDue`
- * when `seq` is a multiple of {@link TRIM_EVERY}.
+ * `beginEvents(count)` and `recordEvents(first, ids, jsons, typeKeys)`, which read the locals
+ * `event`, `events`, `eventSeq` and `outbox` (the workspace's keys, {@link EVENT_KEYS}): events
+ * recorded by one script, in order. A script calls `beginEvents(count)` once its preconditions
+ * hold and before its first write: it takes the next `count` commit sequence numbers (INCRBY) and
+ * returns the first — the only command of the events' that can fail (a corrupted counter); Redis
+ * does not roll a script back, so failing before any write is what keeps "no change without its
+ * event". After the change's writes, `recordEvents` appends the events (ids, their JSON and the
+ * key of each one's type index) to the log, the type indexes and the outbox — one HSET, one ZADD
+ * per index and one RPUSH however many — and returns `recorded`, 1 when the outbox was empty
+ * before (takers need a hint), 2 when events were already waiting there (whatever hands those on —
+ * their hint, the holder's ack, which hints again while events are left, or the sweep — hands
+ * these on too); and `trimDue`, 1 when a multiple of {@link TRIM_EVERY} is among the numbers.
  *
  * Expired events are not removed here: that needs every type's index among the script's keys,
  * ten more keys on every write for the one write in 16 that uses them. {@link EVENT_TRIM} does it
- * instead, sent by `EventLog.write` right after a write that reports `trimDue`.
+ * instead, sent by the writer right after a write that reports `trimDue`.
  */
-const LUA_RECORD_EVENT = `
+export const LUA_RECORD_EVENTS = `
+local function beginEvents(count)
+  return redis.call('INCRBY', eventSeq, count) - count + 1
+end
+local function recordEvents(first, ids, jsons, typeKeys)
+  local fields, scored, typed, types = {}, {}, {}, {}
+  for i = 1, #ids do
+    local seq = first + i - 1
+    fields[2 * i - 1], fields[2 * i] = ids[i], jsons[i]
+    scored[2 * i - 1], scored[2 * i] = seq, ids[i]
+    local index = typed[typeKeys[i]]
+    if not index then
+      index = {}
+      typed[typeKeys[i]] = index
+      types[#types + 1] = typeKeys[i]
+    end
+    index[#index + 1] = seq
+    index[#index + 1] = ids[i]
+  end
+  redis.call('HSET', event, unpack(fields))
+  redis.call('ZADD', events, unpack(scored))
+  for _, key in ipairs(types) do redis.call('ZADD', key, unpack(typed[key])) end
+  local recorded, trimDue = 1, 0
+  if redis.call('RPUSH', outbox, unpack(ids)) > #ids then recorded = 2 end
+  if math.floor((first + #ids - 1) / ${TRIM_EVERY}) > math.floor((first - 1) / ${TRIM_EVERY}) then trimDue = 1 end
+  return recorded, trimDue
+end
+`;
+
+/**
+ * `beginEvent()` and `recordEvent(seq, data)`: {@link LUA_RECORD_EVENTS} for the one event of a
+ * write script, which read the {@link EVENT_KEYS} and {@link EVENT_ARGS} locals and do nothing when
+ * `eventId` is ''. `recordEvent` records `eventHead` + `data` (the JSON the script built, unless the
+ * caller gave `eventData`) and sets the locals `recorded` and `trimDue`.
+ */
+const LUA_RECORD_EVENT = `${LUA_RECORD_EVENTS}
 local recorded, trimDue = 0, 0
 local function beginEvent()
   if eventId == '' then return nil end
-  return redis.call('INCR', eventSeq)
+  return beginEvents(1)
 end
 local function recordEvent(seq, data)
   if not seq then return end
   if eventData ~= '' then data = eventData end
-  redis.call('HSET', event, eventId, eventHead .. ',"data":' .. data .. '}')
-  recorded = 1
-  redis.call('ZADD', events, seq, eventId)
-  redis.call('ZADD', eventsOfType, seq, eventId)
-  if redis.call('RPUSH', outbox, eventId) > 1 then recorded = 2 end
-  if seq % ${TRIM_EVERY} == 0 then trimDue = 1 end
+  recorded, trimDue = recordEvents(seq, {eventId}, {eventHead .. ',"data":' .. data .. '}'}, {eventsOfType})
 end
 `;
 
