@@ -48,6 +48,30 @@ export function runAdmissionTests(client: () => Redis | Cluster): void {
       expect(page!.events.map((event) => event.data)).toEqual([expect.objectContaining({ id: first.id })]);
     });
 
+    it('appends made at once decide their hits in call order on one state: past the limit an append stores nothing', async () => {
+      const { adapters, limiter, records } = setUp();
+      const { storage } = adapters;
+      const agent = await records.insertAgent(storage, WS);
+      const conversation = await records.insertConversation(storage, WS, agent.id);
+      const missing = records.message(records.id('conv'));
+      const messages = [records.message(conversation.id), missing, records.message(conversation.id), records.message(conversation.id)];
+      const admissions = messages.map(() => limiter.admission(principal));
+      const outcomes = await Promise.allSettled(messages.map((message, index) => storage.messages.append(WS, message, records.sent(WS, message), undefined, admissions[index])));
+
+      // Two per hour: the append to a missing conversation counts too (as a read would), so the last is refused.
+      expect(outcomes.slice(0, 3)).toEqual([
+        { status: 'fulfilled', value: 'appended' },
+        { status: 'fulfilled', value: 'conversation_not_found' },
+        { status: 'rejected', reason: expect.objectContaining({ code: 'rate_limit_exceeded' }) },
+      ]);
+      expect(outcomes[3]).toMatchObject({ status: 'rejected', reason: { code: 'rate_limit_exceeded' } });
+      expect(await Promise.all(admissions.map(async (admission) => (await admission.result()).remaining))).toEqual([1, 0, 0, 0]);
+      expect(await Promise.all(admissions.map(async (admission) => (await admission.result()).allowed))).toEqual([true, true, false, false]);
+      expect((await storage.messages.page(WS, conversation.id, { limit: 10 }))!.messages).toEqual([messages[0]]);
+      const page = await storage.events.list(WS, { limit: 10, type: 'message.sent' });
+      expect(page!.events.map((event) => event.data)).toEqual([messages[0]]);
+    });
+
     it('a single read decides it in one script (HGET), and the next call of the request finds it decided', async () => {
       const { adapters, limiter, records } = setUp();
       const { storage } = adapters;

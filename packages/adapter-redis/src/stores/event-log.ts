@@ -1,6 +1,7 @@
 /**
  * @module The event log on Redis: the one path of every write script (`EventLog.write`: the event's
- * keys and args, the workspace registry, the outbox hint) and `storage.events`.
+ * keys and args, the workspace registry, the outbox hint) — message appends, which several calls
+ * share, take the same steps themselves (message-store.ts) — and `storage.events`.
  */
 import { EVENT_TYPES, withoutHiddenFields, type Admission, type Clock, type DomainEvent, type EventDraft, type EventPage, type EventStore, type EventType } from '@parley/core';
 import type { RedisRunner } from '../connection.js';
@@ -38,7 +39,7 @@ export function idTime(id: string): number | null {
  * The stored JSON of `event` in `workspaceId` is `JSON.stringify({ ...event, workspaceId })` with
  * `data` last: this is its head, without `data` and the closing brace; the script appends the rest.
  */
-function eventHead(event: DomainEvent | EventDraft, workspaceId: string): string {
+export function eventHead(event: DomainEvent | EventDraft, workspaceId: string): string {
   const { data: _data, ...head } = { ...event, workspaceId } as DomainEvent;
   return JSON.stringify(head).slice(0, -1);
 }
@@ -78,7 +79,7 @@ export class EventLog {
 
   /**
    * Runs a write script (see `writeScript`) in `workspaceId` — the one path by which inserts,
-   * changes and deletes reach Redis: adds the event part of the call for `event` (none when
+   * changes and deletes reach Redis, message appends aside (`RedisMessageStore`): adds the event part of the call for `event` (none when
    * absent; a {@link EventDraft} gets the `data` the script builds, a full event its own `data` —
    * without hidden fields either way: `withoutHiddenFields`, records.lua.ts), makes sure first
    * that the workspace is in the outbox registry (so the sweep finds its events even if every
@@ -116,9 +117,19 @@ export class EventLog {
         eventData: event && 'data' in event ? JSON.stringify(eventData(event.data)) : '',
       },
     } as ScriptCall<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>, admission)) as [number, ScriptReply?, number?];
-    if (reply[0] === 1) void this.hint(workspaceId);
-    if (reply[2] === 1) void this.trim(workspaceId);
+    this.written(workspaceId, reply[0], reply[2]);
     return reply[1] ?? null;
+  }
+
+  /**
+   * What follows every write script's reply in `workspaceId`: hints takers without waiting when
+   * the script recorded events into an empty outbox (`recorded` 1; behind waiting events no hint is
+   * needed: the holder's ack hints while events are left, and a lost hint only delays them to the
+   * next sweep), and sends {@link trim} when the script says one is due (`trimDue` 1).
+   */
+  written(workspaceId: string, recorded: unknown, trimDue: unknown): void {
+    if (recorded === 1) void this.hint(workspaceId);
+    if (trimDue === 1) void this.trim(workspaceId);
   }
 
   /**
@@ -190,6 +201,6 @@ export class RedisEventStore implements EventStore {
 }
 
 /** An event's `data` as recorded: an object without its hidden fields (an agent's tools secret). */
-function eventData(data: DomainEvent['data']): DomainEvent['data'] {
+export function eventData(data: DomainEvent['data']): DomainEvent['data'] {
   return data !== null && typeof data === 'object' ? withoutHiddenFields(data) : data;
 }

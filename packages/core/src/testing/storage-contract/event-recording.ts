@@ -140,6 +140,36 @@ export function eventRecordingTests(t: ContractTestApi, open: () => Promise<Open
       expect(log[3]).toEqual(event);
     });
 
+    test('messages.append called at once for several conversations: each answers as if alone, and every message appended is stored with its event', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const first = await records.insertConversation(storage, WS, agent.id);
+      const second = await records.insertConversation(storage, WS, agent.id);
+      const closed = await records.insertConversation(storage, WS, agent.id, { status: 'completed' });
+      const setUp = (await logOf(storage)).length;
+      const targets = [first.id, second.id, closed.id, first.id, records.id('conv'), second.id, first.id];
+      const messages = targets.map((conversationId, index) => records.message(conversationId, { role: index % 2 === 0 ? 'user' : 'assistant' }));
+      const events = messages.map((message) => records.sent(WS, message));
+
+      const outcomes = await Promise.all(messages.map((message, index) => storage.messages.append(WS, message, events[index]!)));
+
+      expect(outcomes).toEqual(['appended', 'appended', 'conversation_completed', 'appended', 'conversation_not_found', 'appended', 'appended']);
+      const appended = [0, 1, 3, 5, 6];
+      expect((await storage.messages.page(WS, first.id, { limit: 10 }))!.messages).toEqual([messages[0], messages[3], messages[6]]);
+      expect((await storage.messages.page(WS, second.id, { limit: 10 }))!.messages).toEqual([messages[1], messages[5]]);
+      expect((await storage.messages.page(WS, closed.id, { limit: 10 }))!.messages).toEqual([]);
+      // Concurrent calls may commit in any order (on a pool of connections, say).
+      const byId = (list: DomainEvent[]) => [...list].sort((a, b) => (a.id < b.id ? -1 : 1));
+      expect(byId((await logOf(storage)).slice(setUp))).toEqual(appended.map((index) => events[index]));
+      const received = await storage.events.list(WS, { limit: 10, type: 'message.received' });
+      expect(byId(received!.events)).toEqual([events[1], events[3], events[5]]);
+      const stored = (await storage.conversations.get(WS, first.id))!;
+      expect(stored.lastMessageAt).toBe(messages[6]!.createdAt);
+      // Version 1 on insert, and one more per message appended.
+      expect(recordVersion(stored)).toBe(1 + 3);
+      expect(recordVersion((await storage.conversations.get(WS, second.id))!)).toBe(1 + 2);
+    });
+
     test('webhook endpoint writes record no event, even when a change carries one', async (storage) => {
       const records = new Records();
       const endpoint = await records.insertEndpoint(storage, WS);
