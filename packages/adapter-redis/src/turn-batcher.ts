@@ -55,7 +55,7 @@ export class TurnBatcher<T, R = void> {
         const batch = list.slice(i, i + MAX_BATCH);
         sends.push(
           this.send(batch.map((each) => each.item)).then(
-            (results) => batch.forEach((each, i) => each.resolve(results?.[i] as R)),
+            (results) => batch.forEach((each, index) => each.resolve(results?.[index] as R)),
             (error: unknown) => batch.forEach((each) => each.reject(error)),
           ),
         );
