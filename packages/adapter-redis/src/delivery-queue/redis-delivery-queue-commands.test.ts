@@ -5,9 +5,8 @@
  * together are one XACK.
  */
 import { contractJob } from '@parley/core/testing';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { commandCalls, describeIfAvailable, freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../../test/redis-available.js';
+import { afterAll, expect, it } from 'vitest';
+import { describeIfAvailable, privateRedisServer, probeRedisBinaries } from '../../test/redis-available.js';
 import { RedisDeliveryQueue } from './redis-delivery-queue.js';
 
 const describeServer = describeIfAvailable('A private redis-server', await probeRedisBinaries());
@@ -16,29 +15,18 @@ const describeServer = describeIfAvailable('A private redis-server', await probe
 const LEASE_MS = 800;
 
 describeServer('RedisDeliveryQueue: commands run', () => {
-  const temp = tempDir('queue-commands');
-  let server: RedisProcess | undefined;
-  let admin: Redis;
+  const redis = privateRedisServer('queue-commands');
   const queues: RedisDeliveryQueue[] = [];
-
-  beforeAll(async () => {
-    server = await startRedisServer(await freePort(), temp.dir);
-    admin = new Redis(server.url);
-  });
-
   afterAll(async () => {
     for (const queue of queues) await queue.close();
-    admin?.disconnect();
-    await server?.kill();
-    temp.remove();
   });
 
-  const calls = (command: string) => commandCalls(admin, command);
+  const calls = (command: string) => redis.calls(command);
   const xautoclaims = () => calls('xautoclaim');
 
   it('runs once per slice for a worker that leases back to back, and still finds a lease that ran out', async () => {
-    const queue = new RedisDeliveryQueue({ url: server!.url, prefix: 'reclaim:', leaseMs: LEASE_MS });
-    const other = new RedisDeliveryQueue({ url: server!.url, prefix: 'reclaim:', leaseMs: LEASE_MS });
+    const queue = new RedisDeliveryQueue({ url: redis.url, prefix: 'reclaim:', leaseMs: LEASE_MS });
+    const other = new RedisDeliveryQueue({ url: redis.url, prefix: 'reclaim:', leaseMs: LEASE_MS });
     queues.push(queue, other);
     const job = contractJob(1);
     await queue.enqueue([job]);
@@ -61,7 +49,7 @@ describeServer('RedisDeliveryQueue: commands run', () => {
   });
 
   it('sends acks asked for together as one script, each settling its own job', async () => {
-    const queue = new RedisDeliveryQueue({ url: server!.url, prefix: 'acks:', leaseMs: 30_000 });
+    const queue = new RedisDeliveryQueue({ url: redis.url, prefix: 'acks:', leaseMs: 30_000 });
     queues.push(queue);
     await queue.enqueue(Array.from({ length: 12 }, (_, i) => contractJob(i)));
     const leased = await queue.lease('first', 12, 0);

@@ -4,33 +4,19 @@
  * written by one script.
  */
 import { Records } from '@parley/core/testing';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { commandCalls, describeIfAvailable, freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../../test/redis-available.js';
+import { describeIfAvailable, privateRedisServer, probeRedisBinaries } from '../../test/redis-available.js';
 import { RedisStorage } from '../redis-storage.js';
 
 const describeServer = describeIfAvailable('A private redis-server', await probeRedisBinaries());
 
 describeServer('RedisDeliveryStore: commands run', () => {
-  const temp = tempDir('delivery-commands');
-  let server: RedisProcess | undefined;
-  let admin: Redis;
+  const redis = privateRedisServer('delivery-commands');
   let storage: RedisStorage;
+  beforeAll(() => void (storage = new RedisStorage({ url: redis.url, prefix: 'commands:' })));
+  afterAll(() => storage?.close());
 
-  beforeAll(async () => {
-    server = await startRedisServer(await freePort(), temp.dir);
-    admin = new Redis(server.url);
-    storage = new RedisStorage({ url: server.url, prefix: 'commands:' });
-  });
-
-  afterAll(async () => {
-    await storage?.close();
-    admin?.disconnect();
-    await server?.kill();
-    temp.remove();
-  });
-
-  const calls = (command: string) => commandCalls(admin, command);
+  const calls = (command: string) => redis.calls(command);
 
   it('writes the attempts of one endpoint recorded in the same turn with one script', async () => {
     const records = new Records();

@@ -9,33 +9,20 @@ import { RateLimiter, type Principal } from '@parley/core';
 import { ManualClock, Records } from '@parley/core/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { commandCalls, describeIfAvailable, freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../../test/redis-available.js';
+import { describeIfAvailable, privateRedisServer, probeRedisBinaries } from '../../test/redis-available.js';
 import { redisAdapters } from '../redis-adapters.js';
 import { RedisStorage } from '../redis-storage.js';
 
 const describeServer = describeIfAvailable('A private redis-server', await probeRedisBinaries());
 
 describeServer('RedisMessageStore: commands run', () => {
-  const temp = tempDir('message-commands');
-  let server: RedisProcess | undefined;
-  let admin: Redis;
+  const redis = privateRedisServer('message-commands');
   let storage: RedisStorage;
-
-  beforeAll(async () => {
-    server = await startRedisServer(await freePort(), temp.dir);
-    admin = new Redis(server.url);
-    storage = new RedisStorage({ url: server.url, prefix: 'commands:' });
-  });
-
-  afterAll(async () => {
-    await storage?.close();
-    admin?.disconnect();
-    await server?.kill();
-    temp.remove();
-  });
+  beforeAll(() => void (storage = new RedisStorage({ url: redis.url, prefix: 'commands:' })));
+  afterAll(() => storage?.close());
 
   const counted = ['evalsha', 'hget', 'hset', 'zadd', 'incrby', 'rpush'] as const;
-  const calls = async () => Object.fromEntries(await Promise.all(counted.map(async (command) => [command, await commandCalls(admin, command)] as const)));
+  const calls = async () => Object.fromEntries(await Promise.all(counted.map(async (command) => [command, await redis.calls(command)] as const)));
 
   it('writes the appends one workspace receives in the same turn with one script, each conversation read and written once', async () => {
     const records = new Records();
@@ -72,8 +59,8 @@ describeServer('RedisMessageStore: commands run', () => {
    */
   async function appendWithout(state: 'read' | 'write', failure: 'open' | 'closed') {
     const user = `no-${state}-${failure}`;
-    await admin.call('ACL', 'SETUSER', user, 'on', `>${user}`, '~*', '&*', '+@all', state === 'read' ? '-get' : '-set');
-    const client = new Redis(server!.url, { username: user, password: user });
+    await redis.admin.call('ACL', 'SETUSER', user, 'on', `>${user}`, '~*', '&*', '+@all', state === 'read' ? '-get' : '-set');
+    const client = new Redis(redis.url, { username: user, password: user });
     const adapters = redisAdapters({ client, prefix: `${user}:` });
     const limiter = new RateLimiter(adapters.rateLimits, new ManualClock(1_800_000_000_000), { failure, onStoreError: () => {} });
     const principal: Principal = { keyId: 'key', workspaceId: 'ws', plan: 'enterprise', scopes: ['*'], limitPerHour: 100 };
