@@ -39,10 +39,10 @@ type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
  * - `lease`: one script takes entries whose lease ran out (XAUTOCLAIM, idle > `leaseMs`, from a
  *   cursor the instance keeps so the whole pending list is visited; once a scan reaches the end,
  *   the next starts a block slice later), then new entries (XREADGROUP `>`); for the retry lane
- *   it first promotes due retries. With none and time left to wait, an
- *   XREADGROUP BLOCK on a dedicated duplicated connection (never the shared client: a blocked
- *   command would stall every other call on it) waits in slices of at most 2 s, so claims of
- *   expired leases run again while waiting.
+ *   it first promotes due retries. With none and time left to wait, an XREADGROUP BLOCK on a
+ *   dedicated duplicated connection (never the shared client: a blocked command would stall every
+ *   other call on it) waits in slices of at most 2 s, so claims of expired leases run again while
+ *   waiting.
  * - `ack`: XACK + XDEL in one script, for all the acks asked for in a turn; `retry`: XACK + XDEL
  *   of the old entry and ZADD of the next job in one script, which schedules only if the old
  *   entry was still there.

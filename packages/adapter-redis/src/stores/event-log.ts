@@ -79,14 +79,12 @@ export class EventLog {
 
   /**
    * Runs a write script (see `writeScript`) in `workspaceId` — the one path by which inserts,
-   * changes and deletes reach Redis, message appends aside (`RedisMessageStore`): adds the event part of the call for `event` (none when
-   * absent; a {@link EventDraft} gets the `data` the script builds, a full event its own `data` —
-   * without hidden fields either way: `withoutHiddenFields`, records.lua.ts), makes sure first
-   * that the workspace is in the outbox registry (so the sweep finds its events even if every
-   * hint is lost), hints takers without waiting when the script recorded the event into an empty
-   * outbox (behind waiting events no hint is needed: the holder's ack hints while events are
-   * left; a lost hint only delays them to the next sweep), and sends {@link trim} when the script
-   * says one is due. `call` names the script's own keys and args, or is built from the
+   * changes and deletes reach Redis, message appends aside (`RedisMessageStore`): adds the event
+   * part of the call for `event` (none when absent; a {@link EventDraft} gets the `data` the
+   * script builds, a full event its own `data` — without hidden fields either way:
+   * `withoutHiddenFields`, records.lua.ts), makes sure first that the workspace is in the outbox
+   * registry (so the sweep finds its events even if every hint is lost), and after the reply
+   * hints takers or sends the trim as the script says ({@link written}). `call` names the script's own keys and args, or is built from the
    * workspace's key names. With `admission`, the script decides the request's rate limit first
    * (`RedisRunner.script`). Resolves with what the script's body returned.
    */
