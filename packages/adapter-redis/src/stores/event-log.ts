@@ -44,6 +44,11 @@ export function eventHead(event: DomainEvent | EventDraft, workspaceId: string):
   return JSON.stringify(head).slice(0, -1);
 }
 
+/** The keys a script recording events reads (`event`, `events`, `eventSeq`, `outbox`; event-log.lua.ts). */
+export function recordingKeys(keys: WorkspaceKeys): { event: string; events: string; eventSeq: string; outbox: string } {
+  return { event: keys.event, events: keys.events, eventSeq: keys.eventSeq, outbox: keys.outbox };
+}
+
 /** Per workspace's (shared, frozen) key names: its per-type event indexes, which every trim names. */
 const typeKeys = new WeakMap<WorkspaceKeys, readonly string[]>();
 
@@ -101,10 +106,7 @@ export class EventLog {
     const reply = (await this.runner.script(write.script, {
       keys: {
         ...call.keys,
-        event: keys.event,
-        events: keys.events,
-        eventSeq: keys.eventSeq,
-        outbox: keys.outbox,
+        ...recordingKeys(keys),
         // Not touched without an event; any key of the workspace's slot will do.
         eventsOfType: event ? keys.eventsOfType(event.type) : keys.events,
       },

@@ -3,7 +3,7 @@ import { usageDay, usageIncrements, type Admission, type DomainEvent, type Messa
 import { workspaceKeys } from '../keys.js';
 import { records, strings, type Gate, type ScriptReply } from '../script.js';
 import { TurnBatcher } from '../turn-batcher.js';
-import { eventData, eventHead, type EventLog } from './event-log.js';
+import { eventData, eventHead, recordingKeys, type EventLog } from './event-log.js';
 import { MESSAGE_APPEND, MESSAGE_PAGE } from './message-store.lua.js';
 
 /** How long a day's usage counters are kept after its last reply: 400 days. */
@@ -89,10 +89,7 @@ export class RedisMessageStore implements MessageStore {
     const reply = (await this.runner.script(MESSAGE_APPEND, {
       keys: {
         conv: keys.conv,
-        event: keys.event,
-        events: keys.events,
-        eventSeq: keys.eventSeq,
-        outbox: keys.outbox,
+        ...recordingKeys(keys),
         rateLimit: keys.rateLimit,
         msg: each('msg'),
         msgs: each('msgs'),
