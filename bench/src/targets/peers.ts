@@ -4,8 +4,9 @@
  * `PEER=bare`: Hono returning a JSON object (GET /json) and validating a body with valibot into a
  * Map (POST /json) — the floor of any Hono route. `PEER=map`: Hono over Maps with a bearer check
  * (SHA-256 of the key looked up in a Map) and a per-workspace request counter, for the same routes
- * as Parley. `PEER=ioredis`: the same over Redis, each route one pipeline (one round trip).
- * Prints one JSON line `{port, key, agentId, conversationId}` once listening.
+ * as Parley; `PEER=map-fields`: that peer, whose GET agent also sends the header fields Parley's
+ * sends (`X-Request-Id`, `RateLimit-Policy`, `RateLimit`, `ETag`). `PEER=ioredis`: the same over
+ * Redis, each route one pipeline (one round trip). Prints one JSON line `{port, key, agentId, conversationId}` once listening.
  */
 import { serve } from '@hono/node-server';
 import { createHash, randomUUID } from 'node:crypto';
@@ -55,7 +56,7 @@ if (peer === 'bare') {
     store.set(message.id, message);
     return c.json(message, 201);
   });
-} else if (peer === 'map') {
+} else if (peer === 'map' || peer === 'map-fields') {
   const keys = new Map([[sha256(KEY), WORKSPACE]]);
   const counters = new Map<string, number>();
   const agents = new Map([[agent.id, agent]]);
@@ -69,10 +70,26 @@ if (peer === 'bare') {
     counters.set(workspace, (counters.get(workspace) ?? 0) + 1);
     return workspace;
   };
+  // PEER=map-fields: GET agent answers with the header fields Parley's does (a request id, the
+  // rate-limit policy and state, an entity tag), built as Parley builds them: one plain record
+  // handed to the Response. The rate-limit state is read off the counter, not decided by a GCRA.
+  const entityTags = new Map([...agents.values()].map((record) => [record.id, `"${createHash('sha256').update(`${record.id}:1`).digest('base64url').slice(0, 22)}"`]));
+  const POLICY = '"enterprise";q=3600000;w=3600';
   app.get('/api/agents/:id', (c) => {
-    if (!auth(c)) return c.json({ error: 'unauthorized' }, 401);
+    const workspace = auth(c);
+    if (!workspace) return c.json({ error: 'unauthorized' }, 401);
     const found = agents.get(c.req.param('id'));
-    return found ? c.json(found) : c.json({ error: 'not_found' }, 404);
+    if (!found) return c.json({ error: 'not_found' }, 404);
+    if (peer === 'map') return c.json(found);
+    const used = counters.get(workspace)!;
+    const headers = {
+      'x-request-id': randomUUID(),
+      'ratelimit-policy': POLICY,
+      ratelimit: `"enterprise";r=${3_600_000 - (used % 3_600_000)};t=${Math.ceil((used % 3_600_000) / 1000)}`,
+      etag: entityTags.get(found.id)!,
+      'content-type': 'application/json',
+    };
+    return new Response(JSON.stringify(found), { status: 200, headers });
   });
   app.get('/api/agents', (c) => {
     if (!auth(c)) return c.json({ error: 'unauthorized' }, 401);
