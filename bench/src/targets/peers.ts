@@ -6,7 +6,8 @@
  * (SHA-256 of the key looked up in a Map) and a per-workspace request counter, for the same routes
  * as Parley; `PEER=map-fields`: that peer, whose GET agent also sends the header fields Parley's
  * sends (`X-Request-Id`, `RateLimit-Policy`, `RateLimit`, `ETag`). `PEER=ioredis`: the same over
- * Redis, each route one pipeline (one round trip). Prints one JSON line `{port, key, agentId, conversationId}` once listening.
+ * Redis, each route one pipeline (one round trip). Prints one JSON line
+ * `{port, key, agentId, conversationId}` once listening.
  */
 import { serve } from '@hono/node-server';
 import { createHash, randomUUID } from 'node:crypto';
