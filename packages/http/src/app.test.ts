@@ -68,6 +68,21 @@ describe('createApp', () => {
       expect((await h.call('PUT', '/api/agents', { key: 'nope-nope' })).status).toBe(401);
     });
 
+    it('every /api and /sandbox route the app registers answers 401 without a key, and nothing is written', async () => {
+      const h = await harness();
+      // Read from the router itself, so a route added later without the guard fails here.
+      const guarded = [...new Set(h.app.routes.filter((route) => route.method !== 'ALL' && /^\/(api|sandbox)\//.test(route.path)).map((route) => `${route.method} ${route.path}`))];
+      expect(guarded).toEqual(expect.arrayContaining(['GET /api/agents/:id', 'POST /api/conversations/:id/messages', 'GET /api/conversations/:id/stream', 'DELETE /sandbox/plants/:id']));
+      for (const route of guarded) {
+        const [method, template] = route.split(' ') as [string, string];
+        const path = template.replace(/:\w+/g, 'x_1');
+        const response = await h.call(method, path, { key: null, json: method === 'GET' || method === 'DELETE' ? undefined : agentInput });
+        expect({ route, status: response.status }).toEqual({ route, status: 401 });
+        expect(response.headers.get('WWW-Authenticate'), route).toMatch(/^Bearer realm="parley"/);
+      }
+      expect((await json(await h.call('GET', '/api/agents'))).agents).toEqual([]);
+    });
+
     it('route 404/405 before 403 scope', async () => {
       const h = await harness();
       const none = await h.keyWith([]);
