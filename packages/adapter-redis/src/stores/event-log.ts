@@ -89,9 +89,10 @@ export class EventLog {
    * script builds, a full event its own `data` — without hidden fields either way:
    * `withoutHiddenFields`, records.lua.ts), makes sure first that the workspace is in the outbox
    * registry (so the sweep finds its events even if every hint is lost), and after the reply
-   * hints takers or sends the trim as the script says ({@link written}). `call` names the script's own keys and args, or is built from the
-   * workspace's key names. With `admission`, the script decides the request's rate limit first
-   * (`RedisRunner.script`). Resolves with what the script's body returned.
+   * hints takers or sends the trim as the script says ({@link written}). `call` names the
+   * script's own keys and args, or is built from the workspace's key names. With `admission`, the
+   * script decides the request's rate limit first (`RedisRunner.script`). Resolves with what the
+   * script's body returned.
    */
   async write<K extends string, A extends string>(
     write: WriteScript<K, A>,
