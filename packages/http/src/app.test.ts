@@ -80,6 +80,8 @@ describe('createApp', () => {
         expect({ route, status: response.status }).toEqual({ route, status: 401 });
         expect(response.headers.get('WWW-Authenticate'), route).toMatch(/^Bearer realm="parley"/);
       }
+      // Every write records an event (docs/events-and-webhooks.md, "The event log"): none, nothing written.
+      expect((await json(await h.call('GET', '/api/events'))).events).toEqual([]);
       expect((await json(await h.call('GET', '/api/agents'))).agents).toEqual([]);
     });
 
