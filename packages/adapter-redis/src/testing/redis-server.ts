@@ -31,10 +31,16 @@ function listenable(port: number): Promise<boolean> {
   });
 }
 
-/** A free TCP port whose Cluster bus port (port + 10 000) is free too. */
+/**
+ * A free TCP port (10 000–22 766) whose Cluster bus port (port + 10 000) is free too. Both sit below
+ * the kernel's ephemeral range (Linux: 32 768 and up; macOS: 49 152 and up), because a test often
+ * holds its port unbound for a while (Redis stopped for an outage, a webhook receiver not up yet):
+ * an ephemeral port can be handed to any outgoing connection in that time, and the later listen then
+ * fails with EADDRINUSE.
+ */
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    const port = 10_000 + Math.floor(Math.random() * 12_767);
     if ((await listenable(port)) && (await listenable(port + 10_000))) return port;
   }
   throw new Error('No free port pair found.');
