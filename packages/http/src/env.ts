@@ -24,4 +24,10 @@ export interface ParleyEnv {
 export interface ResponseHeaderFields {
   readonly fields: Record<string, string>;
   built: Response | undefined;
+  /**
+   * The last response built from a string (`respond()`, the error handler), with `text`, that
+   * string (`null`: no body): compression sizes the response by it, without reading it back.
+   */
+  textResponse: Response | undefined;
+  text: string | null;
 }

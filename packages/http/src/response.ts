@@ -17,7 +17,7 @@ type AnyContext = Context<any>; // eslint-disable-line @typescript-eslint/no-exp
  * garbage collector work on every collection (bench/PERFORMANCE-NOTES.md).
  */
 export function newHeaderFields(fields: Record<string, string>): ResponseHeaderFields {
-  return { fields, built: undefined };
+  return { fields, built: undefined, textResponse: undefined, text: null };
 }
 
 function headerFields(c: AnyContext): ResponseHeaderFields {
@@ -55,7 +55,28 @@ export function respond(c: AnyContext, body: string | null, status: number, extr
   // hidden class of its own (bench/PERFORMANCE-NOTES.md, "Node 20's object spread").
   const response = new Response(body, { status, headers: Object.assign({}, record.fields, extra) });
   record.built = response;
+  return remembered(record, response, body);
+}
+
+/** `response`, remembered as built from `text` (`null`: no body) for {@link textOf}. */
+export function builtFrom(c: AnyContext, response: Response, text: string | null): Response {
+  return remembered(headerFields(c), response, text);
+}
+
+function remembered(record: ResponseHeaderFields, response: Response, text: string | null): Response {
+  record.textResponse = response;
+  record.text = text;
   return response;
+}
+
+/**
+ * The string `response` was built from by {@link respond} or {@link builtFrom} (`null`: no body),
+ * or `undefined` when it was built some other way: compression sizes a body with it instead of
+ * reading it back.
+ */
+export function textOf(c: AnyContext, response: Response): string | null | undefined {
+  const record = (c as Context<ParleyEnv>).get('responseHeaders');
+  return record?.textResponse === response ? record.text : undefined;
 }
 
 const JSON_CONTENT_TYPE = Object.freeze({ 'content-type': 'application/json' });

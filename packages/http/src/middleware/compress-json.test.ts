@@ -1,9 +1,15 @@
 /** @module JSON compression: over 1 KiB and only when asked, through `app.request()` and a real listening server. */
 import { gunzipSync, inflateSync } from 'node:zlib';
 import { request } from 'node:http';
+import { ErrorCode, ParleyError } from '@parley/core';
+import { Hono, type Context } from 'hono';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ParleyEnv } from '../env.js';
+import { json } from '../response.js';
 import { serve, type ServerHandle } from '../serve.js';
-import { harness } from '../test-support/harness.js';
+import { captureLogs, harness, json as bodyOf } from '../test-support/harness.js';
+import { compressJsonResponse } from './compress-json.js';
+import { errorHandler } from './error-handler.js';
 
 const servers: ServerHandle[] = [];
 afterAll(() => Promise.all(servers.map((server) => server.close())));
@@ -20,6 +26,22 @@ function rawGet(url: string, headers: Record<string, string>): Promise<{ status:
       .on('error', reject)
       .end();
   });
+}
+
+/**
+ * A request from a client that accepts gzip, whose response `build` makes and `compressJsonResponse`
+ * then sees: the response built, the one left to send, and the one the app answered.
+ */
+async function compressedFor(build: (c: Context<ParleyEnv>) => Response | Promise<Response>) {
+  let built: Response | undefined;
+  let sent: Response | undefined;
+  const app = new Hono<ParleyEnv>().get('/', async (c) => {
+    c.res = built = await build(c);
+    await compressJsonResponse(c);
+    return (sent = c.res);
+  });
+  const response = await app.request('/', { headers: { 'Accept-Encoding': 'gzip' } });
+  return { built, sent, response };
 }
 
 describe('JSON compression', () => {
@@ -54,6 +76,37 @@ describe('JSON compression', () => {
     expect(response.headers.get('Content-Encoding')).toBeNull();
     expect(await response.json()).toMatchObject({ status: 'ok' });
     expect(Number(response.headers.get('Content-Length'))).toBeLessThan(1024);
+  });
+
+  it('sends a small body a route built from a string as it was built, without reading it back', async () => {
+    const { built, sent, response } = await compressedFor((c) => json(c, { status: 'ok' }));
+    expect(sent).toBe(built);
+    expect(await response.json()).toEqual({ status: 'ok' });
+  });
+
+  it('sends a small error response as it was built too (a refusal costs no copy)', async () => {
+    const renderError = errorHandler({ logger: captureLogs().logger });
+    const refusal = new ParleyError(ErrorCode.rateLimitExceeded, 'Rate limit exceeded.', { retryAfterSeconds: 2 });
+    const { built, sent, response } = await compressedFor(async (c) => renderError(refusal, c));
+    expect(sent).toBe(built);
+    expect(response.status).toBe(429);
+    expect(response.headers.get('Content-Type')).toBe('application/json');
+    expect(await response.json()).toEqual({ error: { code: 'rate_limit_exceeded', message: 'Rate limit exceeded.', details: { retryAfterSeconds: 2 } } });
+  });
+
+  it('sizes a body by its UTF-8 bytes: under 1 024 characters but over 1 KiB is compressed', async () => {
+    const h = await harness();
+    const small = await bodyOf<{ id: string }>(await h.call('POST', '/api/agents', { json: { name: 'Plain', description: 'x', model: 'modelA-4' } }));
+    const wide = await bodyOf<{ id: string }>(await h.call('POST', '/api/agents', { json: { name: 'Wide', description: '€'.repeat(400), model: 'modelA-4' } }));
+    const plain = await h.call('GET', `/api/agents/${small.id}`, { headers: { 'Accept-Encoding': 'gzip' } });
+    expect(plain.headers.get('Content-Encoding')).toBeNull();
+    expect(await plain.json()).toEqual(small);
+    const compressed = await h.call('GET', `/api/agents/${wide.id}`, { headers: { 'Accept-Encoding': 'gzip' } });
+    const text = JSON.stringify(wide);
+    expect(text.length).toBeLessThan(1024);
+    expect(new TextEncoder().encode(text).length).toBeGreaterThan(1024);
+    expect(compressed.headers.get('Content-Encoding')).toBe('gzip');
+    expect(gunzipSync(Buffer.from(await compressed.arrayBuffer())).toString('utf8')).toBe(text);
   });
 
   it('compresses a large API list and an error alike; a small error stays plain', async () => {

@@ -5,7 +5,7 @@ import { createLogger, type Logger } from '../logger.js';
 import type { ParleyEnv } from '../env.js';
 import { STATUS_BY_CODE, toHttpError, type HttpError } from '../http-errors.js';
 import { BEARER_CHALLENGE } from './bearer-auth.js';
-import { headerFieldsOf, headerSet, setHeader } from '../response.js';
+import { builtFrom, headerFieldsOf, headerSet, setHeader } from '../response.js';
 
 /**
  * `api`: `{"error": {"code", "message", "details"?}}` (docs/errors.md).
@@ -25,9 +25,14 @@ function render(c: Context<ParleyEnv>, error: HttpError, shape: ErrorShape): Res
   // Built by Hono from the context, not with response.ts: header fields a host's middleware set
   // with `c.header()` before the error are kept too, with Parley's own.
   const fields = headerFieldsOf(c);
-  if (shape === 'sandbox') return c.json({ error: error.status, message: error.message }, error.status, fields);
-  const body = { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
-  return c.json({ error: body }, error.status, fields);
+  fields['content-type'] = 'application/json';
+  const text = JSON.stringify(
+    shape === 'sandbox'
+      ? { error: error.status, message: error.message }
+      : { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } },
+  );
+  // Remembered with its text, so compression sizes it without reading it back (compress-json.ts).
+  return builtFrom(c, c.body(text, error.status, fields), text);
 }
 
 /**
