@@ -76,6 +76,8 @@ interface Scenario {
   peer?: string;
   /** Each 2xx causes one webhook delivery, counted in (the window ends when the last arrived). */
   delivers?: boolean;
+  /** Request header fields sent besides the key (and `content-type` with a body). */
+  headers?: Record<string, string>;
 }
 
 interface DeliveryFigures extends Figures {
@@ -187,7 +189,7 @@ function load(target: Target, scenario: Scenario, seconds: number) {
     method: scenario.method,
     connections: CONNECTIONS,
     seconds,
-    headers: { authorization: `Bearer ${info.key}`, ...(scenario.body && { 'content-type': 'application/json' }) },
+    headers: { authorization: `Bearer ${info.key}`, ...(scenario.body && { 'content-type': 'application/json' }), ...scenario.headers },
     ...(scenario.body && { body: scenario.body }),
   });
 }
@@ -497,6 +499,9 @@ scenarios.push(
   { name: 'history (50) at 10²', target: 'Parley PGlite', method: 'GET', path: history('small'), bare: 'bare GET (JSON object)', peer: 'Parley memory: history (50) at 10²' },
 );
 scenarios.push({ name: 'GET agent', target: 'Parley memory, info log', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Parley memory: GET agent' });
+// What browsers, fetch and Parley's client send: a small response must not cost more for it.
+const GZIP_NAME = 'GET agent, client accepting gzip';
+scenarios.push({ name: GZIP_NAME, target: 'Parley memory', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Parley memory: GET agent', headers: { 'accept-encoding': 'gzip, deflate' } });
 const fanOutTargets = ['Parley memory', ...(withRedis ? ['Parley Redis'] : []), ...(withPostgres ? ['Parley PostgreSQL'] : [])];
 
 const started = Date.now();
@@ -657,6 +662,8 @@ try {
   check('memory GET agent ≤ 1.3 × Hono + Map peer CPU', (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer: GET agent') ?? NaN), (v) => v <= 1.3, (v) => `${v.toFixed(2)} ×`);
   const withFields = (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer, Parley\'s header fields: GET agent') ?? NaN);
   targetRows.push(`| (for comparison, no target) memory GET agent vs the Map peer sending Parley's header fields | ${withFields.toFixed(2)} × | — |`);
+  const gzipped = (cpu(`Parley memory: ${GZIP_NAME}`) ?? NaN) / (cpu('Parley memory: GET agent') ?? NaN);
+  targetRows.push(`| (for comparison, no target) memory GET agent for a client accepting gzip vs one that does not | ${gzipped.toFixed(2)} × | — |`);
   check('memory GET agent req/s ≥ 0.5 × bare Hono GET', (figures.get('Parley memory: GET agent')?.rps ?? NaN) / (figures.get('bare Hono: bare GET (JSON object)')?.rps ?? NaN), (v) => v >= 0.5, (v) => `${v.toFixed(2)} ×`);
 
   const parley = byName('Parley memory').seeded!;
