@@ -1,4 +1,5 @@
-/** @module Tests of serve(): listening, draining close, listen errors. */
+/** @module Tests of serve(): listening, writes at the end of the turn, draining close, listen errors. */
+import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { serve } from './serve.js';
@@ -10,6 +11,40 @@ describe('serve', () => {
       expect(handle.url).toBe(`http://127.0.0.1:${handle.port}`);
       const response = await fetch(handle.url);
       expect(await response.text()).toBe('hi');
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('writes a response at the end of the turn it became ready in, after the callbacks queued before it', async () => {
+    // The handler queues a callback for the end of this turn, then answers: that callback runs
+    // before the response is written, where it used to run after.
+    const writtenBeforeTurnEnd: boolean[] = [];
+    const app = new Hono<{ Bindings: HttpBindings }>().get('/', async (c) => {
+      await null;
+      const { outgoing } = c.env;
+      setImmediate(() => writtenBeforeTurnEnd.push(outgoing.headersSent));
+      return c.text('hi');
+    });
+    const handle = await serve(app, { port: 0 });
+    try {
+      expect(await (await fetch(handle.url)).text()).toBe('hi');
+      expect(writtenBeforeTurnEnd).toEqual([false]);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('answers every one of many concurrent requests with its own response', async () => {
+    const app = new Hono().get('/:n', async (c) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return c.text(c.req.param('n'));
+    });
+    const handle = await serve(app, { port: 0 });
+    try {
+      const numbers = Array.from({ length: 200 }, (_, n) => String(n));
+      const bodies = await Promise.all(numbers.map(async (n) => (await fetch(`${handle.url}/${n}`)).text()));
+      expect(bodies).toEqual(numbers);
     } finally {
       await handle.close();
     }

@@ -1,6 +1,7 @@
 /**
  * @module Serves a Hono app over Node's HTTP server (@hono/node-server's request listener), with
- * errors below the app in the API's shape, graceful closes after unread bodies, and a draining close.
+ * errors below the app in the API's shape, graceful closes after unread bodies, responses written
+ * together at the end of each turn of the event loop, and a draining close.
  */
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { createServer, type Server } from 'node:http';
@@ -9,6 +10,31 @@ import { answerClientError, hostProblem, invalidRequestResponse } from './client
 import { closeIfBodyUnread } from './lingering-close.js';
 
 const SWEEP_INTERVAL_MS = 50;
+
+/** Writes of the responses that became ready during this turn of the event loop, in that order. */
+let pendingWrites: Array<() => void> = [];
+
+function writePending(): void {
+  const writes = pendingWrites;
+  pendingWrites = [];
+  for (const write of writes) write();
+}
+
+/**
+ * `response`, handed to `@hono/node-server` for writing at the end of this turn of the event loop
+ * (`setImmediate`, after the turn's I/O callbacks), together with every other response that became
+ * ready in the turn — as Redis writes its replies before it next waits for I/O. Under concurrent
+ * load the server then reads all the requests that arrived, and answers them in one run of writes,
+ * instead of alternating a read and a write per request: measured on loopback, about a third less
+ * server CPU per request and half the latency at saturation, and nothing changes for a lone request
+ * (docs/http.md, "Writes at the end of the turn").
+ */
+function atTurnEnd(response: Response, incoming: HttpBindings['incoming']): Promise<Response> {
+  return new Promise((resolve) => {
+    // Judged at write time: the body may have been read to its end meanwhile.
+    if (pendingWrites.push(() => resolve(closeIfBodyUnread(response, incoming))) === 1) setImmediate(writePending);
+  });
+}
 
 /** Options of {@link serve}. */
 export interface ServeOptions {
@@ -49,6 +75,8 @@ export interface ServerHandle {
 
 /**
  * Starts listening with `app.fetch` and resolves once the port is bound. Below the app:
+ * - the responses that became ready during one turn of the event loop are written together at its
+ *   end, a response returned at once (not a promise) right away (see `atTurnEnd` above);
  * - a response sent before the request body was read to its end (a 413, a 401 before a large
  *   upload) carries `Connection: close` and the connection closes gracefully, so the client
  *   reads the response instead of a reset, and a keep-alive client's next request goes over a
@@ -69,7 +97,7 @@ export function serve(app: { fetch: (request: Request, env: HttpBindings) => Res
       if (problem !== null) return closeIfBodyUnread(invalidRequestResponse(problem), incoming);
       // Without an async frame of its own: one less promise per request on the hot path.
       const response = app.fetch(request, bindings as HttpBindings);
-      return response instanceof Promise ? response.then((built) => closeIfBodyUnread(built, incoming)) : closeIfBodyUnread(response, incoming);
+      return response instanceof Promise ? response.then((built) => atTurnEnd(built, incoming)) : closeIfBodyUnread(response, incoming);
     },
     // Called when no Request can be built (an invalid Host or request target).
     { hostname, errorHandler: () => invalidRequestResponse() },
