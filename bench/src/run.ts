@@ -401,6 +401,7 @@ const targets: Target[] = [
   { name: 'bare Hono', script: here('targets/peers.js'), env: { PEER: 'bare' } },
   { name: 'Hono + Map peer', script: here('targets/peers.js'), env: { PEER: 'map' } },
   { name: 'Hono + Map peer, Parley\'s header fields', script: here('targets/peers.js'), env: { PEER: 'map-fields' } },
+  { name: 'Hono + Map peer, writes at the turn\'s end', script: here('targets/peers.js'), env: { PEER: 'map-turn-end' } },
   { name: 'Parley memory', script: here('targets/parley.js'), env: { LOG_LEVEL: 'warn', BENCH_LARGE: String(large) } },
   { name: 'Parley memory, info log', script: here('targets/parley.js'), env: { LOG_LEVEL: 'info', BENCH_LARGE: '0' } },
   { name: 'Parley memory, webhooks', script: here('targets/parley.js'), env: { LOG_LEVEL: 'warn', BENCH_LARGE: '0', ...webhooks } },
@@ -456,6 +457,8 @@ const scenarios: Scenario[] = [
   { name: 'history (50) at 10²', target: 'Hono + Map peer', method: 'GET', path: history('small'), bare: 'bare GET (JSON object)' },
   // What Parley's response header fields alone cost the peer (issue 20, item 4).
   { name: 'GET agent', target: 'Hono + Map peer, Parley\'s header fields', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Hono + Map peer: GET agent' },
+  // What writing responses at the end of the turn, as Parley's server does, alone is worth to the peer.
+  { name: 'GET agent', target: 'Hono + Map peer, writes at the turn\'s end', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Hono + Map peer: GET agent' },
 ];
 for (const target of ['Parley memory', ...(withRedis ? ['Parley Redis'] : [])]) {
   const peer = target === 'Parley memory' ? 'Hono + Map peer' : 'Hono + ioredis peer';
@@ -662,6 +665,8 @@ try {
   check('memory GET agent ≤ 1.3 × Hono + Map peer CPU', (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer: GET agent') ?? NaN), (v) => v <= 1.3, (v) => `${v.toFixed(2)} ×`);
   const withFields = (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer, Parley\'s header fields: GET agent') ?? NaN);
   targetRows.push(`| (for comparison, no target) memory GET agent vs the Map peer sending Parley's header fields | ${withFields.toFixed(2)} × | — |`);
+  const atTurnEnd = (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer, writes at the turn\'s end: GET agent') ?? NaN);
+  targetRows.push(`| (for comparison, no target) memory GET agent vs the Map peer writing its responses at the end of the turn, as Parley's server does | ${atTurnEnd.toFixed(2)} × | — |`);
   const gzipped = (cpu(`Parley memory: ${GZIP_NAME}`) ?? NaN) / (cpu('Parley memory: GET agent') ?? NaN);
   targetRows.push(`| (for comparison, no target) memory GET agent for a client accepting gzip vs one that does not | ${gzipped.toFixed(2)} × | — |`);
   check('memory GET agent req/s ≥ 0.5 × bare Hono GET', (figures.get('Parley memory: GET agent')?.rps ?? NaN) / (figures.get('bare Hono: bare GET (JSON object)')?.rps ?? NaN), (v) => v >= 0.5, (v) => `${v.toFixed(2)} ×`);
@@ -701,7 +706,7 @@ try {
       (parleyRedis ? ` (the Redis server holds Redis's; the Parley process grew ${fixed(parleyRedis.rssPerMillionMessages / 2 ** 20)} MiB)` : '') + '.',
     `Webhook delivery burst (\`npm run bench:delivery 3000\`): ${[...burst].map(([backend, perSecond]) => `${backend} ${fixed(perSecond)}/s`).join(', ')}.`,
     '',
-    '"CPU vs peer" is against the hand-written peer on the same route (for the info-log row: against the same server at warn; for the peer sending Parley\'s header fields: against the Map peer; for PostgreSQL rows: against Parley on Redis; for PGlite rows: against Parley on memory).',
+    '"CPU vs peer" is against the hand-written peer on the same route (for the info-log row: against the same server at warn; for the peer sending Parley\'s header fields and the one writing at the turn\'s end: against the Map peer; for PostgreSQL rows: against Parley on Redis; for PGlite rows: against Parley on memory).',
     'PostgreSQL round trips are the statements pg_stat_statements counted per request (each a round trip: no pipelining), the rate-limit hit included; statements of background work (fewer than one per two requests) left out; the live-stream signal a message write hands to the feed (`SELECT pg_notify`, sent without the request waiting for it) is counted apart.',
     'POST agent (1 webhook) counts the server\'s CPU until the last delivery reached the receiver, divided by the agents created.',
     'Redis round trips count the commands the server sent and the request waited for that arrived more than 50 µs after the previous one (a pipeline arrives at once): the live-stream PUBLISH (sent without waiting for its reply) and background commands sent by fewer than one request in two (the event log\'s trim) are counted apart, as on PostgreSQL; "sent" counts every command; "run" includes the commands scripts ran; "commandstats" is the growth of `INFO commandstats` calls per request (scripts\' commands included, other clients of the same Redis too). These are measured on 50 requests sent one at a time; "Redis CPU µs (commands run)" is measured over the load itself, where the appends a server receives in one turn of its event loop share one script (the Redis adapter\'s README, "Calls gathered per turn").',

@@ -5,7 +5,9 @@
  * Map (POST /json) — the floor of any Hono route. `PEER=map`: Hono over Maps with a bearer check
  * (SHA-256 of the key looked up in a Map) and a per-workspace request counter, for the same routes
  * as Parley; `PEER=map-fields`: that peer, whose GET agent also sends the header fields Parley's
- * sends (`X-Request-Id`, `RateLimit-Policy`, `RateLimit`, `ETag`). `PEER=ioredis`: the same over
+ * sends (`X-Request-Id`, `RateLimit-Policy`, `RateLimit`, `ETag`); `PEER=map-turn-end`: the Map
+ * peer with its responses written at the end of each turn of the event loop, as Parley's server
+ * writes them (packages/http/src/serve.ts), to show what that alone is worth. `PEER=ioredis`: the same over
  * Redis, each route one pipeline (one round trip). Prints one JSON line
  * `{port, key, agentId, conversationId}` once listening.
  */
@@ -57,7 +59,7 @@ if (peer === 'bare') {
     store.set(message.id, message);
     return c.json(message, 201);
   });
-} else if (peer === 'map' || peer === 'map-fields') {
+} else if (peer === 'map' || peer === 'map-fields' || peer === 'map-turn-end') {
   const keys = new Map([[sha256(KEY), WORKSPACE]]);
   const counters = new Map<string, number>();
   const agents = new Map([[agent.id, agent]]);
@@ -81,7 +83,7 @@ if (peer === 'bare') {
     if (!workspace) return c.json({ error: 'unauthorized' }, 401);
     const found = agents.get(c.req.param('id'));
     if (!found) return c.json({ error: 'not_found' }, 404);
-    if (peer === 'map') return c.json(found);
+    if (peer !== 'map-fields') return c.json(found);
     const used = counters.get(workspace)!;
     const headers = {
       'x-request-id': randomUUID(),
@@ -166,7 +168,21 @@ return redis.call('HMGET', KEYS[2], unpack(ids))`,
   cleanups.push(() => redis.del(`${prefix}keys`, `${prefix}agents`, history, `${prefix}msg`, `${prefix}count`).finally(() => redis.disconnect()));
 }
 
-const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+/** `fetch`, whose responses are handed over at the end of the turn they became ready in, together (serve.ts's `atTurnEnd`). */
+function writingAtTurnEnd(fetch: typeof app.fetch): typeof app.fetch {
+  let pending: Array<() => void> = [];
+  const writePending = () => {
+    const writes = pending;
+    pending = [];
+    for (const write of writes) write();
+  };
+  return (...args) =>
+    Promise.resolve(fetch(...args)).then((response) => new Promise<Response>((resolve) => {
+      if (pending.push(() => resolve(response)) === 1) setImmediate(writePending);
+    }));
+}
+
+const server = serve({ fetch: peer === 'map-turn-end' ? writingAtTurnEnd(app.fetch) : app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
   process.stdout.write(`${JSON.stringify({ port: info.port, key: KEY, ...seeded })}\n`);
 });
 process.on('SIGTERM', () => {
