@@ -12,7 +12,9 @@ const notPassed = report.testResults.flatMap((file) =>
     .map((test) => `  ${test.status}: ${file.name.replace(`${process.cwd()}/`, '')} > ${test.fullName}`),
 );
 if (report.numTotalTests === 0 || notPassed.length > 0) {
-  console.error(`CI: ${notPassed.length} of ${report.numTotalTests} tests did not pass (skipped tests count as failures here):`);
+  console.error(
+    `CI: ${notPassed.length} of ${report.numTotalTests} tests did not pass (skipped tests count as failures here):`,
+  );
   console.error(notPassed.join('\n'));
   console.log(`${report.numPassedTests} passed, ${report.numTotalTests - report.numPassedTests} failed`);
   process.exit(1);

@@ -8,7 +8,7 @@ describe('docs/performance.md', () => {
     expect(readFileSync(PERFORMANCE_DOC, 'utf8')).toBe(currentPerformanceDoc());
   });
 
-  it('carries the latest run\'s figures', () => {
+  it("carries the latest run's figures", () => {
     const results = readFileSync(new URL('../bench/RESULTS.md', import.meta.url), 'utf8');
     const firstTargetRow = results.split('\n').find((line) => line.startsWith('| memory GET agent'))!;
     expect(readFileSync(PERFORMANCE_DOC, 'utf8')).toContain(firstTargetRow);

@@ -36,10 +36,15 @@ describe('the plain-JavaScript webhook receiver in docs/webhooks.md', () => {
     writeFileSync(join(folder, 'receiver.mjs'), receiverSource());
     const port = await freePort();
     url = `http://127.0.0.1:${port}/`;
-    child = spawn(process.execPath, [join(folder, 'receiver.mjs')], { env: { ...process.env, PORT: String(port), PARLEY_WEBHOOK_SECRET: secret } });
+    child = spawn(process.execPath, [join(folder, 'receiver.mjs')], {
+      env: { ...process.env, PORT: String(port), PARLEY_WEBHOOK_SECRET: secret },
+    });
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     for (let tries = 0; ; tries++) {
-      const up = await fetch(url, { method: 'POST', body: '{}' }).then(() => true, () => false);
+      const up = await fetch(url, { method: 'POST', body: '{}' }).then(
+        () => true,
+        () => false,
+      );
       if (up) break;
       if (tries > 100) throw new Error('the receiver did not start');
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -50,13 +55,18 @@ describe('the plain-JavaScript webhook receiver in docs/webhooks.md', () => {
     rmSync(folder, { recursive: true, force: true });
   });
 
-  const send = (body: string, headers: Record<string, string>) => fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+  const send = (body: string, headers: Record<string, string>) =>
+    fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 
   it('answers 204 to a signed event and logs its id and type', async () => {
     const body = JSON.stringify({ type: 'message.sent', timestamp: new Date().toISOString(), data: { id: 'msg_1' } });
     const timestamp = new Date();
     const signature = new Webhook(secret).sign('evt_doc_1', timestamp, body);
-    const response = await send(body, { 'webhook-id': 'evt_doc_1', 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': signature });
+    const response = await send(body, {
+      'webhook-id': 'evt_doc_1',
+      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+      'webhook-signature': signature,
+    });
     expect(response.status).toBe(204);
     await expect.poll(() => output).toContain('evt_doc_1 message.sent');
   });
@@ -64,8 +74,16 @@ describe('the plain-JavaScript webhook receiver in docs/webhooks.md', () => {
   it('answers 400 to a forged signature', async () => {
     const body = JSON.stringify({ type: 'message.sent', timestamp: new Date().toISOString(), data: {} });
     const timestamp = new Date();
-    const forged = new Webhook(`whsec_${Buffer.from('another secret entirely, 32 b!!!').toString('base64')}`).sign('evt_doc_2', timestamp, body);
-    const response = await send(body, { 'webhook-id': 'evt_doc_2', 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': forged });
+    const forged = new Webhook(`whsec_${Buffer.from('another secret entirely, 32 b!!!').toString('base64')}`).sign(
+      'evt_doc_2',
+      timestamp,
+      body,
+    );
+    const response = await send(body, {
+      'webhook-id': 'evt_doc_2',
+      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+      'webhook-signature': forged,
+    });
     expect(response.status).toBe(400);
   });
 });

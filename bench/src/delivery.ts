@@ -20,7 +20,8 @@ import { postgresAdapters } from '@parley/adapter-postgres';
 import { createTestDatabase, probePostgres } from '@parley/adapter-postgres/testing';
 import { redisAdapters } from '@parley/adapter-redis';
 import { Redis } from 'ioredis';
-import { createCore, undiciTransport, type Adapters, type DeliveryJob, type DomainEvent } from '@parley/core';
+import { createCore, undiciTransport, type Adapters, type DomainEvent } from '@parley/core';
+import type { DeliveryJob } from '@parley/core/adapter';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,12 +50,16 @@ const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 function until(count: number, timeoutMs = 120_000): Promise<void> {
   if (arrivals.size >= count) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`only ${arrivals.size} of ${count} deliveries arrived`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`only ${arrivals.size} of ${count} deliveries arrived`)),
+      timeoutMs,
+    );
     waiting = { count, resolve: () => (clearTimeout(timer), resolve()) };
   });
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Row {
@@ -74,12 +79,25 @@ async function run(backend: string, adapters: Adapters): Promise<Row> {
     allowPrivateWebhookUrls: true,
     workers: { delivery: { concurrency: { first: 32, retry: 4 }, perEndpoint: 32 } },
   });
-  const endpoint = await core.webhooks.create(WS, { url, events: ['agent.created'] });
+  const endpoint = await core.webhooks.create({ workspaceId: WS }, { url, events: ['agent.created'] });
   // Only the delivery worker: the burst's jobs go straight to the queue.
   const worker = core.workers.delivery;
   worker.start();
-  const jobFor = (event: DomainEvent): DeliveryJob => ({ id: randomUUID(), workspaceId: WS, endpointId: endpoint.id, event, attempt: 1, trigger: 'scheduled' });
-  const eventNow = (): DomainEvent => ({ id: `evt_${randomUUID()}`, type: 'agent.created', workspaceId: WS, occurredAt: new Date().toISOString(), data: {} as never });
+  const jobFor = (event: DomainEvent): DeliveryJob => ({
+    id: randomUUID(),
+    workspaceId: WS,
+    endpointId: endpoint.id,
+    event,
+    attempt: 1,
+    trigger: 'scheduled',
+  });
+  const eventNow = (): DomainEvent => ({
+    id: `evt_${randomUUID()}`,
+    type: 'agent.created',
+    workspaceId: WS,
+    occurredAt: new Date().toISOString(),
+    data: {} as never,
+  });
 
   // Warm-up: connections, JIT.
   await adapters.deliveryQueue.enqueue(Array.from({ length: 200 }, () => jobFor(eventNow())));
@@ -115,7 +133,9 @@ async function run(backend: string, adapters: Adapters): Promise<Row> {
   const e2eStart = performance.now();
   const writes: Array<Promise<unknown>> = [];
   for (let index = 0; index < 600; index++) {
-    writes.push(core.agents.create(WS, { name: `a${index}`, description: 'bench', model: 'modelA-4' }));
+    writes.push(
+      core.agents.create({ workspaceId: WS }, { name: `a${index}`, description: 'bench', model: 'modelA-4' }),
+    );
     await sleep(Math.max(0, e2eStart + (index + 1) * 5 - performance.now()));
   }
   await Promise.all(writes);
@@ -139,7 +159,10 @@ async function collectEvents(core: ReturnType<typeof createCore>, count: number)
   const all: DomainEvent[] = [];
   let after: string | undefined;
   for (;;) {
-    const page = await core.storage.events.list(WS, { limit: 100, ...(after !== undefined && { after }) });
+    const page = await core.storage.events.list(
+      { workspaceId: WS },
+      { limit: 100, ...(after !== undefined && { after }) },
+    );
     if (!page || page.events.length === 0) break;
     all.push(...page.events);
     if (!page.hasMore) break;
@@ -204,4 +227,7 @@ receiver.close();
 console.log(`\nWebhook delivery, one worker (first lane 32 in flight), loopback receiver, ${JOBS} jobs in the burst\n`);
 console.log('| backend | deliveries/s (burst) | enqueue → attempt p50 | p99 | event write → attempt p50 | p99 |');
 console.log('|---|---|---|---|---|---|');
-for (const row of rows) console.log(`| ${row.backend} | ${row.perSecond} | ${row.p50} ms | ${row.p99} ms | ${row.e2eP50} ms | ${row.e2eP99} ms |`);
+for (const row of rows)
+  console.log(
+    `| ${row.backend} | ${row.perSecond} | ${row.p50} ms | ${row.p99} ms | ${row.e2eP50} ms | ${row.e2eP99} ms |`,
+  );

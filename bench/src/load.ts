@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** Which load generator this machine has: `wrk` when it is on PATH. */
-export const LOAD_GENERATOR: 'wrk' | 'autocannon' = spawnSync('sh', ['-c', 'command -v wrk']).status === 0 ? 'wrk' : 'autocannon';
+export const LOAD_GENERATOR: 'wrk' | 'autocannon' =
+  spawnSync('sh', ['-c', 'command -v wrk']).status === 0 ? 'wrk' : 'autocannon';
 
 /** One load: `connections` keep-alive connections sending `method` to `url` for `seconds`. */
 export interface LoadOptions {
@@ -70,8 +71,17 @@ async function autocannonLoad(options: LoadOptions): Promise<LoadResult> {
 async function wrk(options: LoadOptions): Promise<LoadResult> {
   const folder = mkdtempSync(join(tmpdir(), 'parley-bench-wrk-'));
   const script = join(folder, 'request.lua');
-  const headers = Object.entries(options.headers).map(([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`);
-  writeFileSync(script, [`wrk.method = "${options.method}"`, ...headers, ...(options.body ? [`wrk.body = ${JSON.stringify(options.body)}`] : [])].join('\n'));
+  const headers = Object.entries(options.headers).map(
+    ([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`,
+  );
+  writeFileSync(
+    script,
+    [
+      `wrk.method = "${options.method}"`,
+      ...headers,
+      ...(options.body ? [`wrk.body = ${JSON.stringify(options.body)}`] : []),
+    ].join('\n'),
+  );
   try {
     const command = `wrk -t1 -c${options.connections} -d${options.seconds}s --timeout 10s --latency -s '${script}' '${options.url}'; times`;
     const output = await new Promise<string>((resolve, reject) => {

@@ -43,7 +43,8 @@ export function medianFigures(runs: Figures[]): Figures {
 }
 
 /** `value` with thousands separators and `digits` decimals. */
-export const fixed = (value: number, digits = 0) => value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+export const fixed = (value: number, digits = 0) =>
+  value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** A Redis server's own CPU time (`used_cpu_user` + `used_cpu_sys`) from the text of `INFO cpu`, in µs. */
 export function redisCpuUs(info: string): number {

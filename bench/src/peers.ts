@@ -26,7 +26,14 @@ import { writePerformanceDoc } from './performance-doc.js';
 
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
-const MASTRA_PACKAGES = ['@mastra/core@1.71.0', '@mastra/libsql@1.23.1', '@mastra/memory@1.31.0', '@mastra/hono@1.7.9', 'hono@4', '@hono/node-server@2'];
+const MASTRA_PACKAGES = [
+  '@mastra/core@1.71.0',
+  '@mastra/libsql@1.23.1',
+  '@mastra/memory@1.31.0',
+  '@mastra/hono@1.7.9',
+  'hono@4',
+  '@hono/node-server@2',
+];
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 const MASTRA_SERVER = `
@@ -48,8 +55,16 @@ process.on('SIGTERM', () => process.exit(0));
 `;
 
 /** Spawns `script` and resolves with the first JSON line it prints that has a `port`. */
-function start(script: string, env: Record<string, string>, cwd?: string): Promise<{ child: ChildProcess; info: Record<string, any> }> {
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], ...(cwd && { cwd }) });
+function start(
+  script: string,
+  env: Record<string, string>,
+  cwd?: string,
+): Promise<{ child: ChildProcess; info: Record<string, any> }> {
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    ...(cwd && { cwd }),
+  });
   return new Promise((resolve, reject) => {
     let buffered = '';
     child.on('exit', (code) => reject(new Error(`${script} exited (${code}) before it was ready`)));
@@ -92,8 +107,12 @@ try {
   console.log(`Installing ${MASTRA_PACKAGES.join(' ')} into ${folder}…`);
   writeFileSync(join(folder, 'package.json'), JSON.stringify({ name: 'mastra-bench', private: true, type: 'module' }));
   writeFileSync(join(folder, 'server.mjs'), MASTRA_SERVER);
-  execSync(`npm install --no-audit --no-fund --loglevel=error ${MASTRA_PACKAGES.join(' ')}`, { cwd: folder, stdio: 'inherit' });
-  const mastraVersion = JSON.parse(readFileSync(join(folder, 'node_modules/@mastra/core/package.json'), 'utf8')).version as string;
+  execSync(`npm install --no-audit --no-fund --loglevel=error ${MASTRA_PACKAGES.join(' ')}`, {
+    cwd: folder,
+    stdio: 'inherit',
+  });
+  const mastraVersion = JSON.parse(readFileSync(join(folder, 'node_modules/@mastra/core/package.json'), 'utf8'))
+    .version as string;
 
   const mastra = await start(join(folder, 'server.mjs'), {}, folder);
   const parley = await start(here('targets/parley.js'), { LOG_LEVEL: 'warn', BENCH_LARGE: '0' });
@@ -101,11 +120,19 @@ try {
 
   const mastraUrl = `http://127.0.0.1:${mastra.info.port}/api/memory`;
   const json = { 'content-type': 'application/json' };
-  const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: json, body: JSON.stringify(body) }).then(async (response) => {
-    if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  const post = (url: string, body: unknown) =>
+    fetch(url, { method: 'POST', headers: json, body: JSON.stringify(body) }).then(async (response) => {
+      if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+    });
+  const say = (i: number) => ({
+    threadId: 'thread-history',
+    resourceId: 'user-1',
+    role: i % 2 ? 'assistant' : 'user',
+    type: 'text',
+    content: `Benchmark message number ${i}, of a typical length for a chat.`,
   });
-  const say = (i: number) => ({ threadId: 'thread-history', resourceId: 'user-1', role: i % 2 ? 'assistant' : 'user', type: 'text', content: `Benchmark message number ${i}, of a typical length for a chat.` });
-  for (const threadId of ['thread-history', 'thread-append']) await post(`${mastraUrl}/threads?agentId=support`, { resourceId: 'user-1', title: 'bench', threadId });
+  for (const threadId of ['thread-history', 'thread-append'])
+    await post(`${mastraUrl}/threads?agentId=support`, { resourceId: 'user-1', title: 'bench', threadId });
   for (let i = 0; i < 100; i += 1) await post(`${mastraUrl}/save-messages?agentId=support`, { messages: [say(i)] });
 
   const message = { role: 'user', content: 'Hello! I would like to know the status of my order, please.' };
@@ -116,15 +143,35 @@ try {
     {
       server: 'Mastra',
       name: 'save one message',
-      options: { url: `${mastraUrl}/save-messages?agentId=support`, method: 'POST', connections, headers: json, body: JSON.stringify({ messages: [{ ...say(0), threadId: 'thread-append', content: message.content }] }) },
+      options: {
+        url: `${mastraUrl}/save-messages?agentId=support`,
+        method: 'POST',
+        connections,
+        headers: json,
+        body: JSON.stringify({ messages: [{ ...say(0), threadId: 'thread-append', content: message.content }] }),
+      },
     },
-    { server: 'Mastra', name: 'history (50 of 100)', options: { url: `${mastraUrl}/threads/thread-history/messages?agentId=support&perPage=50`, connections } },
+    {
+      server: 'Mastra',
+      name: 'history (50 of 100)',
+      options: { url: `${mastraUrl}/threads/thread-history/messages?agentId=support&perPage=50`, connections },
+    },
     {
       server: 'Parley memory',
       name: 'save one message',
-      options: { url: `${parleyUrl}/${parley.info.conversations.append}/messages`, method: 'POST', connections, headers: { ...auth, ...json }, body: JSON.stringify(message) },
+      options: {
+        url: `${parleyUrl}/${parley.info.conversations.append}/messages`,
+        method: 'POST',
+        connections,
+        headers: { ...auth, ...json },
+        body: JSON.stringify(message),
+      },
     },
-    { server: 'Parley memory', name: 'history (50 of 100)', options: { url: `${parleyUrl}/${parley.info.conversations.small}/messages?limit=50`, connections, headers: auth } },
+    {
+      server: 'Parley memory',
+      name: 'history (50 of 100)',
+      options: { url: `${parleyUrl}/${parley.info.conversations.small}/messages?limit=50`, connections, headers: auth },
+    },
   ];
   const pids = { Mastra: mastra.child.pid!, 'Parley memory': parley.child.pid! };
   const samples = new Map(scenarios.map((scenario) => [scenario, [] as Figures[]]));
@@ -134,13 +181,16 @@ try {
   }
 
   const figures = new Map([...samples].map(([scenario, runs]) => [scenario, medianFigures(runs)]));
-  const parleyOf = (scenario: Scenario) => scenarios.find((other) => other.server === 'Parley memory' && other.name === scenario.name)!;
+  const parleyOf = (scenario: Scenario) =>
+    scenarios.find((other) => other.server === 'Parley memory' && other.name === scenario.name)!;
   const rows = scenarios.map((scenario) => {
     const f = figures.get(scenario)!;
     const versus = f.cpuUs / figures.get(parleyOf(scenario))!.cpuUs;
     return `| ${scenario.server} | ${scenario.name} | **${fixed(f.cpuUs)}** | ${versus.toFixed(2)} × | ${fixed(f.rps)} | ${fixed(f.p50, 1)} | ${fixed(f.p99, 1)} |${f.errors ? ` ⚠️ ${f.errors} errors` : ''}`;
   });
-  const commit = execSync('git rev-parse --short HEAD', { cwd: here('.') }).toString().trim();
+  const commit = execSync('git rev-parse --short HEAD', { cwd: here('.') })
+    .toString()
+    .trim();
   const report = [
     '# Parley and Mastra, side by side',
     '',

@@ -42,7 +42,11 @@ export function renderPerformanceDoc(input: { notes: string; results: string; pe
 /** Reads the inputs from bench/ and the text the page should have. */
 export function currentPerformanceDoc(): string {
   const read = (name: string) => readFileSync(benchFile(name), 'utf8');
-  return renderPerformanceDoc({ notes: read('PERFORMANCE-NOTES.md'), results: read('RESULTS.md'), peers: read('PEERS.md') });
+  return renderPerformanceDoc({
+    notes: read('PERFORMANCE-NOTES.md'),
+    results: read('RESULTS.md'),
+    peers: read('PEERS.md'),
+  });
 }
 
 /** Writes docs/performance.md from the current inputs. */

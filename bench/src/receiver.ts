@@ -20,5 +20,9 @@ export async function startCountingReceiver(path = '/webhooks'): Promise<Countin
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`, delivered: () => delivered, close: () => server.close() };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+    delivered: () => delivered,
+    close: () => server.close(),
+  };
 }

@@ -49,13 +49,24 @@ if (problem) {
 const receiver = await startCountingReceiver('/hook');
 
 const server = await startPrivatePostgres({ autovacuum: 'on', autovacuum_naptime: '15s' });
-const adapters = postgresAdapters({ connectionString: server.url, eventRetentionMs: retentionMs, sweepIntervalMs: REPORT_MS });
+const adapters = postgresAdapters({
+  connectionString: server.url,
+  eventRetentionMs: retentionMs,
+  sweepIntervalMs: REPORT_MS,
+});
 await adapters.ready();
 const transport = undiciTransport({ allowPrivate: true });
 const core = createCore(adapters, { webhookTransport: transport, allowPrivateWebhookUrls: true });
-await core.webhooks.create(WS, { url: receiver.url, events: ['message.sent'] });
-const agent = await core.agents.create(WS, { name: 'Retention', description: 'bench', model: 'modelA-4' });
-const conversations = await Promise.all(Array.from({ length: 20 }, (_, n) => core.conversations.create(WS, { agentId: agent.id, userId: `user_${n}` })));
+await core.webhooks.create({ workspaceId: WS }, { url: receiver.url, events: ['message.sent'] });
+const agent = await core.agents.create(
+  { workspaceId: WS },
+  { name: 'Retention', description: 'bench', model: 'modelA-4' },
+);
+const conversations = await Promise.all(
+  Array.from({ length: 20 }, (_, n) =>
+    core.conversations.create({ workspaceId: WS }, { agentId: agent.id, userId: `user_${n}` }),
+  ),
+);
 core.workers.relay.start();
 core.workers.delivery.start();
 
@@ -71,10 +82,24 @@ async function produce(): Promise<void> {
       Array.from({ length: perTick }, async (_, i) => {
         const n = tick * perTick + i;
         const conversation = conversations[n % conversations.length]!;
-        const claim = await core.idempotency.claim(WS, `key_${n}`, 'fingerprint', 60_000);
-        const message = await core.conversations.sendMessage(WS, conversation.id, { role: 'user', content: `Message ${n}: ${'lorem ipsum '.repeat(20)}` });
+        const claim = await core.idempotency.claim(
+          { workspaceId: WS },
+          { key: `key_${n}`, fingerprint: 'fingerprint', leaseMs: 60_000 },
+        );
+        const message = await core.conversations.sendMessage({ workspaceId: WS }, conversation.id, {
+          role: 'user',
+          content: `Message ${n}: ${'lorem ipsum '.repeat(20)}`,
+        });
         if (claim.outcome === 'claimed') {
-          await core.idempotency.complete(WS, `key_${n}`, claim.token, { status: 201, contentType: 'application/json', body: JSON.stringify(message) }, retentionMs);
+          await core.idempotency.complete(
+            { workspaceId: WS },
+            {
+              key: `key_${n}`,
+              token: claim.token,
+              response: { status: 201, contentType: 'application/json', body: JSON.stringify(message) },
+              ttlMs: retentionMs,
+            },
+          );
         }
         sent += 1;
       }),
@@ -96,13 +121,17 @@ async function sizes(): Promise<Sizes> {
 
 const samples: Array<{ seconds: number; sizes: Sizes }> = [];
 async function report(): Promise<void> {
-  print(`${perSecond} messages/s for ${minutes} min, retention ${retentionMinutes} min; sizes in kB, live rows in brackets`);
+  print(
+    `${perSecond} messages/s for ${minutes} min, retention ${retentionMinutes} min; sizes in kB, live rows in brackets`,
+  );
   while (Date.now() < end) {
     await sleep(REPORT_MS);
     const now = await sizes();
     const seconds = Math.round((Date.now() - started) / 1000);
     samples.push({ seconds, sizes: now });
-    const cells = TABLES.map((table) => `${table} ${Math.round((now.get(table)?.size ?? 0) / 1024)} [${now.get(table)?.live ?? 0}]`);
+    const cells = TABLES.map(
+      (table) => `${table} ${Math.round((now.get(table)?.size ?? 0) / 1024)} [${now.get(table)?.live ?? 0}]`,
+    );
     print(`${String(seconds).padStart(4)} s  ${cells.join('  ')}  | sent ${sent} delivered ${receiver.delivered()}`);
   }
 }
@@ -115,10 +144,20 @@ try {
     print(`\nAfter warm-up (${warm.seconds} s): largest size since, against the size then`);
     for (const table of TABLES) {
       const then = warm.sizes.get(table)?.size ?? 0;
-      const largest = Math.max(...samples.filter((sample) => sample.seconds >= warm.seconds).map((sample) => sample.sizes.get(table)?.size ?? 0));
+      const largest = Math.max(
+        ...samples
+          .filter((sample) => sample.seconds >= warm.seconds)
+          .map((sample) => sample.sizes.get(table)?.size ?? 0),
+      );
       const last = samples.at(-1)!.sizes.get(table)?.size ?? 0;
-      const kind = RETAINED.includes(table) ? 'retained' : table === 'messages' ? 'store of record, never expired' : 'queue';
-      print(`  ${table.padEnd(17)} ${(largest / Math.max(1, then)).toFixed(2)} ×  (${Math.round(then / 1024)} kB then, ${Math.round(last / 1024)} kB at the end; ${kind})`);
+      const kind = RETAINED.includes(table)
+        ? 'retained'
+        : table === 'messages'
+          ? 'store of record, never expired'
+          : 'queue';
+      print(
+        `  ${table.padEnd(17)} ${(largest / Math.max(1, then)).toFixed(2)} ×  (${Math.round(then / 1024)} kB then, ${Math.round(last / 1024)} kB at the end; ${kind})`,
+      );
     }
   }
   const commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();

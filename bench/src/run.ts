@@ -24,6 +24,11 @@
  * open live streams; webhook deliveries per second (`delivery.ts`'s burst); and a table of issues
  * 12, 17 and 20's targets, each met or missed.
  *
+ * Tracing (issue 42): memory GET agent and POST message with OpenTelemetry traces on (the SDK's
+ * batch exporter, OTLP/HTTP protobuf, to a receiver in this process that answers at once) against
+ * the same target with tracing off (no SDK loaded) — the cost per request of a trace. `BENCH_TRACES=0`
+ * leaves them out.
+ *
  * Environment: `BENCH_ROUNDS` (3), `BENCH_SECONDS` per measurement (2), `BENCH_LARGE` (1 000 000
  * messages), `REDIS_URL` (redis://127.0.0.1:6379; Redis scenarios are left out when it does not
  * answer; PostgreSQL scenarios when `initdb`/`postgres` cannot be run). Writes the tables to
@@ -96,6 +101,9 @@ interface DeliveryFigures extends Figures {
 /** The webhook receiver: answers 204 at once and counts what arrived. */
 const receiver = await startCountingReceiver();
 const receiverUrl = receiver.url;
+/** Where the traced target exports its spans (OTLP/HTTP: `<it>/v1/traces`); counts the exports. */
+const otlpReceiver = await startCountingReceiver('');
+const withTraces = process.env.BENCH_TRACES !== '0';
 
 /** Resolves once `done()` holds (polled every 20 ms), or after `ms`. */
 async function until(done: () => boolean, ms: number): Promise<boolean> {
@@ -110,7 +118,7 @@ async function until(done: () => boolean, ms: number): Promise<boolean> {
 /** Waits until `pid` used at most one tick of CPU in a second (seeding and its background work done). */
 async function settled(pid: number, ms = 180_000): Promise<void> {
   const deadline = Date.now() + ms;
-  for (let before = cpuTicks(pid); Date.now() < deadline; ) {
+  for (let before = cpuTicks(pid); Date.now() < deadline;) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const now = cpuTicks(pid);
     if (now - before <= 1) return;
@@ -123,7 +131,9 @@ async function settled(pid: number, ms = 180_000): Promise<void> {
  * versions when a workspace has its own copy (`2.1.8 (Parley 1.19.0)`).
  */
 function packageVersion(name: string): string {
-  const version = (folder: string) => (JSON.parse(readFileSync(here(`${folder}/node_modules/${name}/package.json`), 'utf8')) as { version: string }).version;
+  const version = (folder: string) =>
+    (JSON.parse(readFileSync(here(`${folder}/node_modules/${name}/package.json`), 'utf8')) as { version: string })
+      .version;
   const ownCopy = (folder: string) => existsSync(here(`${folder}/node_modules/${name}/package.json`));
   const peers = ownCopy('..') ? version('..') : version('../..');
   const parley = ownCopy('../../packages/http') ? version('../../packages/http') : version('../..');
@@ -155,7 +165,12 @@ function start(target: Target, env: Record<string, string> = {}): Promise<void> 
     child.stdout!.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
       // The ready line is the JSON object with a `port`; at LOG_LEVEL=info log lines come first.
-      const ready = buffered.split('\n').slice(0, -1).filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => 'port' in line);
+      const ready = buffered
+        .split('\n')
+        .slice(0, -1)
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((line) => 'port' in line);
       if (ready && !target.info) {
         target.info = ready;
         child.stdout!.removeAllListeners('data');
@@ -178,7 +193,10 @@ async function restart(target: Target, withLarge = false): Promise<void> {
   target.info = undefined;
   const parley = target.script === here('targets/parley.js');
   const onStore = target.redis === true || target.postgres !== undefined || 'DATA_DIR' in target.env;
-  await start(target, !parley ? {} : onStore ? { BENCH_REUSE: JSON.stringify(target.seeded) } : withLarge ? {} : { BENCH_LARGE: '0' });
+  await start(
+    target,
+    !parley ? {} : onStore ? { BENCH_REUSE: JSON.stringify(target.seeded) } : withLarge ? {} : { BENCH_LARGE: '0' },
+  );
   await settled(target.process!.pid!);
 }
 
@@ -189,7 +207,11 @@ function load(target: Target, scenario: Scenario, seconds: number) {
     method: scenario.method,
     connections: CONNECTIONS,
     seconds,
-    headers: { authorization: `Bearer ${info.key}`, ...(scenario.body && { 'content-type': 'application/json' }), ...scenario.headers },
+    headers: {
+      authorization: `Bearer ${info.key}`,
+      ...(scenario.body && { 'content-type': 'application/json' }),
+      ...scenario.headers,
+    },
     ...(scenario.body && { body: scenario.body }),
   });
 }
@@ -222,7 +244,10 @@ async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigu
     errors: result.errors,
     generatorCpuUs: result.generatorCpuUs / Math.max(completed, 1),
     generatorShare: result.generatorCpuUs / 1e6 / (SECONDS * cpus().length),
-    ...(redisUs !== undefined && { redisCpuUs: redisUs / Math.max(completed, 1), redisCommands: commands! / Math.max(completed, 1) }),
+    ...(redisUs !== undefined && {
+      redisCpuUs: redisUs / Math.max(completed, 1),
+      redisCommands: commands! / Math.max(completed, 1),
+    }),
     ...(scenario.delivers && { deliveriesPerSecond: (receiver.delivered() - deliveredBefore) / seconds }),
   };
 }
@@ -240,27 +265,35 @@ async function fanOut(target: Target): Promise<{ ms: number; cpuUsPerStream: num
   let received = 0;
   let lastAt = 0;
   await Promise.all(
-    Array.from({ length: STREAMS }, () =>
-      new Promise<void>((resolve, reject) => {
-        const request = httpRequest(
-          { host: '127.0.0.1', port: info.port, path: `/api/conversations/${info.conversations.fanOut}/stream`, agent, headers: { authorization: `Bearer ${info.key}`, accept: 'text/event-stream' } },
-          (response) => {
-            responses.push(response);
-            let text = '';
-            response.setEncoding('utf8');
-            response.on('data', (chunk: string) => {
-              if (!text.includes(wanted) && (text += chunk).includes(wanted)) {
-                received += 1;
-                lastAt = performance.now();
-              }
-            });
-            response.on('error', () => {});
-            resolve();
-          },
-        );
-        request.on('error', reject);
-        request.end();
-      }),
+    Array.from(
+      { length: STREAMS },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const request = httpRequest(
+            {
+              host: '127.0.0.1',
+              port: info.port,
+              path: `/api/conversations/${info.conversations.fanOut}/stream`,
+              agent,
+              headers: { authorization: `Bearer ${info.key}`, accept: 'text/event-stream' },
+            },
+            (response) => {
+              responses.push(response);
+              let text = '';
+              response.setEncoding('utf8');
+              response.on('data', (chunk: string) => {
+                if (!text.includes(wanted) && (text += chunk).includes(wanted)) {
+                  received += 1;
+                  lastAt = performance.now();
+                }
+              });
+              response.on('error', () => {});
+              resolve();
+            },
+          );
+          request.on('error', reject);
+          request.end();
+        }),
     ),
   );
   await new Promise((resolve) => setTimeout(resolve, 500)); // every stream subscribed and idle
@@ -308,7 +341,10 @@ async function commandCalls(client: Redis): Promise<number> {
  * a simple string, `+<time> [<db> <source>] "<command>" "<arg>" …`; only the first two quoted
  * arguments are decoded (escapes left as sent), which is all the round-trip count needs.
  */
-function monitorRedis(url: string, onCommand: (time: number, source: string, args: string[]) => void): Promise<{ close(): void }> {
+function monitorRedis(
+  url: string,
+  onCommand: (time: number, source: string, args: string[]) => void,
+): Promise<{ close(): void }> {
   const { hostname, port } = new URL(url);
   const socket = connect({ host: hostname, port: Number(port || 6379) });
   socket.setEncoding('utf8');
@@ -324,7 +360,12 @@ function monitorRedis(url: string, onCommand: (time: number, source: string, arg
       buffered = lines.pop()!;
       for (const line of lines) {
         const entry = /^\+(\d+\.\d+) \[\d+ ([^\]]+)\] (.*)$/.exec(line);
-        if (entry) onCommand(Number(entry[1]), entry[2]!, [...entry[3]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].slice(0, 2).map((arg) => arg[1]!));
+        if (entry)
+          onCommand(
+            Number(entry[1]),
+            entry[2]!,
+            [...entry[3]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].slice(0, 2).map((arg) => arg[1]!),
+          );
         else if (!ready && line === '+OK') {
           ready = true;
           resolve({ close: () => socket.destroy() });
@@ -340,7 +381,9 @@ async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
   const seen: Array<{ time: number; source: string; command: string }> = [];
   // A script is told apart by its SHA (EVALSHA) or the end of its source (EVAL, first use).
   const commandOf = (args: string[]) => `${String(args[0]).toLowerCase()} ${String(args[1] ?? '').slice(-40)}`;
-  const monitor = await monitorRedis(REDIS_URL, (time, source, args) => seen.push({ time, source, command: commandOf(args) }));
+  const monitor = await monitorRedis(REDIS_URL, (time, source, args) =>
+    seen.push({ time, source, command: commandOf(args) }),
+  );
   await new Promise((resolve) => setTimeout(resolve, 100));
   seen.length = 0;
   const callsBefore = await commandCalls(stats);
@@ -365,7 +408,8 @@ async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
   // Commands of one round trip (a pipeline, or one command) arrive within microseconds of each
   // other; the next round trip waits at least for the reply to travel and the server to act on it.
   let trips = 0;
-  for (let i = 0; i < awaited.length; i += 1) if (i === 0 || awaited[i]!.time - awaited[i - 1]!.time > 0.00005) trips += 1;
+  for (let i = 0; i < awaited.length; i += 1)
+    if (i === 0 || awaited[i]!.time - awaited[i - 1]!.time > 0.00005) trips += 1;
   return {
     sent: sent.length / requests,
     run: (sent.length + seen.filter((entry) => entry.source === 'lua').length) / requests,
@@ -376,13 +420,14 @@ async function redisTraffic(target: Target, scenario: Scenario, requests = 50) {
   };
 }
 
-
 const withRedis = await redisAnswers();
 if (!withRedis) console.warn(`⚠️  Redis at ${REDIS_URL} does not answer: Redis scenarios are left out.`);
 
 const postgresProblem = await probePostgresBinaries();
 if (postgresProblem) console.warn(`⚠️  ${postgresProblem}: PostgreSQL scenarios are left out.`);
-const postgres = postgresProblem ? undefined : await startPrivatePostgres({ shared_preload_libraries: 'pg_stat_statements' });
+const postgres = postgresProblem
+  ? undefined
+  : await startPrivatePostgres({ shared_preload_libraries: 'pg_stat_statements' });
 const withPostgres = postgres !== undefined;
 const databaseUrl = (name: string) => Object.assign(new URL(postgres!.url), { pathname: `/${name}` }).toString();
 if (postgres) {
@@ -400,18 +445,51 @@ const webhooks = { BENCH_WEBHOOK_URL: receiverUrl, WEBHOOK_ALLOW_PRIVATE_URLS: '
 const targets: Target[] = [
   { name: 'bare Hono', script: here('targets/peers.js'), env: { PEER: 'bare' } },
   { name: 'Hono + Map peer', script: here('targets/peers.js'), env: { PEER: 'map' } },
-  { name: 'Hono + Map peer, Parley\'s header fields', script: here('targets/peers.js'), env: { PEER: 'map-fields' } },
-  { name: 'Hono + Map peer, writes at the turn\'s end', script: here('targets/peers.js'), env: { PEER: 'map-turn-end' } },
+  { name: "Hono + Map peer, Parley's header fields", script: here('targets/peers.js'), env: { PEER: 'map-fields' } },
+  {
+    name: "Hono + Map peer, writes at the turn's end",
+    script: here('targets/peers.js'),
+    env: { PEER: 'map-turn-end' },
+  },
   { name: 'Parley memory', script: here('targets/parley.js'), env: { LOG_LEVEL: 'warn', BENCH_LARGE: String(large) } },
   { name: 'Parley memory, info log', script: here('targets/parley.js'), env: { LOG_LEVEL: 'info', BENCH_LARGE: '0' } },
-  { name: 'Parley memory, webhooks', script: here('targets/parley.js'), env: { LOG_LEVEL: 'warn', BENCH_LARGE: '0', ...webhooks } },
+  ...(withTraces
+    ? [
+        {
+          name: 'Parley memory, traced',
+          script: here('targets/parley.js'),
+          env: {
+            LOG_LEVEL: 'warn',
+            BENCH_LARGE: '0',
+            OTEL_EXPORTER_OTLP_ENDPOINT: otlpReceiver.url,
+            OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+          },
+        },
+      ]
+    : []),
+  {
+    name: 'Parley memory, webhooks',
+    script: here('targets/parley.js'),
+    env: { LOG_LEVEL: 'warn', BENCH_LARGE: '0', ...webhooks },
+  },
   ...(withRedis
     ? [
-        { name: 'Hono + ioredis peer', script: here('targets/peers.js'), env: { PEER: 'ioredis', REDIS_URL }, redis: true },
+        {
+          name: 'Hono + ioredis peer',
+          script: here('targets/peers.js'),
+          env: { PEER: 'ioredis', REDIS_URL },
+          redis: true,
+        },
         {
           name: 'Parley Redis',
           script: here('targets/parley.js'),
-          env: { LOG_LEVEL: 'warn', REDIS_URL, REDIS_PREFIX: `${redisPrefix}a:`, BENCH_LARGE: String(large), DELIVERY_WORKER: 'false' },
+          env: {
+            LOG_LEVEL: 'warn',
+            REDIS_URL,
+            REDIS_PREFIX: `${redisPrefix}a:`,
+            BENCH_LARGE: String(large),
+            DELIVERY_WORKER: 'false',
+          },
           redis: true,
         },
         {
@@ -427,7 +505,12 @@ const targets: Target[] = [
         {
           name: 'Parley PostgreSQL',
           script: here('targets/parley.js'),
-          env: { LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl('bench_a'), BENCH_LARGE: String(large), DELIVERY_WORKER: 'false' },
+          env: {
+            LOG_LEVEL: 'warn',
+            DATABASE_URL: databaseUrl('bench_a'),
+            BENCH_LARGE: String(large),
+            DELIVERY_WORKER: 'false',
+          },
           postgres: 'bench_a',
         },
         {
@@ -438,13 +521,21 @@ const targets: Target[] = [
         },
       ]
     : []),
-  { name: 'Parley PGlite', script: here('targets/parley.js'), env: { LOG_LEVEL: 'warn', DATA_DIR: pgliteDir, BENCH_LARGE: '0', DELIVERY_WORKER: 'false' } },
+  {
+    name: 'Parley PGlite',
+    script: here('targets/parley.js'),
+    env: { LOG_LEVEL: 'warn', DATA_DIR: pgliteDir, BENCH_LARGE: '0', DELIVERY_WORKER: 'false' },
+  },
 ];
 
-const message = JSON.stringify({ role: 'user', content: 'Hello! I would like to know the status of my order, please.' });
+const message = JSON.stringify({
+  role: 'user',
+  content: 'Hello! I would like to know the status of my order, please.',
+});
 const newAgent = JSON.stringify({ name: 'Support agent', description: 'Answers order questions', model: 'modelA-4' });
 const agent = (i: Record<string, any>) => `/api/agents/${i.agentId}`;
-const history = (size: 'small' | 'medium' | 'large') => (i: Record<string, any>) => `/api/conversations/${i.conversations?.[size] ?? i.conversationId}/messages?limit=50`;
+const history = (size: 'small' | 'medium' | 'large') => (i: Record<string, any>) =>
+  `/api/conversations/${i.conversations?.[size] ?? i.conversationId}/messages?limit=50`;
 const append = (i: Record<string, any>) => `/api/conversations/${i.conversations?.append ?? i.conversationId}/messages`;
 const LARGE_NAME = `history (50) at ${large.toLocaleString('en')}`;
 
@@ -452,34 +543,118 @@ const scenarios: Scenario[] = [
   { name: 'bare GET (JSON object)', target: 'bare Hono', method: 'GET', path: () => '/json' },
   { name: 'bare POST (valibot into a Map)', target: 'bare Hono', method: 'POST', path: () => '/json', body: message },
   { name: 'GET agent', target: 'Hono + Map peer', method: 'GET', path: agent, bare: 'bare GET (JSON object)' },
-  { name: 'list agents (20)', target: 'Hono + Map peer', method: 'GET', path: () => '/api/agents?limit=20', bare: 'bare GET (JSON object)' },
-  { name: 'POST message', target: 'Hono + Map peer', method: 'POST', path: append, body: message, bare: 'bare POST (valibot into a Map)' },
-  { name: 'history (50) at 10²', target: 'Hono + Map peer', method: 'GET', path: history('small'), bare: 'bare GET (JSON object)' },
+  {
+    name: 'list agents (20)',
+    target: 'Hono + Map peer',
+    method: 'GET',
+    path: () => '/api/agents?limit=20',
+    bare: 'bare GET (JSON object)',
+  },
+  {
+    name: 'POST message',
+    target: 'Hono + Map peer',
+    method: 'POST',
+    path: append,
+    body: message,
+    bare: 'bare POST (valibot into a Map)',
+  },
+  {
+    name: 'history (50) at 10²',
+    target: 'Hono + Map peer',
+    method: 'GET',
+    path: history('small'),
+    bare: 'bare GET (JSON object)',
+  },
   // What Parley's response header fields alone cost the peer (issue 20, item 4).
-  { name: 'GET agent', target: 'Hono + Map peer, Parley\'s header fields', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Hono + Map peer: GET agent' },
+  {
+    name: 'GET agent',
+    target: "Hono + Map peer, Parley's header fields",
+    method: 'GET',
+    path: agent,
+    bare: 'bare GET (JSON object)',
+    peer: 'Hono + Map peer: GET agent',
+  },
   // What writing responses at the end of the turn, as Parley's server does, alone is worth to the peer.
-  { name: 'GET agent', target: 'Hono + Map peer, writes at the turn\'s end', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Hono + Map peer: GET agent' },
+  {
+    name: 'GET agent',
+    target: "Hono + Map peer, writes at the turn's end",
+    method: 'GET',
+    path: agent,
+    bare: 'bare GET (JSON object)',
+    peer: 'Hono + Map peer: GET agent',
+  },
 ];
 for (const target of ['Parley memory', ...(withRedis ? ['Parley Redis'] : [])]) {
   const peer = target === 'Parley memory' ? 'Hono + Map peer' : 'Hono + ioredis peer';
-  const peerOf = (name: string) => (target === 'Parley memory' || name !== 'list agents (20)' ? `${peer}: ${name}` : undefined);
+  const peerOf = (name: string) =>
+    target === 'Parley memory' || name !== 'list agents (20)' ? `${peer}: ${name}` : undefined;
   scenarios.push(
-    { name: 'GET agent', target, method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: peerOf('GET agent') },
-    { name: 'list agents (20)', target, method: 'GET', path: () => '/api/agents?limit=20', bare: 'bare GET (JSON object)', peer: peerOf('list agents (20)') },
-    { name: 'POST message', target, method: 'POST', path: append, body: message, bare: 'bare POST (valibot into a Map)', peer: peerOf('POST message') },
-    { name: 'history (50) at 10²', target, method: 'GET', path: history('small'), bare: 'bare GET (JSON object)', peer: peerOf('history (50) at 10²') },
+    {
+      name: 'GET agent',
+      target,
+      method: 'GET',
+      path: agent,
+      bare: 'bare GET (JSON object)',
+      peer: peerOf('GET agent'),
+    },
+    {
+      name: 'list agents (20)',
+      target,
+      method: 'GET',
+      path: () => '/api/agents?limit=20',
+      bare: 'bare GET (JSON object)',
+      peer: peerOf('list agents (20)'),
+    },
+    {
+      name: 'POST message',
+      target,
+      method: 'POST',
+      path: append,
+      body: message,
+      bare: 'bare POST (valibot into a Map)',
+      peer: peerOf('POST message'),
+    },
+    {
+      name: 'history (50) at 10²',
+      target,
+      method: 'GET',
+      path: history('small'),
+      bare: 'bare GET (JSON object)',
+      peer: peerOf('history (50) at 10²'),
+    },
     { name: 'history (50) at 10⁴', target, method: 'GET', path: history('medium'), bare: 'bare GET (JSON object)' },
     { name: LARGE_NAME, target, method: 'GET', path: history('large'), bare: 'bare GET (JSON object)' },
   );
 }
 for (const target of ['Parley memory, webhooks', ...(withRedis ? ['Parley Redis, webhooks'] : [])]) {
-  scenarios.push({ name: 'POST agent (1 webhook, delivered)', target, method: 'POST', path: () => '/api/agents', body: newAgent, bare: 'bare POST (valibot into a Map)', delivers: true });
+  scenarios.push({
+    name: 'POST agent (1 webhook, delivered)',
+    target,
+    method: 'POST',
+    path: () => '/api/agents',
+    body: newAgent,
+    bare: 'bare POST (valibot into a Map)',
+    delivers: true,
+  });
 }
 if (withRedis) {
   scenarios.push(
     { name: 'GET agent', target: 'Hono + ioredis peer', method: 'GET', path: agent, bare: 'bare GET (JSON object)' },
-    { name: 'POST message', target: 'Hono + ioredis peer', method: 'POST', path: append, body: message, bare: 'bare POST (valibot into a Map)' },
-    { name: 'history (50) at 10²', target: 'Hono + ioredis peer', method: 'GET', path: history('small'), bare: 'bare GET (JSON object)' },
+    {
+      name: 'POST message',
+      target: 'Hono + ioredis peer',
+      method: 'POST',
+      path: append,
+      body: message,
+      bare: 'bare POST (valibot into a Map)',
+    },
+    {
+      name: 'history (50) at 10²',
+      target: 'Hono + ioredis peer',
+      method: 'GET',
+      path: history('small'),
+      bare: 'bare GET (JSON object)',
+    },
   );
 }
 if (withPostgres) {
@@ -487,25 +662,138 @@ if (withPostgres) {
   const target = 'Parley PostgreSQL';
   const redisOf = (name: string) => (withRedis ? `Parley Redis: ${name}` : undefined);
   scenarios.push(
-    { name: 'GET agent', target, method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: redisOf('GET agent') },
-    { name: 'list agents (20)', target, method: 'GET', path: () => '/api/agents?limit=20', bare: 'bare GET (JSON object)', peer: redisOf('list agents (20)') },
-    { name: 'POST message', target, method: 'POST', path: append, body: message, bare: 'bare POST (valibot into a Map)', peer: redisOf('POST message') },
-    { name: 'history (50) at 10²', target, method: 'GET', path: history('small'), bare: 'bare GET (JSON object)', peer: redisOf('history (50) at 10²') },
-    { name: 'history (50) at 10⁴', target, method: 'GET', path: history('medium'), bare: 'bare GET (JSON object)', peer: redisOf('history (50) at 10⁴') },
-    { name: LARGE_NAME, target, method: 'GET', path: history('large'), bare: 'bare GET (JSON object)', peer: redisOf(LARGE_NAME) },
-    { name: 'POST agent (1 webhook, delivered)', target: 'Parley PostgreSQL, webhooks', method: 'POST', path: () => '/api/agents', body: newAgent, bare: 'bare POST (valibot into a Map)', delivers: true },
+    {
+      name: 'GET agent',
+      target,
+      method: 'GET',
+      path: agent,
+      bare: 'bare GET (JSON object)',
+      peer: redisOf('GET agent'),
+    },
+    {
+      name: 'list agents (20)',
+      target,
+      method: 'GET',
+      path: () => '/api/agents?limit=20',
+      bare: 'bare GET (JSON object)',
+      peer: redisOf('list agents (20)'),
+    },
+    {
+      name: 'POST message',
+      target,
+      method: 'POST',
+      path: append,
+      body: message,
+      bare: 'bare POST (valibot into a Map)',
+      peer: redisOf('POST message'),
+    },
+    {
+      name: 'history (50) at 10²',
+      target,
+      method: 'GET',
+      path: history('small'),
+      bare: 'bare GET (JSON object)',
+      peer: redisOf('history (50) at 10²'),
+    },
+    {
+      name: 'history (50) at 10⁴',
+      target,
+      method: 'GET',
+      path: history('medium'),
+      bare: 'bare GET (JSON object)',
+      peer: redisOf('history (50) at 10⁴'),
+    },
+    {
+      name: LARGE_NAME,
+      target,
+      method: 'GET',
+      path: history('large'),
+      bare: 'bare GET (JSON object)',
+      peer: redisOf(LARGE_NAME),
+    },
+    {
+      name: 'POST agent (1 webhook, delivered)',
+      target: 'Parley PostgreSQL, webhooks',
+      method: 'POST',
+      path: () => '/api/agents',
+      body: newAgent,
+      bare: 'bare POST (valibot into a Map)',
+      delivers: true,
+    },
   );
 }
 scenarios.push(
-  { name: 'GET agent', target: 'Parley PGlite', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Parley memory: GET agent' },
-  { name: 'POST message', target: 'Parley PGlite', method: 'POST', path: append, body: message, bare: 'bare POST (valibot into a Map)', peer: 'Parley memory: POST message' },
-  { name: 'history (50) at 10²', target: 'Parley PGlite', method: 'GET', path: history('small'), bare: 'bare GET (JSON object)', peer: 'Parley memory: history (50) at 10²' },
+  {
+    name: 'GET agent',
+    target: 'Parley PGlite',
+    method: 'GET',
+    path: agent,
+    bare: 'bare GET (JSON object)',
+    peer: 'Parley memory: GET agent',
+  },
+  {
+    name: 'POST message',
+    target: 'Parley PGlite',
+    method: 'POST',
+    path: append,
+    body: message,
+    bare: 'bare POST (valibot into a Map)',
+    peer: 'Parley memory: POST message',
+  },
+  {
+    name: 'history (50) at 10²',
+    target: 'Parley PGlite',
+    method: 'GET',
+    path: history('small'),
+    bare: 'bare GET (JSON object)',
+    peer: 'Parley memory: history (50) at 10²',
+  },
 );
-scenarios.push({ name: 'GET agent', target: 'Parley memory, info log', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Parley memory: GET agent' });
+scenarios.push({
+  name: 'GET agent',
+  target: 'Parley memory, info log',
+  method: 'GET',
+  path: agent,
+  bare: 'bare GET (JSON object)',
+  peer: 'Parley memory: GET agent',
+});
+// A trace per request (the SERVER span, and the storage write's trace context), against tracing off.
+if (withTraces)
+  scenarios.push(
+    {
+      name: 'GET agent',
+      target: 'Parley memory, traced',
+      method: 'GET',
+      path: agent,
+      bare: 'bare GET (JSON object)',
+      peer: 'Parley memory: GET agent',
+    },
+    {
+      name: 'POST message',
+      target: 'Parley memory, traced',
+      method: 'POST',
+      path: append,
+      body: message,
+      bare: 'bare POST (valibot into a Map)',
+      peer: 'Parley memory: POST message',
+    },
+  );
 // What browsers, fetch and Parley's client send: a small response must not cost more for it.
 const GZIP_NAME = 'GET agent, client accepting gzip';
-scenarios.push({ name: GZIP_NAME, target: 'Parley memory', method: 'GET', path: agent, bare: 'bare GET (JSON object)', peer: 'Parley memory: GET agent', headers: { 'accept-encoding': 'gzip, deflate' } });
-const fanOutTargets = ['Parley memory', ...(withRedis ? ['Parley Redis'] : []), ...(withPostgres ? ['Parley PostgreSQL'] : [])];
+scenarios.push({
+  name: GZIP_NAME,
+  target: 'Parley memory',
+  method: 'GET',
+  path: agent,
+  bare: 'bare GET (JSON object)',
+  peer: 'Parley memory: GET agent',
+  headers: { 'accept-encoding': 'gzip, deflate' },
+});
+const fanOutTargets = [
+  'Parley memory',
+  ...(withRedis ? ['Parley Redis'] : []),
+  ...(withPostgres ? ['Parley PostgreSQL'] : []),
+];
 
 const started = Date.now();
 const byName = (name: string) => targets.find((candidate) => candidate.name === name)!;
@@ -532,8 +820,17 @@ try {
 
 /** `npm run bench:delivery`'s burst: deliveries per second by backend (memory, Redis, PostgreSQL, PGlite). */
 function deliveryBurst(): Map<string, number> {
-  const output = execSync(`${process.execPath} ${here('delivery.js')} 3000`, { env: { ...process.env, REDIS_URL }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Map([...output.matchAll(/^\| (memory|redis|postgresql|pglite) \| ([\d\s,]+) \|/gim)].map((match) => [match[1]!.toLowerCase(), Number(match[2]!.replace(/[\s,]/g, ''))]));
+  const output = execSync(`${process.execPath} ${here('delivery.js')} 3000`, {
+    env: { ...process.env, REDIS_URL },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Map(
+    [...output.matchAll(/^\| (memory|redis|postgresql|pglite) \| ([\d\s,]+) \|/gim)].map((match) => [
+      match[1]!.toLowerCase(),
+      Number(match[2]!.replace(/[\s,]/g, '')),
+    ]),
+  );
 }
 
 const key = (scenario: Scenario) => `${scenario.target}: ${scenario.name}`;
@@ -542,7 +839,8 @@ const fanOuts = new Map<string, Array<Awaited<ReturnType<typeof fanOut>>>>(fanOu
 try {
   for (let round = 1; round <= ROUNDS; round += 1) {
     console.log(`Round ${round} of ${ROUNDS}…`);
-    for (const scenario of scenarios) samples.get(key(scenario))!.push(await measure(byName(scenario.target), scenario));
+    for (const scenario of scenarios)
+      samples.get(key(scenario))!.push(await measure(byName(scenario.target), scenario));
     for (const name of fanOutTargets) {
       await restart(byName(name));
       fanOuts.get(name)!.push(await fanOut(byName(name)));
@@ -556,7 +854,8 @@ try {
   const statements = new Map<string, { awaited: number; hints: number }>();
   for (const scenario of scenarios) {
     const target = byName(scenario.target);
-    if (target.postgres && !scenario.delivers) statements.set(key(scenario), await postgresStatements(target, scenario));
+    if (target.postgres && !scenario.delivers)
+      statements.set(key(scenario), await postgresStatements(target, scenario));
   }
   // The burst runs alone: with a dozen servers still up (idle, but with their timers, pools and
   // stores), a 2-core machine measured half the deliveries per second it gives alone.
@@ -564,15 +863,21 @@ try {
   console.log('Webhook delivery burst (npm run bench:delivery), every server stopped…');
   const burst = deliveryBurst();
 
-  const optionalMedian = (values: Array<number | undefined>) => (values[0] === undefined ? undefined : median(values as number[]));
-  const figures = new Map([...samples].map(([name, runs]) => [name, {
-    ...medianFigures(runs),
-    deliveriesPerSecond: optionalMedian(runs.map((run) => run.deliveriesPerSecond)),
-    generatorCpuUs: median(runs.map((run) => run.generatorCpuUs)),
-    generatorShare: median(runs.map((run) => run.generatorShare)),
-    redisCpuUs: optionalMedian(runs.map((run) => run.redisCpuUs)),
-    redisCommands: optionalMedian(runs.map((run) => run.redisCommands)),
-  }]));
+  const optionalMedian = (values: Array<number | undefined>) =>
+    values[0] === undefined ? undefined : median(values as number[]);
+  const figures = new Map(
+    [...samples].map(([name, runs]) => [
+      name,
+      {
+        ...medianFigures(runs),
+        deliveriesPerSecond: optionalMedian(runs.map((run) => run.deliveriesPerSecond)),
+        generatorCpuUs: median(runs.map((run) => run.generatorCpuUs)),
+        generatorShare: median(runs.map((run) => run.generatorShare)),
+        redisCpuUs: optionalMedian(runs.map((run) => run.redisCpuUs)),
+        redisCommands: optionalMedian(runs.map((run) => run.redisCommands)),
+      },
+    ]),
+  );
   const shares = [...figures.values()].map((f) => f.generatorShare);
   const ratio = (name: string, other?: string) => {
     const base = other && figures.get(other);
@@ -589,7 +894,12 @@ try {
       : statementsRun !== undefined
         ? `${fixed(statementsRun.awaited, 1)} (statements, pg_stat_statements${statementsRun.hints ? `; + ${fixed(statementsRun.hints, 1)} live-stream signal, not awaited` : ''})`
         : '';
-    const note = [f.deliveriesPerSecond === undefined ? '' : `${fixed(f.deliveriesPerSecond)} deliveries/s`, f.errors ? `⚠️ ${f.errors} errors` : ''].filter(Boolean).join('; ');
+    const note = [
+      f.deliveriesPerSecond === undefined ? '' : `${fixed(f.deliveriesPerSecond)} deliveries/s`,
+      f.errors ? `⚠️ ${f.errors} errors` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
     return `| ${scenario.target} | ${scenario.name} | **${fixed(f.cpuUs)}** | ${fixed(f.rps)} | ${fixed(f.p50, 1)} | ${fixed(f.p99, 1)} | ${scenario.bare ? ratio(name, `bare Hono: ${scenario.bare}`) : '1.00 ×'} | ${ratio(name, scenario.peer)} | ${trips} | ${f.redisCpuUs === undefined ? '' : `${fixed(f.redisCpuUs)} (${fixed(f.redisCommands!, 1)})`} | ${fixed(f.generatorCpuUs)} | ${note} |`;
   });
   const fanOutRows = fanOutTargets.map((name) => {
@@ -601,7 +911,12 @@ try {
   // Issue 12's targets, each with this run's figure.
   const cpu = (name: string) => figures.get(name)?.cpuUs;
   const targetRows: string[] = [];
-  const check = (what: string, value: number | undefined, met: (value: number) => boolean, shown: (value: number) => string) => {
+  const check = (
+    what: string,
+    value: number | undefined,
+    met: (value: number) => boolean,
+    shown: (value: number) => string,
+  ) => {
     if (value === undefined || Number.isNaN(value)) return;
     targetRows.push(`| ${what} | ${shown(value)} | ${met(value) ? '✅' : '❌'} |`);
   };
@@ -610,39 +925,121 @@ try {
   // judged as that multiple of bare Hono measured in this run: "≤ 30 µs" is "≤ 1.88 × bare GET".
   const BARE = { GET: 16, POST: 27 } as const;
   targetRows.push('| **issue 12** | | |');
-  const bareOf = (kind: keyof typeof BARE) => cpu(kind === 'GET' ? 'bare Hono: bare GET (JSON object)' : 'bare Hono: bare POST (valibot into a Map)') ?? NaN;
+  const bareOf = (kind: keyof typeof BARE) =>
+    cpu(kind === 'GET' ? 'bare Hono: bare GET (JSON object)' : 'bare Hono: bare POST (valibot into a Map)') ?? NaN;
   const cpuTarget = (what: string, name: string, limitUs: number, kind: keyof typeof BARE) => {
     const bound = limitUs / BARE[kind];
-    check(`${what} ≤ ${limitUs} µs (≤ ${bound.toFixed(2)} × bare ${kind})`, (cpu(name) ?? NaN) / bareOf(kind), (v) => v <= bound, (v) => `${fixed(cpu(name)!)} µs = ${v.toFixed(2)} × bare ${kind}`);
+    check(
+      `${what} ≤ ${limitUs} µs (≤ ${bound.toFixed(2)} × bare ${kind})`,
+      (cpu(name) ?? NaN) / bareOf(kind),
+      (v) => v <= bound,
+      (v) => `${fixed(cpu(name)!)} µs = ${v.toFixed(2)} × bare ${kind}`,
+    );
   };
   cpuTarget('memory GET agent', 'Parley memory: GET agent', 30, 'GET');
   cpuTarget('memory list agents (20)', 'Parley memory: list agents (20)', 55, 'GET');
   cpuTarget('memory POST message', 'Parley memory: POST message', 70, 'POST');
   cpuTarget('memory history (50)', 'Parley memory: history (50) at 10²', 70, 'GET');
+  if (withTraces)
+    for (const route of ['GET agent', 'POST message']) {
+      const traced = (cpu(`Parley memory, traced: ${route}`) ?? NaN) - (cpu(`Parley memory: ${route}`) ?? NaN);
+      const kind = route === 'GET agent' ? 'GET' : 'POST';
+      // Reported, not a target: what one request's trace costs (issue 42).
+      check(
+        `memory ${route}: tracing on (OTLP batch export) costs, per request`,
+        traced / bareOf(kind),
+        () => true,
+        (v) =>
+          `${traced >= 0 ? '+' : ''}${fixed(traced)} µs = ${v.toFixed(2)} × bare ${kind} (${otlpReceiver.delivered()} exports received)`,
+      );
+    }
   const logged = (cpu('Parley memory, info log: GET agent') ?? NaN) - (cpu('Parley memory: GET agent') ?? NaN);
-  check(`info request log adds ≤ 8 µs (≤ ${(8 / BARE.GET).toFixed(2)} × bare GET)`, logged / bareOf('GET'), (v) => v <= 8 / BARE.GET, (v) => `${logged >= 0 ? '+' : ''}${fixed(logged)} µs = ${v.toFixed(2)} × bare GET`);
-  check('memory GET agent req/s ≥ Hono + Map peer', (figures.get('Parley memory: GET agent')?.rps ?? NaN) / (figures.get('Hono + Map peer: GET agent')?.rps ?? NaN), (v) => v >= 1, (v) => `${v.toFixed(2)} × the peer's`);
-  check('memory history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley memory: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley memory: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
+  check(
+    `info request log adds ≤ 8 µs (≤ ${(8 / BARE.GET).toFixed(2)} × bare GET)`,
+    logged / bareOf('GET'),
+    (v) => v <= 8 / BARE.GET,
+    (v) => `${logged >= 0 ? '+' : ''}${fixed(logged)} µs = ${v.toFixed(2)} × bare GET`,
+  );
+  check(
+    'memory GET agent req/s ≥ Hono + Map peer',
+    (figures.get('Parley memory: GET agent')?.rps ?? NaN) / (figures.get('Hono + Map peer: GET agent')?.rps ?? NaN),
+    (v) => v >= 1,
+    (v) => `${v.toFixed(2)} × the peer's`,
+  );
+  check(
+    'memory history 10⁶ ≤ 1.2 × 10²',
+    (cpu(`Parley memory: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley memory: history (50) at 10²') ?? NaN),
+    (v) => v <= 1.2,
+    (v) => `${v.toFixed(2)} ×`,
+  );
   if (withRedis) {
     const trips = [...traffic].filter(([name]) => name.startsWith('Parley Redis: '));
-    check('Redis ≤ 2 round trips per route', Math.max(...trips.map(([, t]) => t.trips)), (v) => v <= 2.05, (v) => `at most ${fixed(v, 1)} (${trips.map(([name, t]) => `${name.slice('Parley Redis: '.length)} ${fixed(t.trips, 1)}`).join(', ')})`);
+    check(
+      'Redis ≤ 2 round trips per route',
+      Math.max(...trips.map(([, t]) => t.trips)),
+      (v) => v <= 2.05,
+      (v) =>
+        `at most ${fixed(v, 1)} (${trips.map(([name, t]) => `${name.slice('Parley Redis: '.length)} ${fixed(t.trips, 1)}`).join(', ')})`,
+    );
     cpuTarget('Redis GET agent', 'Parley Redis: GET agent', 60, 'GET');
     cpuTarget('Redis POST message', 'Parley Redis: POST message', 140, 'POST');
     cpuTarget('Redis history (50)', 'Parley Redis: history (50) at 10²', 140, 'GET');
-    check('Redis history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley Redis: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley Redis: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
+    check(
+      'Redis history 10⁶ ≤ 1.2 × 10²',
+      (cpu(`Parley Redis: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley Redis: history (50) at 10²') ?? NaN),
+      (v) => v <= 1.2,
+      (v) => `${v.toFixed(2)} ×`,
+    );
   }
-  check('webhook deliveries ≥ 2 000/s, memory', burst.get('memory'), (v) => v >= 2_000, (v) => `${fixed(v)}/s`);
-  check('webhook deliveries ≥ 1 000/s, Redis', burst.get('redis'), (v) => v >= 1_000, (v) => `${fixed(v)}/s`);
+  check(
+    'webhook deliveries ≥ 2 000/s, memory',
+    burst.get('memory'),
+    (v) => v >= 2_000,
+    (v) => `${fixed(v)}/s`,
+  );
+  check(
+    'webhook deliveries ≥ 1 000/s, Redis',
+    burst.get('redis'),
+    (v) => v >= 1_000,
+    (v) => `${fixed(v)}/s`,
+  );
   if (withPostgres) {
     targetRows.push('| **issue 17** | | |');
     const pgTrips = (name: string) => statements.get(`Parley PostgreSQL: ${name}`)?.awaited;
-    check('PostgreSQL POST message: 1 round trip for the write (plus the rate-limit hit)', pgTrips('POST message'), (v) => v <= 2.05, (v) => `${fixed(v, 1)} statements`);
-    check('PostgreSQL read routes: 1 round trip each (plus the rate-limit hit)', Math.max(...['GET agent', 'list agents (20)', 'history (50) at 10²', LARGE_NAME].map((name) => pgTrips(name) ?? NaN)), (v) => v <= 2.05, (v) => `at most ${fixed(v, 1)} statements`);
+    check(
+      'PostgreSQL POST message: 1 round trip for the write (plus the rate-limit hit)',
+      pgTrips('POST message'),
+      (v) => v <= 2.05,
+      (v) => `${fixed(v, 1)} statements`,
+    );
+    check(
+      'PostgreSQL read routes: 1 round trip each (plus the rate-limit hit)',
+      Math.max(
+        ...['GET agent', 'list agents (20)', 'history (50) at 10²', LARGE_NAME].map((name) => pgTrips(name) ?? NaN),
+      ),
+      (v) => v <= 2.05,
+      (v) => `at most ${fixed(v, 1)} statements`,
+    );
     if (withRedis) {
-      check('PostgreSQL GET agent ≤ 1.3 × Parley Redis CPU', (cpu('Parley PostgreSQL: GET agent') ?? NaN) / (cpu('Parley Redis: GET agent') ?? NaN), (v) => v <= 1.3, (v) => `${v.toFixed(2)} ×`);
+      check(
+        'PostgreSQL GET agent ≤ 1.3 × Parley Redis CPU',
+        (cpu('Parley PostgreSQL: GET agent') ?? NaN) / (cpu('Parley Redis: GET agent') ?? NaN),
+        (v) => v <= 1.3,
+        (v) => `${v.toFixed(2)} ×`,
+      );
     }
-    check('PostgreSQL history 10⁶ ≤ 1.2 × 10²', (cpu(`Parley PostgreSQL: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley PostgreSQL: history (50) at 10²') ?? NaN), (v) => v <= 1.2, (v) => `${v.toFixed(2)} ×`);
-    check('webhook deliveries ≥ 1 000/s, PostgreSQL', burst.get('postgresql'), (v) => v >= 1_000, (v) => `${fixed(v)}/s`);
+    check(
+      'PostgreSQL history 10⁶ ≤ 1.2 × 10²',
+      (cpu(`Parley PostgreSQL: ${LARGE_NAME}`) ?? NaN) / (cpu('Parley PostgreSQL: history (50) at 10²') ?? NaN),
+      (v) => v <= 1.2,
+      (v) => `${v.toFixed(2)} ×`,
+    );
+    check(
+      'webhook deliveries ≥ 1 000/s, PostgreSQL',
+      burst.get('postgresql'),
+      (v) => v >= 1_000,
+      (v) => `${fixed(v)}/s`,
+    );
   }
 
   // Issue 20's targets (the fleet's are in bench/FLEET.md, `npm run bench:fleet`).
@@ -658,22 +1055,53 @@ try {
       (v) => `${fixed(v, 1)} commands (a request alone: ${fixed(postMessage?.calls ?? NaN, 1)})`,
     );
     const redisCpu = (name: string) => figures.get(name)?.redisCpuUs ?? NaN;
-    check('Redis CPU per message ≤ 1.5 × the ioredis peer\'s', redisCpu('Parley Redis: POST message') / redisCpu('Hono + ioredis peer: POST message'), (v) => v <= 1.5, (v) => `${fixed(redisCpu('Parley Redis: POST message'))} µs = ${v.toFixed(2)} ×`);
+    check(
+      "Redis CPU per message ≤ 1.5 × the ioredis peer's",
+      redisCpu('Parley Redis: POST message') / redisCpu('Hono + ioredis peer: POST message'),
+      (v) => v <= 1.5,
+      (v) => `${fixed(redisCpu('Parley Redis: POST message'))} µs = ${v.toFixed(2)} ×`,
+    );
     const trips = [...traffic].filter(([name]) => name.startsWith('Parley Redis: '));
-    check('Redis: 1 round trip per route (rate limit included)', Math.max(...trips.map(([, t]) => t.trips)), (v) => v <= 1.05, (v) => `at most ${fixed(v, 1)}`);
+    check(
+      'Redis: 1 round trip per route (rate limit included)',
+      Math.max(...trips.map(([, t]) => t.trips)),
+      (v) => v <= 1.05,
+      (v) => `at most ${fixed(v, 1)}`,
+    );
   }
-  check('memory GET agent ≤ 1.3 × Hono + Map peer CPU', (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer: GET agent') ?? NaN), (v) => v <= 1.3, (v) => `${v.toFixed(2)} ×`);
-  const withFields = (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer, Parley\'s header fields: GET agent') ?? NaN);
-  targetRows.push(`| (for comparison, no target) memory GET agent vs the Map peer sending Parley's header fields | ${withFields.toFixed(2)} × | — |`);
-  const atTurnEnd = (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer, writes at the turn\'s end: GET agent') ?? NaN);
-  targetRows.push(`| (for comparison, no target) memory GET agent vs the Map peer writing its responses at the end of the turn, as Parley's server does | ${atTurnEnd.toFixed(2)} × | — |`);
+  check(
+    'memory GET agent ≤ 1.3 × Hono + Map peer CPU',
+    (cpu('Parley memory: GET agent') ?? NaN) / (cpu('Hono + Map peer: GET agent') ?? NaN),
+    (v) => v <= 1.3,
+    (v) => `${v.toFixed(2)} ×`,
+  );
+  const withFields =
+    (cpu('Parley memory: GET agent') ?? NaN) / (cpu("Hono + Map peer, Parley's header fields: GET agent") ?? NaN);
+  targetRows.push(
+    `| (for comparison, no target) memory GET agent vs the Map peer sending Parley's header fields | ${withFields.toFixed(2)} × | — |`,
+  );
+  const atTurnEnd =
+    (cpu('Parley memory: GET agent') ?? NaN) / (cpu("Hono + Map peer, writes at the turn's end: GET agent") ?? NaN);
+  targetRows.push(
+    `| (for comparison, no target) memory GET agent vs the Map peer writing its responses at the end of the turn, as Parley's server does | ${atTurnEnd.toFixed(2)} × | — |`,
+  );
   const gzipped = (cpu(`Parley memory: ${GZIP_NAME}`) ?? NaN) / (cpu('Parley memory: GET agent') ?? NaN);
-  targetRows.push(`| (for comparison, no target) memory GET agent for a client accepting gzip vs one that does not | ${gzipped.toFixed(2)} × | — |`);
-  check('memory GET agent req/s ≥ 0.5 × bare Hono GET', (figures.get('Parley memory: GET agent')?.rps ?? NaN) / (figures.get('bare Hono: bare GET (JSON object)')?.rps ?? NaN), (v) => v >= 0.5, (v) => `${v.toFixed(2)} ×`);
+  targetRows.push(
+    `| (for comparison, no target) memory GET agent for a client accepting gzip vs one that does not | ${gzipped.toFixed(2)} × | — |`,
+  );
+  check(
+    'memory GET agent req/s ≥ 0.5 × bare Hono GET',
+    (figures.get('Parley memory: GET agent')?.rps ?? NaN) /
+      (figures.get('bare Hono: bare GET (JSON object)')?.rps ?? NaN),
+    (v) => v >= 0.5,
+    (v) => `${v.toFixed(2)} ×`,
+  );
 
   const parley = byName('Parley memory').seeded!;
   const parleyRedis = targets.find((target) => target.name === 'Parley Redis')?.seeded;
-  const commit = execSync('git rev-parse --short HEAD', { cwd: here('.') }).toString().trim();
+  const commit = execSync('git rev-parse --short HEAD', { cwd: here('.') })
+    .toString()
+    .trim();
   const machine = cpus()[0]?.model ?? 'unknown CPU';
   const report = [
     `# Benchmark results`,
@@ -703,12 +1131,15 @@ try {
     ...fanOutRows,
     '',
     `RSS per 10⁶ stored messages: memory ${fixed(parley.rssPerMillionMessages / 2 ** 20)} MiB` +
-      (parleyRedis ? ` (the Redis server holds Redis's; the Parley process grew ${fixed(parleyRedis.rssPerMillionMessages / 2 ** 20)} MiB)` : '') + '.',
+      (parleyRedis
+        ? ` (the Redis server holds Redis's; the Parley process grew ${fixed(parleyRedis.rssPerMillionMessages / 2 ** 20)} MiB)`
+        : '') +
+      '.',
     `Webhook delivery burst (\`npm run bench:delivery 3000\`): ${[...burst].map(([backend, perSecond]) => `${backend} ${fixed(perSecond)}/s`).join(', ')}.`,
     '',
     '"CPU vs peer" is against the hand-written peer on the same route (for the info-log row: against the same server at warn; for the peer sending Parley\'s header fields and the one writing at the turn\'s end: against the Map peer; for PostgreSQL rows: against Parley on Redis; for PGlite rows: against Parley on memory).',
     'PostgreSQL round trips are the statements pg_stat_statements counted per request (each a round trip: no pipelining), the rate-limit hit included; statements of background work (fewer than one per two requests) left out; the live-stream signal a message write hands to the feed (`SELECT pg_notify`, sent without the request waiting for it) is counted apart.',
-    'POST agent (1 webhook) counts the server\'s CPU until the last delivery reached the receiver, divided by the agents created.',
+    "POST agent (1 webhook) counts the server's CPU until the last delivery reached the receiver, divided by the agents created.",
     'Redis round trips count the commands the server sent and the request waited for that arrived more than 50 µs after the previous one (a pipeline arrives at once): the live-stream PUBLISH (sent without waiting for its reply) and background commands sent by fewer than one request in two (the event log\'s trim) are counted apart, as on PostgreSQL; "sent" counts every command; "run" includes the commands scripts ran; "commandstats" is the growth of `INFO commandstats` calls per request (scripts\' commands included, other clients of the same Redis too). These are measured on 50 requests sent one at a time; "Redis CPU µs (commands run)" is measured over the load itself, where the appends a server receives in one turn of its event loop share one script (the Redis adapter\'s README, "Calls gathered per turn").',
   ].join('\n');
   console.log(`\n${report}\n`);
@@ -724,6 +1155,7 @@ async function tearDown(): Promise<void> {
   // Each target drains on SIGTERM (its worker may still record a retry): delete only once all exited.
   await Promise.all(targets.map((target) => exited(target.process)));
   receiver.close();
+  otlpReceiver.close();
   if (withRedis) await deletePrefix(redisPrefix);
   await postgres?.destroy();
   rmSync(pgliteDir, { recursive: true, force: true });
@@ -746,7 +1178,11 @@ function exited(child: ChildProcess | undefined): Promise<void> {
  * `hints` counts apart the live-stream signals (`SELECT pg_notify(…)` of the conversation feed),
  * which the request hands over without waiting for them; `awaited` is every other statement.
  */
-async function postgresStatements(target: Target, scenario: Scenario, requests = 50): Promise<{ awaited: number; hints: number }> {
+async function postgresStatements(
+  target: Target,
+  scenario: Scenario,
+  requests = 50,
+): Promise<{ awaited: number; hints: number }> {
   const client = new pg.Client({ connectionString: postgres!.url });
   await client.connect();
   await client.query('SELECT pg_stat_statements_reset()');
@@ -757,14 +1193,18 @@ async function postgresStatements(target: Target, scenario: Scenario, requests =
   );
   await client.end();
   const perRequest = (hint: boolean) =>
-    rows.filter((row) => row.hint === hint).map((row) => Number(row.calls)).filter((calls) => calls >= requests / 2).reduce((sum, calls) => sum + calls, 0) / requests;
+    rows
+      .filter((row) => row.hint === hint)
+      .map((row) => Number(row.calls))
+      .filter((calls) => calls >= requests / 2)
+      .reduce((sum, calls) => sum + calls, 0) / requests;
   return { awaited: perRequest(false), hints: perRequest(true) };
 }
 
 /** Deletes every key under `prefix` (the Parley Redis targets' seeded data). */
 async function deletePrefix(prefix: string): Promise<void> {
   const client = new Redis(REDIS_URL);
-  for (let cursor = '0'; ; ) {
+  for (let cursor = '0'; ;) {
     const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
     if (keys.length > 0) await client.unlink(...keys);
     cursor = next;

@@ -11,7 +11,8 @@
  * large fill). With `BENCH_REUSE` (that line, from an earlier start on the same store) it seeds
  * nothing and prints it again with its new port.
  */
-import { createUlidGenerator, ErrorCode, ParleyError, type Message } from '@parley/core';
+import { ErrorCode, ParleyError, type Message } from '@parley/core';
+import { createUlidGenerator } from '@parley/core/adapter';
 import { loadConfig, startServer } from '@parley/http/server';
 
 const KEY = 'bench-parley-key-0123456789abcdef';
@@ -40,7 +41,12 @@ if (process.env.BENCH_REUSE) {
 
 const agents = [];
 for (let i = 0; i < 30; i += 1) {
-  agents.push(await core.agents.create(WORKSPACE, { name: `Agent ${i}`, description: 'A benchmark agent', model: 'modelA-4' }));
+  agents.push(
+    await core.agents.create(
+      { workspaceId: WORKSPACE },
+      { name: `Agent ${i}`, description: 'A benchmark agent', model: 'modelA-4' },
+    ),
+  );
 }
 const agentId = agents[0]!.id;
 
@@ -54,14 +60,17 @@ const IN_FLIGHT = process.env.DATABASE_URL || process.env.DATA_DIR ? 40 : 500;
  * service's validation and live-stream signal), `IN_FLIGHT` at a time.
  */
 async function conversationWith(count: number): Promise<string> {
-  const { id } = await core.conversations.create(WORKSPACE, { agentId });
+  const { id } = await core.conversations.create({ workspaceId: WORKSPACE }, { agentId });
   const content = (i: number) => `Benchmark message number ${i}, of a typical length for a chat.`;
   if (count <= 10_000) {
     let next = 0;
     const worker = async () => {
       while (next < count) {
         const i = next++;
-        await core.conversations.sendMessage(WORKSPACE, id, { role: i % 2 ? 'assistant' : 'user', content: content(i) });
+        await core.conversations.sendMessage({ workspaceId: WORKSPACE }, id, {
+          role: i % 2 ? 'assistant' : 'user',
+          content: content(i),
+        });
       }
     };
     await Promise.all(Array.from({ length: 64 }, worker));
@@ -71,10 +80,25 @@ async function conversationWith(count: number): Promise<string> {
     const batch: Array<Promise<unknown>> = [];
     for (let i = done; i < Math.min(count, done + IN_FLIGHT); i += 1) {
       const createdAt = new Date().toISOString();
-      const message: Message = { id: ids.next('msg'), conversationId: id, content: content(i), role: i % 2 ? 'assistant' : 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt };
+      const message: Message = {
+        id: ids.next('msg'),
+        conversationId: id,
+        content: content(i),
+        role: i % 2 ? 'assistant' : 'user',
+        metadata: {},
+        toolCalls: null,
+        toolCallId: null,
+        createdAt,
+      };
       const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
-      const event = { id: ids.next('evt'), type, workspaceId: WORKSPACE, occurredAt: createdAt, data: message } as const;
-      batch.push(retried(() => core.storage.messages.append(WORKSPACE, message, event)));
+      const event = {
+        id: ids.next('evt'),
+        type,
+        workspaceId: WORKSPACE,
+        occurredAt: createdAt,
+        data: message,
+      } as const;
+      batch.push(retried(() => core.storage.messages.append({ workspaceId: WORKSPACE }, message, { event: event })));
     }
     await Promise.all(batch);
   }
@@ -103,7 +127,11 @@ const rss = () => {
   return process.memoryUsage().rss;
 };
 // With BENCH_WEBHOOK_URL: one endpoint subscribed to agent.created, so each POST agent is delivered.
-if (process.env.BENCH_WEBHOOK_URL) await core.webhooks.create(WORKSPACE, { url: process.env.BENCH_WEBHOOK_URL, events: ['agent.created'] });
+if (process.env.BENCH_WEBHOOK_URL)
+  await core.webhooks.create(
+    { workspaceId: WORKSPACE },
+    { url: process.env.BENCH_WEBHOOK_URL, events: ['agent.created'] },
+  );
 
 const append = await conversationWith(0);
 const fanOut = await conversationWith(0);
@@ -113,5 +141,7 @@ const rssBefore = rss();
 const large = await conversationWith(LARGE);
 const rssPerMillionMessages = Math.round(((rss() - rssBefore) * 1_000_000) / Math.max(LARGE, 1));
 
-process.stdout.write(`${JSON.stringify({ port: running.handle.port, key: KEY, agentId, conversations: { append, fanOut, small, medium, large }, rssPerMillionMessages })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ port: running.handle.port, key: KEY, agentId, conversations: { append, fanOut, small, medium, large }, rssPerMillionMessages })}\n`,
+);
 process.on('SIGTERM', () => void running.close().finally(() => process.exit(0)));

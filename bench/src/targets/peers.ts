@@ -7,7 +7,7 @@
  * as Parley; `PEER=map-fields`: that peer, whose GET agent also sends the header fields Parley's
  * sends (`X-Request-Id`, `RateLimit-Policy`, `RateLimit`, `ETag`); `PEER=map-turn-end`: the Map
  * peer with its responses written at the end of each turn of the event loop, as Parley's server
- * writes them (packages/http/src/serve.ts), to show what that alone is worth. `PEER=ioredis`: the same over
+ * writes them (packages/http/src/server/serve.ts), to show what that alone is worth. `PEER=ioredis`: the same over
  * Redis, each route one pipeline (one round trip). Prints one JSON line
  * `{port, key, agentId, conversationId}` once listening.
  */
@@ -42,11 +42,28 @@ const app = new Hono();
 const cleanups: Array<() => Promise<unknown>> = [];
 const seeded = { agentId: `agt_${randomUUID()}`, conversationId: `conv_${randomUUID()}` };
 const agent = {
-  id: seeded.agentId, name: 'Bench', description: 'A benchmark agent', model: 'modelA-4', systemPrompt: null, temperature: null,
-  maxTokens: null, configuration: {}, status: 'active', createdAt: new Date().toISOString(), updatedAt: new Date().toISOString(),
+  id: seeded.agentId,
+  name: 'Bench',
+  description: 'A benchmark agent',
+  model: 'modelA-4',
+  systemPrompt: null,
+  temperature: null,
+  maxTokens: null,
+  configuration: {},
+  tools: [],
+  maxSteps: 8,
+  autoReply: true,
+  status: 'active',
+  createdAt: new Date().toISOString(),
+  updatedAt: new Date().toISOString(),
 };
 const newMessage = (conversationId: string, body: v.InferOutput<typeof MessageSchema>): Message => ({
-  id: `msg_${Date.now().toString(36)}${randomUUID()}`, conversationId, role: body.role, content: body.content, metadata: body.metadata ?? {}, createdAt: new Date().toISOString(),
+  id: `msg_${Date.now().toString(36)}${randomUUID()}`,
+  conversationId,
+  role: body.role,
+  content: body.content,
+  metadata: body.metadata ?? {},
+  createdAt: new Date().toISOString(),
 });
 
 if (peer === 'bare') {
@@ -65,7 +82,10 @@ if (peer === 'bare') {
   const agents = new Map([[agent.id, agent]]);
   for (let i = 0; i < 30; i += 1) agents.set(`agt_${i}`, { ...agent, id: `agt_${i}` });
   const histories = new Map<string, Message[]>([[seeded.conversationId, []]]);
-  for (let i = 0; i < 100; i += 1) histories.get(seeded.conversationId)!.push(newMessage(seeded.conversationId, { role: 'user', content: `message ${i}` }));
+  for (let i = 0; i < 100; i += 1)
+    histories
+      .get(seeded.conversationId)!
+      .push(newMessage(seeded.conversationId, { role: 'user', content: `message ${i}` }));
   const auth = (c: Context): string | null => {
     const header = c.req.header('authorization');
     const workspace = header?.startsWith('Bearer ') ? keys.get(sha256(header.slice(7))) : undefined;
@@ -76,7 +96,12 @@ if (peer === 'bare') {
   // PEER=map-fields: GET agent answers with the header fields Parley's does (a request id, the
   // rate-limit policy and state, an entity tag), built as Parley builds them: one plain record
   // handed to the Response. The rate-limit state is read off the counter, not decided by a GCRA.
-  const entityTags = new Map([...agents.values()].map((record) => [record.id, `"${createHash('sha256').update(`${record.id}:1`).digest('base64url').slice(0, 22)}"`]));
+  const entityTags = new Map(
+    [...agents.values()].map((record) => [
+      record.id,
+      `"${createHash('sha256').update(`${record.id}:1`).digest('base64url').slice(0, 22)}"`,
+    ]),
+  );
   const POLICY = '"enterprise";q=3600000;w=3600';
   app.get('/api/agents/:id', (c) => {
     const workspace = auth(c);
@@ -144,7 +169,12 @@ return redis.call('HMGET', KEYS[2], unpack(ids))`,
   };
   app.get('/api/agents/:id', async (c) => {
     // One pipeline: key lookup, counter, record.
-    const replies = await redis.pipeline().hget(`${prefix}keys`, bearer(c)).incr(`${prefix}count`).hget(`${prefix}agents`, c.req.param('id')).exec();
+    const replies = await redis
+      .pipeline()
+      .hget(`${prefix}keys`, bearer(c))
+      .incr(`${prefix}count`)
+      .hget(`${prefix}agents`, c.req.param('id'))
+      .exec();
     if (!replies?.[0]?.[1]) return c.json({ error: 'unauthorized' }, 401);
     const raw = replies[2]?.[1] as string | null;
     return raw ? c.body(raw, 200, { 'content-type': 'application/json' }) : c.json({ error: 'not_found' }, 404);
@@ -154,18 +184,35 @@ return redis.call('HMGET', KEYS[2], unpack(ids))`,
     if (!result.success) return c.json({ error: 'invalid' }, 400);
     const message = newMessage(c.req.param('id'), result.output);
     const json = JSON.stringify(message);
-    const replies = await redis.pipeline().hget(`${prefix}keys`, bearer(c)).incr(`${prefix}count`).zadd(history, 0, message.id).hset(`${prefix}msg`, message.id, json).exec();
+    const replies = await redis
+      .pipeline()
+      .hget(`${prefix}keys`, bearer(c))
+      .incr(`${prefix}count`)
+      .zadd(history, 0, message.id)
+      .hset(`${prefix}msg`, message.id, json)
+      .exec();
     if (!replies?.[0]?.[1]) return c.json({ error: 'unauthorized' }, 401);
     return c.body(json, 201, { 'content-type': 'application/json' });
   });
   app.get('/api/conversations/:id/messages', async (c) => {
     const limit = Number(c.req.query('limit') ?? 50);
-    const replies = await page(redis.pipeline().hget(`${prefix}keys`, bearer(c)).incr(`${prefix}count`), history, `${prefix}msg`, limit).exec();
+    const replies = await page(
+      redis.pipeline().hget(`${prefix}keys`, bearer(c)).incr(`${prefix}count`),
+      history,
+      `${prefix}msg`,
+      limit,
+    ).exec();
     if (!replies?.[0]?.[1]) return c.json({ error: 'unauthorized' }, 401);
     const rows = replies[2]?.[1] as string[];
-    return c.body(`{"messages":[${rows.reverse().join(',')}],"hasMore":false}`, 200, { 'content-type': 'application/json' });
+    return c.body(`{"messages":[${rows.reverse().join(',')}],"hasMore":false}`, 200, {
+      'content-type': 'application/json',
+    });
   });
-  cleanups.push(() => redis.del(`${prefix}keys`, `${prefix}agents`, history, `${prefix}msg`, `${prefix}count`).finally(() => redis.disconnect()));
+  cleanups.push(() =>
+    redis
+      .del(`${prefix}keys`, `${prefix}agents`, history, `${prefix}msg`, `${prefix}count`)
+      .finally(() => redis.disconnect()),
+  );
 }
 
 /** `fetch`, whose responses are handed over at the end of the turn they became ready in, together (serve.ts's `atTurnEnd`). */
@@ -177,14 +224,20 @@ function writingAtTurnEnd(fetch: typeof app.fetch): typeof app.fetch {
     for (const write of writes) write();
   };
   return (...args) =>
-    Promise.resolve(fetch(...args)).then((response) => new Promise<Response>((resolve) => {
-      if (pending.push(() => resolve(response)) === 1) setImmediate(writePending);
-    }));
+    Promise.resolve(fetch(...args)).then(
+      (response) =>
+        new Promise<Response>((resolve) => {
+          if (pending.push(() => resolve(response)) === 1) setImmediate(writePending);
+        }),
+    );
 }
 
-const server = serve({ fetch: peer === 'map-turn-end' ? writingAtTurnEnd(app.fetch) : app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
-  process.stdout.write(`${JSON.stringify({ port: info.port, key: KEY, ...seeded })}\n`);
-});
+const server = serve(
+  { fetch: peer === 'map-turn-end' ? writingAtTurnEnd(app.fetch) : app.fetch, port: 0, hostname: '127.0.0.1' },
+  (info) => {
+    process.stdout.write(`${JSON.stringify({ port: info.port, key: KEY, ...seeded })}\n`);
+  },
+);
 process.on('SIGTERM', () => {
   server.close();
   void Promise.allSettled(cleanups.map((cleanup) => cleanup())).then(() => process.exit(0));

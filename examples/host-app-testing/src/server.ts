@@ -1,16 +1,18 @@
 /**
  * @module Example (e), production side: the support desk on Redis. Needs a Redis server (6.2 or
- * later) at `REDIS_URL` (default `redis://127.0.0.1:6379`); `PORT` (default 3000). Webhook
- * delivery jobs wait in Redis's delivery queue (part of `redisAdapters()`), shared with any
- * `parley worker` on the same Redis. Not run by the tests, which swap in the memory adapters
- * instead. Start it with `npm run build && npm start -w @parley-examples/host-app-testing`.
+ * later) at `REDIS_URL` (default `redis://127.0.0.1:6379`, keys under `REDIS_PREFIX`, default
+ * `parley:`); `PORT` (default 3000). It runs Parley's workers: webhook deliveries and agent
+ * replies are shared through Redis with every other replica and any `parley worker` on the same
+ * Redis and prefix. `WEBHOOK_ALLOW_PRIVATE_URLS=true` allows webhooks to a receiver on loopback or
+ * a private network, as in `parley serve`. Start it with `npm run build && npm start -w
+ * @parley-examples/host-app-testing`.
  */
 import { redisAdapters } from '@parley/adapter-redis';
 import { serve } from '@parley/http/server';
 import { createSupportDesk } from './app.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const redis = redisAdapters({ url });
+const redis = redisAdapters({ url, ...(process.env.REDIS_PREFIX && { prefix: process.env.REDIS_PREFIX }) });
 try {
   await redis.ready(2_000);
 } catch {
@@ -18,7 +20,16 @@ try {
   await redis.close();
   process.exit(1);
 }
-const { app } = createSupportDesk(redis);
+const { app, core } = createSupportDesk(redis, {
+  settings: { allowPrivateWebhookUrls: process.env.WEBHOOK_ALLOW_PRIVATE_URLS === 'true' },
+});
 const server = await serve(app, { port: Number(process.env.PORT ?? 3000) });
+// Without this, a registered webhook is never delivered and agents never reply.
+core.workers.start();
 console.log(`Support desk on ${server.url}: POST ${server.url}/tickets, Parley's API under ${server.url}/parley/api`);
-process.once('SIGTERM', () => void server.close().then(() => redis.close()));
+// Drain in-flight requests, then the deliveries and replies in hand, and only then close Redis, which both still use.
+process.once('SIGTERM', async () => {
+  await server.close();
+  await core.workers.stop();
+  await redis.close();
+});

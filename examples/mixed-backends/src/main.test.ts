@@ -28,9 +28,12 @@ describeRedis('mixed backends: records in memory, rate limits and idempotency on
   it('records stay with their instance: an agent made on one is not found on the other', async () => {
     const [one, two] = [mixedInstance(REDIS_URL, prefix), mixedInstance(REDIS_URL, prefix)];
     try {
-      const agent = await one.core.agents.create('acme', { name: 'A', description: '', model: 'modelA-4' });
-      expect((await one.core.agents.get('acme', agent.id)).id).toBe(agent.id);
-      await expect(two.core.agents.get('acme', agent.id)).rejects.toMatchObject({ code: 'not_found' });
+      const agent = await one.core.agents.create(
+        { workspaceId: 'acme' },
+        { name: 'A', description: '', model: 'modelA-4' },
+      );
+      expect((await one.core.agents.get({ workspaceId: 'acme' }, agent.id)).id).toBe(agent.id);
+      await expect(two.core.agents.get({ workspaceId: 'acme' }, agent.id)).rejects.toMatchObject({ code: 'not_found' });
     } finally {
       await Promise.all([one.close(), two.close()]);
     }

@@ -32,15 +32,26 @@ export function mixedInstance(redisUrl: string, prefix: string, settings: CoreSe
 }
 
 /** Two instances share a plan of 3 requests a minute: the fourth request is refused, whichever instance gets it. */
-export async function main(redisUrl: string, log: (line: string) => void = console.log, prefix = 'parley-example-mixed:'): Promise<void> {
+export async function main(
+  redisUrl: string,
+  log: (line: string) => void = console.log,
+  prefix = 'parley-example-mixed:',
+): Promise<void> {
   const plans: CoreSettings['plans'] = { free: { limit: 3, periodMs: 60_000 } };
   const instances = [mixedInstance(redisUrl, prefix, { plans }), mixedInstance(redisUrl, prefix, { plans })];
   try {
-    const principal = { keyId: 'key_example', workspaceId: `acme-${Date.now()}`, plan: 'free' as const, scopes: ['*' as const] };
+    const principal = {
+      keyId: 'key_example',
+      workspaceId: `acme-${Date.now()}`,
+      plan: 'free' as const,
+      scopes: ['*' as const],
+    };
     for (let request = 0; request < 4; request += 1) {
       const instance = instances[request % 2]!;
       const { allowed, remaining } = await instance.core.rateLimiter.check(principal);
-      log(`request ${request + 1} on instance ${(request % 2) + 1}: ${allowed ? `allowed, ${remaining} left` : 'refused'}`);
+      log(
+        `request ${request + 1} on instance ${(request % 2) + 1}: ${allowed ? `allowed, ${remaining} left` : 'refused'}`,
+      );
     }
   } finally {
     await Promise.all(instances.map((instance) => instance.close()));

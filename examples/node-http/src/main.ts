@@ -7,7 +7,7 @@
 import { getRequestListener } from '@hono/node-server';
 import { memoryAdapters } from '@parley/adapter-memory';
 import { createCore, type Core } from '@parley/core';
-import { createApp } from '@parley/http';
+import { createApp, createLogger } from '@parley/http';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
@@ -24,15 +24,23 @@ export function createHostServer(core: Core): Server {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const core = createCore(memoryAdapters());
+  const core = createCore(memoryAdapters(), {
+    logger: createLogger('warn'), // where the workers report failed deliveries and replies
+    // Webhooks to loopback or private addresses (a receiver on your machine) only when allowed, as in `parley serve`.
+    allowPrivateWebhookUrls: process.env.WEBHOOK_ALLOW_PRIVATE_URLS === 'true',
+  });
   const { key } = await core.apiKeys.issue({ workspaceId: 'demo', plan: 'pro' });
   const port = Number(process.env.PORT ?? 3000);
   const server = createHostServer(core).listen(port, '127.0.0.1', () => {
     console.log(`curl -H "Authorization: Bearer ${key}" http://127.0.0.1:${port}/api/agents`);
   });
-  // SIGTERM (a container stop) or Ctrl-C: stop accepting, let in-flight requests finish, exit 0.
+  // The outbox relay, webhook delivery and agent replies run in this process: without this call a
+  // registered webhook is never delivered and agents never reply.
+  core.workers.start();
+  // SIGTERM (a container stop) or Ctrl-C: stop accepting, let in-flight requests finish, then the
+  // deliveries and replies in hand, and exit 0.
   const stop = () => {
-    server.close(() => process.exit(0));
+    server.close(() => void core.workers.stop().then(() => process.exit(0)));
     server.closeIdleConnections();
   };
   process.once('SIGTERM', stop);

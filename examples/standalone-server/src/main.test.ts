@@ -9,7 +9,12 @@ const KEY = 'example-key-0123456789';
 
 it('starts the ready-made server from code, serves the API and the reference, and drains on SIGTERM', async () => {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', API_KEYS: JSON.stringify([{ key: KEY, workspace: 'demo', plan: 'pro' }]) },
+    env: {
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      API_KEYS: JSON.stringify([{ key: KEY, workspace: 'demo', plan: 'pro' }]),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   try {
@@ -25,7 +30,11 @@ it('starts the ready-made server from code, serves the API and the reference, an
     });
 
     const headers = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
-    const created = await fetch(`${url}/api/agents`, { method: 'POST', headers, body: JSON.stringify({ name: 'Ada', description: '', model: 'modelA-4' }) });
+    const created = await fetch(`${url}/api/agents`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Ada', description: '', model: 'modelA-4' }),
+    });
     expect(created.status).toBe(201);
     expect(((await (await fetch(`${url}/api/agents`, { headers })).json()) as { total: number }).total).toBe(1);
     expect((await fetch(`${url}/docs`)).status).toBe(200);

@@ -8,7 +8,8 @@
  * prints the figures and the large/small ratio. A page is a binary search plus a slice, so the
  * ratio should stay near 1. Not part of `npm test`.
  */
-import { createUlidGenerator, type Agent, type DomainEvent, type EventType, type Message } from '@parley/core';
+import type { Agent, DomainEvent, EventType, Message } from '@parley/core';
+import { createUlidGenerator } from '@parley/core/adapter';
 import { MemoryStorage } from '../src/index.js';
 
 const total = Number(process.argv[2] ?? 1_000_000);
@@ -20,23 +21,63 @@ const storage = new MemoryStorage();
 const ids = createUlidGenerator();
 const now = new Date().toISOString();
 const agent: Agent = {
-  id: ids.next('agt'), name: 'Bench', description: '', model: 'modelA-4', systemPrompt: null, temperature: null,
-  maxTokens: null, configuration: {}, status: 'active', createdAt: now, updatedAt: now,
+  id: ids.next('agt'),
+  name: 'Bench',
+  description: '',
+  model: 'modelA-4',
+  systemPrompt: null,
+  temperature: null,
+  maxTokens: null,
+  configuration: {},
+  tools: [],
+  maxSteps: 8,
+  autoReply: true,
+  mcpServers: [],
+  status: 'active',
+  createdAt: now,
+  updatedAt: now,
 };
 // Every write records its event, as the services' writes do.
-const event = (type: EventType, data: DomainEvent['data']): DomainEvent => ({ id: ids.next('evt'), type, workspaceId: WS, occurredAt: now, data });
-await storage.agents.insert(WS, agent, event('agent.created', agent));
+const event = (type: EventType, data: DomainEvent['data']): DomainEvent => ({
+  id: ids.next('evt'),
+  type,
+  workspaceId: WS,
+  occurredAt: now,
+  data,
+});
+await storage.agents.insert({ workspaceId: WS }, agent, { event: event('agent.created', agent) });
 
 async function conversationWith(count: number): Promise<{ id: string; messageIds: string[] }> {
   const id = ids.next('conv');
-  const conversation = { id, agentId: agent.id, userId: null, metadata: {}, status: 'active' as const, createdAt: now, updatedAt: now, lastMessageAt: null, pendingToolCalls: [] };
-  await storage.conversations.insert(WS, conversation, event('conversation.started', conversation));
+  const conversation = {
+    id,
+    agentId: agent.id,
+    userId: null,
+    metadata: {},
+    status: 'active' as const,
+    createdAt: now,
+    updatedAt: now,
+    lastMessageAt: null,
+    pendingToolCalls: [],
+  };
+  await storage.conversations.insert({ workspaceId: WS }, conversation, {
+    event: event('conversation.started', conversation),
+  });
   const messageIds: string[] = [];
   const started = performance.now();
   for (let i = 0; i < count; i += 1) {
-    const message: Message = { id: ids.next('msg'), conversationId: id, content: `message ${i}`, role: 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt: now };
+    const message: Message = {
+      id: ids.next('msg'),
+      conversationId: id,
+      content: `message ${i}`,
+      role: 'user',
+      metadata: {},
+      toolCalls: null,
+      toolCallId: null,
+      createdAt: now,
+    };
     messageIds.push(message.id);
-    await storage.messages.append(WS, message, event('message.sent', message));
+    await storage.messages.append({ workspaceId: WS }, message, { event: event('message.sent', message) });
   }
   const seconds = (performance.now() - started) / 1000;
   console.log(`filled ${count.toLocaleString('en')} messages in ${seconds.toFixed(1)} s`);
@@ -57,7 +98,10 @@ const samples = new Map(cases.map((c) => [c.name, [] as number[]]));
 for (let round = -2_000; round < ROUNDS; round += 1) {
   for (const c of cases) {
     const started = performance.now();
-    const page = await storage.messages.page(WS, c.conversationId, { limit: LIMIT, ...(c.before ? { before: c.before } : {}) });
+    const page = await storage.messages.page({ workspaceId: WS }, c.conversationId, {
+      limit: LIMIT,
+      ...(c.before ? { before: c.before } : {}),
+    });
     const elapsed = performance.now() - started;
     if (!page || page.messages.length !== LIMIT) throw new Error(`${c.name}: unexpected page`);
     if (round >= 0) samples.get(c.name)!.push(elapsed);
@@ -71,7 +115,13 @@ function quantile(name: string, q: number): number {
 }
 console.log(`messages.page, limit ${LIMIT}, ${ROUNDS} rounds each (median / p99, µs):`);
 for (const c of cases) {
-  console.log(`  ${c.name.padEnd(32)} ${(median(c.name) * 1000).toFixed(1).padStart(7)} / ${(quantile(c.name, 0.99) * 1000).toFixed(1).padStart(7)}`);
+  console.log(
+    `  ${c.name.padEnd(32)} ${(median(c.name) * 1000).toFixed(1).padStart(7)} / ${(quantile(c.name, 0.99) * 1000).toFixed(1).padStart(7)}`,
+  );
 }
-console.log(`ratio large/small, newest page:        ${(median('large: newest page') / median('small: newest page')).toFixed(2)}`);
-console.log(`ratio large/small, cursor near oldest: ${(median('large: cursor near the oldest') / median('small: cursor near the oldest')).toFixed(2)}`);
+console.log(
+  `ratio large/small, newest page:        ${(median('large: newest page') / median('small: newest page')).toFixed(2)}`,
+);
+console.log(
+  `ratio large/small, cursor near oldest: ${(median('large: cursor near the oldest') / median('small: cursor near the oldest')).toFixed(2)}`,
+);

@@ -1,14 +1,20 @@
 /** @module @parley/adapter-memory: every port Parley needs, in this process's memory. */
-import { InProcessConversationFeed, type Adapters } from '@parley/core';
+import { InProcessConversationFeed, type Adapters } from '@parley/core/adapter';
 import { MemoryApiKeyStore } from './memory-api-keys.js';
 import { MemoryDeliveryQueue, type MemoryDeliveryQueueOptions } from './memory-delivery-queue.js';
-import { MemoryIdempotencyStore } from './memory-idempotency.js';
+import { MemoryIdempotencyStore, type MemoryIdempotencyStoreOptions } from './memory-idempotency.js';
 import { MemoryRateLimitStore } from './memory-rate-limit.js';
 import { MemoryReplyQueue, type MemoryReplyQueueOptions } from './memory-reply-queue.js';
 import { MemoryStorage, type MemoryStorageOptions } from './memory-storage.js';
 
 export { MemoryApiKeyStore, MemoryDeliveryQueue, MemoryIdempotencyStore, MemoryReplyQueue, MemoryStorage };
-export type { MemoryDeliveryQueueOptions, MemoryReplyQueueOptions, MemoryStorageOptions };
+export type {
+  MemoryDeliveryQueueOptions,
+  MemoryIdempotencyStoreOptions,
+  MemoryReplyQueueOptions,
+  MemoryStorageOptions,
+};
+export { MEMORY_IDEMPOTENCY_KEYS_PER_WORKSPACE } from './memory-idempotency.js';
 export { MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from './memory-rate-limit.js';
 
 /** Options of {@link memoryAdapters}. */
@@ -17,6 +23,8 @@ export interface MemoryAdaptersOptions {
   storage?: MemoryStorageOptions;
   deliveryQueue?: MemoryDeliveryQueueOptions;
   replyQueue?: MemoryReplyQueueOptions;
+  /** How many `Idempotency-Key`s are held per workspace (see {@link MemoryIdempotencyStoreOptions}). */
+  idempotency?: MemoryIdempotencyStoreOptions;
 }
 
 /**
@@ -33,7 +41,7 @@ export function memoryAdapters(options: MemoryAdaptersOptions = {}): Adapters {
     storage: new MemoryStorage(options.storage),
     apiKeys: new MemoryApiKeyStore(),
     rateLimits: new MemoryRateLimitStore(),
-    idempotency: new MemoryIdempotencyStore(),
+    idempotency: new MemoryIdempotencyStore(options.idempotency),
     deliveryQueue,
     replyQueue,
     conversationFeed: new InProcessConversationFeed(),

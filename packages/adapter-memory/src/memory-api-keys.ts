@@ -1,5 +1,6 @@
 /** @module API keys in this process's memory (keys from configuration, tests). */
-import { regrantApiKey, sameApiKeyGrant, type ApiKeyRecord, type ApiKeyStore, type ApiKeyUpsert } from '@parley/core';
+import type { ApiKeyRecord } from '@parley/core';
+import { regrantApiKey, sameApiKeyGrant, type ApiKeyStore, type ApiKeyUpsert } from '@parley/core/adapter';
 
 /** {@link ApiKeyStore} in memory, indexed by hash. Lost when the process exits. */
 export class MemoryApiKeyStore implements ApiKeyStore {

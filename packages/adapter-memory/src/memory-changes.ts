@@ -2,7 +2,15 @@
  * @module How the in-process store applies a declarative change (ports/storage.ts `Change`): the
  * conditions, the merge and the version, all inside the caller's synchronous section.
  */
-import { frozenCopy, recordVersion, withVersion, type Change, type Condition, type DeleteConditions, type WriteResult } from '@parley/core';
+import {
+  frozenCopy,
+  recordVersion,
+  withVersion,
+  type Change,
+  type Condition,
+  type DeleteOptions,
+  type WriteResult,
+} from '@parley/core/adapter';
 import type { RecordIndex } from './record-index.js';
 
 /** `record` (whose fields are deep-frozen already) as a frozen record carrying `version`. */
@@ -16,7 +24,10 @@ function holds<T>(stored: T, condition: Condition<T>): boolean {
 }
 
 /** Whether `stored` meets the version and field preconditions of a change or delete. */
-export function meets<T extends object>(stored: T, { ifVersion, where }: DeleteConditions & Pick<Change<T>, 'where'>): boolean {
+export function meets<T extends object>(
+  stored: T,
+  { ifVersion, where }: DeleteOptions & Pick<Change<T>, 'where'>,
+): boolean {
   if (ifVersion !== undefined && !ifVersion.includes(recordVersion(stored))) return false;
   return (where ?? []).every((condition) => holds(stored, condition));
 }
@@ -26,7 +37,11 @@ export function meets<T extends object>(stored: T, { ifVersion, where }: DeleteC
  * written) when a precondition fails; otherwise stores the merged record — the stored one's
  * frozen fields shared, the given ones frozen copies — and answers `applied` with it.
  */
-export function applyChange<T extends { id: string; updatedAt: string }>(records: RecordIndex<T>, id: string, change: Change<T>): WriteResult<T> | null {
+export function applyChange<T extends { id: string; updatedAt: string }>(
+  records: RecordIndex<T>,
+  id: string,
+  change: Change<T>,
+): WriteResult<T> | null {
   const stored = records.get(id);
   if (!stored) return null;
   if (!meets(stored, change)) return { outcome: 'unmet', record: stored };

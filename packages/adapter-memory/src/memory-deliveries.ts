@@ -1,5 +1,6 @@
 /** @module The memory adapter's deliveries log: each endpoint's attempts, sorted by id. */
-import { frozenCopy, type Clock, type DeliveryAttempt, type DeliveryPage } from '@parley/core';
+import type { DeliveryAttempt } from '@parley/core';
+import { frozenCopy, type Clock, type DeliveryPage } from '@parley/core/adapter';
 import { lowerBound } from './sorted.js';
 
 interface Logged {
@@ -45,7 +46,11 @@ export class MemoryDeliveryLog {
     let expired = 0;
     while (expired < 64 && expired < log.length && log[expired]!.recordedAt < oldest) expired += 1;
     if (expired > 0) log.splice(0, expired);
-    log.splice(lowerBound(log, attempt.id), 0, { id: attempt.id, recordedAt: this.options.clock.now(), attempt: frozenCopy(attempt) });
+    log.splice(lowerBound(log, attempt.id), 0, {
+      id: attempt.id,
+      recordedAt: this.options.clock.now(),
+      attempt: frozenCopy(attempt),
+    });
   }
 
   get(workspaceId: string, endpointId: string, id: string): DeliveryAttempt | null {
@@ -54,7 +59,11 @@ export class MemoryDeliveryLog {
     return logged?.id === id && logged.recordedAt >= this.oldestRetained() ? logged.attempt : null;
   }
 
-  list(workspaceId: string, endpointId: string, { before, limit, eventId }: { before?: string; limit: number; eventId?: string }): DeliveryPage | null {
+  list(
+    workspaceId: string,
+    endpointId: string,
+    { before, limit, eventId }: { before?: string; limit: number; eventId?: string },
+  ): DeliveryPage | null {
     const log = this.logs.get(this.key(workspaceId, endpointId)) ?? [];
     const first = this.firstRetained(log);
     let end = log.length;
@@ -63,9 +72,18 @@ export class MemoryDeliveryLog {
       if (end < first || log[end]?.id !== before) return null;
     }
     // Without a filter the page is the `limit` entries below `end`: O(limit).
-    const older = eventId === undefined ? log.slice(Math.max(first, end - limit - 1), end) : log.slice(first, end).filter((logged) => logged.attempt.eventId === eventId);
+    const older =
+      eventId === undefined
+        ? log.slice(Math.max(first, end - limit - 1), end)
+        : log.slice(first, end).filter((logged) => logged.attempt.eventId === eventId);
     const start = Math.max(0, older.length - limit);
-    return { deliveries: older.slice(start).reverse().map((logged) => logged.attempt), hasMore: start > 0 };
+    return {
+      deliveries: older
+        .slice(start)
+        .reverse()
+        .map((logged) => logged.attempt),
+      hasMore: start > 0,
+    };
   }
 
   delivered(workspaceId: string, endpointId: string, eventIds: readonly string[]): Set<string> {
@@ -73,7 +91,8 @@ export class MemoryDeliveryLog {
     const delivered = new Set<string>();
     const log = this.logs.get(this.key(workspaceId, endpointId)) ?? [];
     for (const { attempt } of log.slice(this.firstRetained(log))) {
-      if (wanted.has(attempt.eventId) && attempt.status !== null && attempt.status >= 200 && attempt.status < 300) delivered.add(attempt.eventId);
+      if (wanted.has(attempt.eventId) && attempt.status !== null && attempt.status >= 200 && attempt.status < 300)
+        delivered.add(attempt.eventId);
     }
     return delivered;
   }

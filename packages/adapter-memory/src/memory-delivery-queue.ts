@@ -1,5 +1,15 @@
 /** @module The delivery queue in this process's memory: two lanes, leases, scheduled retries; lost on exit. */
-import { checkWaitMs, DEFAULT_DELIVERY_LEASE_MS, frozenCopy, positiveInteger, type DeliveryJob, type DeliveryLane, type DeliveryQueue, type DeliveryQueueStats, type LeasedJob } from '@parley/core';
+import {
+  checkWaitMs,
+  DEFAULT_DELIVERY_LEASE_MS,
+  frozenCopy,
+  positiveInteger,
+  type DeliveryJob,
+  type DeliveryLane,
+  type DeliveryQueue,
+  type DeliveryQueueStats,
+  type LeasedJob,
+} from '@parley/core/adapter';
 import { Fifo, MinHeap } from './queue-structures.js';
 
 /** Options of {@link MemoryDeliveryQueue}. */
@@ -100,10 +110,13 @@ export class MemoryDeliveryQueue implements DeliveryQueue {
       const waiter: Waiter = {
         max,
         resolve,
-        timer: setTimeout(() => {
-          this.waiters[lane].splice(this.waiters[lane].indexOf(waiter), 1);
-          resolve([]);
-        }, Math.min(waitMs, MAX_TIMER_MS)),
+        timer: setTimeout(
+          () => {
+            this.waiters[lane].splice(this.waiters[lane].indexOf(waiter), 1);
+            resolve([]);
+          },
+          Math.min(waitMs, MAX_TIMER_MS),
+        ),
       };
       this.waiters[lane].push(waiter);
       this.arm();
@@ -125,7 +138,12 @@ export class MemoryDeliveryQueue implements DeliveryQueue {
   async stats(): Promise<DeliveryQueueStats> {
     this.promote(Date.now());
     // Expired leases not yet taken over still count as leased, as on Redis.
-    return { first: this.ready.first.size, retry: this.ready.retry.size, scheduled: this.scheduled.size, leased: this.held.size };
+    return {
+      first: this.ready.first.size,
+      retry: this.ready.retry.size,
+      scheduled: this.scheduled.size,
+      leased: this.held.size,
+    };
   }
 
   /** Ends every waiting `lease` with `[]` and stops its timers; later `lease` calls do not wait. Jobs stay. */
@@ -156,7 +174,8 @@ export class MemoryDeliveryQueue implements DeliveryQueue {
 
   /** Moves due retries into the `retry` lane, in due order. */
   private promote(now: number): void {
-    while (this.scheduled.size > 0 && this.scheduled.peek()!.dueAt <= now) this.push('retry', this.scheduled.pop()!.job);
+    while (this.scheduled.size > 0 && this.scheduled.peek()!.dueAt <= now)
+      this.push('retry', this.scheduled.pop()!.job);
   }
 
   /** The oldest live lease record of `lane`, dropping stale ones (acked, or leased again since). */
@@ -172,7 +191,11 @@ export class MemoryDeliveryQueue implements DeliveryQueue {
   /** Leases up to `max` jobs of `lane`: expired leases first (they are the oldest jobs), then ready ones. */
   private take(lane: DeliveryLane, max: number, now: number): LeasedJob[] {
     const taken: Entry[] = [];
-    for (let lease = this.oldestLease(lane); lease && lease.entry.leaseEnds <= now && taken.length < max; lease = this.oldestLease(lane)) {
+    for (
+      let lease = this.oldestLease(lane);
+      lease && lease.entry.leaseEnds <= now && taken.length < max;
+      lease = this.oldestLease(lane)
+    ) {
       this.leases[lane].shift();
       taken.push(lease.entry);
     }

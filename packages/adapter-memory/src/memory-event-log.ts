@@ -5,13 +5,24 @@
  * Every method is synchronous apart from `take`'s wait, so `MemoryStorage` appends an event in the
  * same synchronous section as the change it describes (README, "Events and webhooks").
  */
-import { frozenCopy, withoutHiddenFields, type Clock, type DomainEvent, type EventPage, type EventType, type OutboxBatch } from '@parley/core';
+import type { DomainEvent, EventType } from '@parley/core';
+import {
+  frozenCopy,
+  traceContextOf,
+  withoutHiddenFields,
+  type Clock,
+  type EventPage,
+  type OutboxBatch,
+  type WorkspaceScope,
+} from '@parley/core/adapter';
 
 /** One recorded event, deep-frozen (`frozenCopy`): `seq` is its place in the workspace's commit order. */
 interface Entry {
   seq: number;
   recordedAt: number;
   event: DomainEvent;
+  /** The W3C trace context it was recorded in (`traceContextOf`), when there was one. */
+  traceContext: string | undefined;
 }
 
 /** A workspace's log, with a per-type index; expired entries are trimmed from the front. */
@@ -33,8 +44,8 @@ class WorkspaceLog {
   /** The taker holding this workspace's outbox, until `until` (ms since the epoch). */
   lease: { receipt: string; until: number } | null = null;
 
-  append(event: DomainEvent, now: number): void {
-    const entry = { seq: this.nextSeq++, recordedAt: now, event };
+  append(event: DomainEvent, now: number, traceContext: string | undefined): void {
+    const entry = { seq: this.nextSeq++, recordedAt: now, event, traceContext };
     this.entries.push(entry);
     this.byId.set(event.id, entry);
     let typed = this.byType.get(event.type);
@@ -48,9 +59,9 @@ class WorkspaceLog {
     return this.outbox.length - this.outboxHead;
   }
 
-  /** The oldest `max` events of the outbox. */
-  oldestPending(max: number): DomainEvent[] {
-    return this.outbox.slice(this.outboxHead, this.outboxHead + max).map((entry) => entry.event);
+  /** The oldest `max` entries of the outbox. */
+  oldestPending(max: number): Entry[] {
+    return this.outbox.slice(this.outboxHead, this.outboxHead + max);
   }
 
   /**
@@ -58,7 +69,8 @@ class WorkspaceLog {
    * is a prefix when taken, and the front only ever moves on (by acks and by expiry).
    */
   acknowledge(acked: ReadonlySet<string>): void {
-    while (this.outboxHead < this.outbox.length && acked.has(this.outbox[this.outboxHead]!.event.id)) this.outboxHead += 1;
+    while (this.outboxHead < this.outbox.length && acked.has(this.outbox[this.outboxHead]!.event.id))
+      this.outboxHead += 1;
     this.compactOutbox();
   }
 
@@ -147,18 +159,25 @@ export class MemoryEventLog {
    * Records a frozen copy of `event` in its workspace's log and outbox; events are handed out
    * as recorded, never copied per read. Synchronous: call it inside the write. When the event's
    * `data` is `record` (the record the write stored), `stored`, the deep-frozen copy the store
-   * keeps of it, is shared instead of copying it again. Its hidden fields (`HIDDEN_FIELDS`) are left out.
+   * keeps of it, is shared instead of copying it again. Its hidden fields (`HIDDEN_FIELDS`) are left
+   * out. The outbox keeps the trace context of the write (`traceContextOf(scope)`) beside it.
    */
-  record(workspaceId: string, event: DomainEvent, record?: DomainEvent['data'], stored?: DomainEvent['data']): void {
+  record(scope: WorkspaceScope, event: DomainEvent, record?: DomainEvent['data'], stored?: DomainEvent['data']): void {
+    const { workspaceId } = scope;
     const log = this.log(workspaceId);
     const recorded = stored !== undefined && event.data === record ? stored : frozenCopy(event.data);
     // Hidden fields (an agent's tools secret) never reach an event, whoever built its data.
-    const data = recorded !== null && typeof recorded === 'object' ? Object.freeze(withoutHiddenFields(recorded)) : recorded;
+    const data =
+      recorded !== null && typeof recorded === 'object' ? Object.freeze(withoutHiddenFields(recorded)) : recorded;
     // One literal of the event's fields (all strings, but `data`), not spreads: on Node 20 a spread
     // followed by more properties gives every object a hidden class of its own
     // (bench/PERFORMANCE-NOTES.md, "Node 20's object spread").
     const { id, type, occurredAt } = event;
-    log.append(Object.freeze({ id, type, workspaceId, occurredAt, data }), this.options.clock.now());
+    log.append(
+      Object.freeze({ id, type, workspaceId, occurredAt, data }),
+      this.options.clock.now(),
+      traceContextOf(scope),
+    );
     log.trim(this.oldestRetained(), TRIM_STEP);
     for (const wake of this.waiters) wake();
   }
@@ -168,7 +187,10 @@ export class MemoryEventLog {
     return entry && entry.recordedAt >= this.oldestRetained() ? entry.event : null;
   }
 
-  list(workspaceId: string, { after, limit, type }: { after?: string; limit: number; type?: EventType }): EventPage | null {
+  list(
+    workspaceId: string,
+    { after, limit, type }: { after?: string; limit: number; type?: EventType },
+  ): EventPage | null {
     const log = this.logs.get(workspaceId);
     const oldest = this.oldestRetained();
     let afterSeq = 0;
@@ -191,13 +213,17 @@ export class MemoryEventLog {
     const now = this.options.clock.now();
     for (const [workspaceId, log] of this.logs) {
       if (log.pending === 0 || (log.lease && log.lease.until > now)) continue;
-      const events = log.oldestPending(max);
+      const entries = log.oldestPending(max);
+      const events = entries.map((entry) => entry.event);
+      let traceContexts: Record<string, string> | undefined;
+      for (const { event, traceContext } of entries)
+        if (traceContext !== undefined) (traceContexts ??= {})[event.id] = traceContext;
       const receipt = `${workspaceId}#${++this.receipts}`;
       log.lease = { receipt, until: now + this.options.leaseMs };
       // Served workspaces go to the back, so one busy workspace cannot starve the others.
       this.logs.delete(workspaceId);
       this.logs.set(workspaceId, log);
-      return { workspaceId, events, receipt };
+      return traceContexts ? { workspaceId, events, receipt, traceContexts } : { workspaceId, events, receipt };
     }
     return null;
   }
@@ -207,7 +233,8 @@ export class MemoryEventLog {
     const now = this.options.clock.now();
     let next: number | undefined;
     for (const log of this.logs.values()) {
-      if (log.pending > 0 && log.lease && log.lease.until > now) next = Math.min(next ?? Infinity, log.lease.until - now);
+      if (log.pending > 0 && log.lease && log.lease.until > now)
+        next = Math.min(next ?? Infinity, log.lease.until - now);
     }
     return next;
   }

@@ -18,7 +18,13 @@ describe('MemoryRateLimitStore', () => {
     store.sweep(900);
     expect(store.size).toBe(1);
     // A swept key behaves as a new one.
-    expect(await store.hit('a', rule, 900)).toEqual({ allowed: true, limit: 2, remaining: 1, resetMs: 500, retryAfterMs: 0 });
+    expect(await store.hit('a', rule, 900)).toEqual({
+      allowed: true,
+      limit: 2,
+      remaining: 1,
+      resetMs: 500,
+      retryAfterMs: 0,
+    });
   });
 
   it('rejects a sweep interval that is not a positive integer', () => {

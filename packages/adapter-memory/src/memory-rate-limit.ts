@@ -1,5 +1,5 @@
 /** @module Rate-limit state in this process's memory: one GCRA TAT per key, decided synchronously. */
-import { gcra, type RateLimitDecision, type RateLimitRule, type RateLimitStore } from '@parley/core';
+import { gcra, type RateLimitDecision, type RateLimitRule, type RateLimitStore } from '@parley/core/adapter';
 
 /** Options of a {@link MemoryRateLimitStore}. */
 export interface MemoryRateLimitStoreOptions {

@@ -12,7 +12,7 @@ runReplyQueueContract({ describe, it, expect }, ({ leaseMs }) => {
 describe('MemoryReplyQueue', () => {
   it('close() ends a waiting lease with null; jobs stay', async () => {
     const queue = new MemoryReplyQueue();
-    const waiting = queue.lease(60_000);
+    const waiting = queue.lease(60_000, { models: [] });
     await queue.close();
     expect(await waiting).toBeNull();
     await queue.enqueue(contractReplyJob('conv_x'));

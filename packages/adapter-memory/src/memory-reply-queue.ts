@@ -1,5 +1,14 @@
 /** @module The reply queue in this process's memory: a FIFO per conversation with leases; lost on exit. */
-import { checkWaitMs, DEFAULT_REPLY_LEASE_MS, positiveInteger, type LeasedReply, type ReplyJob, type ReplyQueue } from '@parley/core';
+import type { CancelledReplyJobs, ReplyClaim } from '@parley/core/adapter';
+import {
+  checkWaitMs,
+  DEFAULT_REPLY_LEASE_MS,
+  positiveInteger,
+  type LeasedReply,
+  type ReplyJob,
+  type ReplyQueue,
+  type WorkspaceScope,
+} from '@parley/core/adapter';
 
 /** Options of {@link MemoryReplyQueue}. */
 export interface MemoryReplyQueueOptions {
@@ -19,13 +28,15 @@ interface Waiter {
 /**
  * {@link ReplyQueue} in this process's memory, for tests, development and single-process servers.
  * **Requests live only in this process: they are lost when it exits.** A lease picks, among the
- * conversations with a job and no live lease, the one whose oldest job was asked first (a scan of
- * the conversations with pending replies: few at any time).
+ * conversations with a job and no live lease whose oldest job the claim covers, the one whose
+ * oldest job was asked first (a scan of the conversations with pending replies: few at any time).
  */
 export class MemoryReplyQueue implements ReplyQueue {
   private readonly leaseMs: number;
   private readonly fifos = new Map<string, ReplyJob[]>();
   private readonly leases = new Map<string, Lease>();
+  /** Conversations whose head job was cancelled while leased: kept until acked (see `cancel`). */
+  private readonly cancelledHeads = new Set<string>();
   private readonly waiters = new Set<Waiter>();
   private sequence = 0;
   private closed = false;
@@ -43,11 +54,14 @@ export class MemoryReplyQueue implements ReplyQueue {
     for (const waiter of this.waiters) waiter.resolve();
   }
 
-  async lease(waitMs: number): Promise<LeasedReply | null> {
+  async lease(waitMs: number, claim: ReplyClaim): Promise<LeasedReply | null> {
     checkWaitMs(waitMs);
     const deadline = Date.now() + waitMs;
+    const models = new Set(claim.models);
+    const overdue = (job: ReplyJob) => claim.askedBefore !== undefined && job.requestedAt < claim.askedBefore;
+    const covers = (job: ReplyJob) => job.model === '' || models.has(job.model) || overdue(job);
     for (;;) {
-      const leased = this.take();
+      const leased = this.take(covers);
       if (leased || this.closed) return leased;
       const left = deadline - Date.now();
       if (left <= 0) return null;
@@ -62,15 +76,53 @@ export class MemoryReplyQueue implements ReplyQueue {
     return true;
   }
 
+  async reroute(leased: LeasedReply, model: string): Promise<boolean> {
+    const key = keyOf(leased.job);
+    if (!this.liveLease(leased)) return false;
+    this.leases.delete(key);
+    const head = this.fifos.get(key)?.[0];
+    if (head) head.model = model;
+    for (const waiter of this.waiters) waiter.resolve();
+    return true;
+  }
+
   async ack(leased: LeasedReply): Promise<boolean> {
     const key = keyOf(leased.job);
     if (!this.liveLease(leased)) return false;
     this.leases.delete(key);
+    this.cancelledHeads.delete(key);
     const fifo = this.fifos.get(key);
     fifo?.shift();
     if (fifo?.length === 0) this.fifos.delete(key);
     for (const waiter of this.waiters) waiter.resolve();
     return true;
+  }
+
+  async waiting(scope: WorkspaceScope, conversationId: string): Promise<number> {
+    return this.fifos.get(keyOf({ workspaceId: scope.workspaceId, conversationId }))?.length ?? 0;
+  }
+
+  async cancel(scope: WorkspaceScope, conversationId: string): Promise<CancelledReplyJobs> {
+    const key = keyOf({ workspaceId: scope.workspaceId, conversationId });
+    const fifo = this.fifos.get(key) ?? [];
+    const lease = this.leases.get(key);
+    const live = lease !== undefined && lease.expiresAt > Date.now();
+    const running = live && !this.cancelledHeads.has(key) ? [structuredClone(fifo[0]!)] : [];
+    // One synchronous section: no lease, ack or enqueue can come between.
+    const removed = fifo.splice(live ? 1 : 0);
+    if (live) this.cancelledHeads.add(key);
+    else {
+      this.leases.delete(key);
+      this.cancelledHeads.delete(key);
+      this.fifos.delete(key);
+    }
+    return { removed, running };
+  }
+
+  async cancelled(leases: readonly LeasedReply[]): Promise<string[]> {
+    return leases
+      .filter((leased) => this.cancelledHeads.has(keyOf(leased.job)) && this.liveLease(leased))
+      .map((leased) => leased.receipt);
   }
 
   async size(): Promise<number> {
@@ -90,19 +142,20 @@ export class MemoryReplyQueue implements ReplyQueue {
     return lease && lease.receipt === leased.receipt && lease.expiresAt > Date.now() ? lease : undefined;
   }
 
-  private take(): LeasedReply | null {
+  private take(covers: (job: ReplyJob) => boolean): LeasedReply | null {
     const now = Date.now();
     let best: { key: string; job: ReplyJob } | undefined;
     for (const [key, fifo] of this.fifos) {
       const lease = this.leases.get(key);
       if (lease && lease.expiresAt > now) continue;
       const head = fifo[0];
-      if (head && (!best || head.requestedAt < best.job.requestedAt)) best = { key, job: head };
+      if (head && covers(head) && (!best || head.requestedAt < best.job.requestedAt)) best = { key, job: head };
     }
     if (!best) return null;
     const receipt = `${best.key}\u0000${(this.sequence += 1)}`;
     this.leases.set(best.key, { receipt, expiresAt: now + this.leaseMs });
-    return { job: structuredClone(best.job), receipt };
+    const leased: LeasedReply = { job: structuredClone(best.job), receipt };
+    return this.cancelledHeads.has(best.key) ? { ...leased, cancelled: true } : leased;
   }
 
   /** When the earliest live lease ends (a waiting lease may take its conversation then). */

@@ -26,8 +26,10 @@ describe('MemoryStorage settings', () => {
     expect((await storage.outbox.take(10, 0))?.events).toEqual(batch.events);
     clock.advance(60_000);
     const fresh = await records.insertAgent(storage, 'ws');
-    expect(await storage.events.get('ws', batch.events[0]!.id)).toBeNull();
+    expect(await storage.events.get({ workspaceId: 'ws' }, batch.events[0]!.id)).toBeNull();
     // The expired event left the outbox with the log; only the fresh one is handed out.
-    expect((await storage.outbox.take(10, 0))?.events.map((event) => (event.data as { id: string }).id)).toEqual([fresh.id]);
+    expect((await storage.outbox.take(10, 0))?.events.map((event) => (event.data as { id: string }).id)).toEqual([
+      fresh.id,
+    ]);
   });
 });

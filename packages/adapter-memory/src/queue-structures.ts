@@ -63,7 +63,7 @@ export class MinHeap<T> {
     const last = items.pop();
     if (items.length === 0 || last === undefined) return top;
     items[0] = last;
-    for (let i = 0; ; ) {
+    for (let i = 0; ;) {
       const [left, right] = [2 * i + 1, 2 * i + 2];
       let smallest = i;
       if (left < items.length && this.compare(items[left]!, items[smallest]!) < 0) smallest = left;

@@ -1,5 +1,6 @@
 /** @module A workspace's records of one kind, by id and in id order, for reads and newest-first lists. */
-import type { OffsetPage, PageResult } from '@parley/core';
+import type { PageResult } from '@parley/core';
+import type { OffsetPage } from '@parley/core/adapter';
 import { lowerBound } from './sorted.js';
 
 /**

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { DeliveryJob } from '@parley/core';
+import type { DeliveryJob } from '@parley/core/adapter';
 import { migrate } from '../src/migrate.js';
 import { createPostgresQueues, PostgresConversationFeed } from '../src/queues/index.js';
 import { sqlFromPool } from '../src/sql.js';
@@ -26,7 +26,11 @@ const database = await createTestDatabase();
 const pool = new pg.Pool({ connectionString: database.url, max: 8 });
 const sql = sqlFromPool(pool);
 await migrate(sql, SCHEMA);
-const queues = createPostgresQueues({ sql, schema: SCHEMA, listen: { connection: { connectionString: database.url } } });
+const queues = createPostgresQueues({
+  sql,
+  schema: SCHEMA,
+  listen: { connection: { connectionString: database.url } },
+});
 const tableFeed = new PostgresConversationFeed({ sql, schema: SCHEMA, notifier: null });
 const end = Date.now() + minutes * 60_000;
 const counts = { enqueued: 0, acked: 0, retried: 0, replies: 0, signals: 0 };
@@ -35,7 +39,13 @@ const job = (n: number): DeliveryJob => ({
   id: `job_${randomUUID()}`,
   workspaceId: 'ws_bench',
   endpointId: `wh_${n % 20}`,
-  event: { id: `evt_${randomUUID()}`, type: 'message.sent', workspaceId: 'ws_bench', occurredAt: new Date().toISOString(), data: { id: `msg_${n}`, content: 'x'.repeat(300) } as never },
+  event: {
+    id: `evt_${randomUUID()}`,
+    type: 'message.sent',
+    workspaceId: 'ws_bench',
+    occurredAt: new Date().toISOString(),
+    data: { id: `msg_${n}`, content: 'x'.repeat(300) } as never,
+  },
   attempt: 1,
   trigger: 'scheduled',
 });
@@ -45,8 +55,22 @@ async function produce(): Promise<void> {
   for (let n = 0; Date.now() < end; n += 1) {
     await queues.deliveryQueue.enqueue(Array.from({ length: batch }, (_, i) => job(n * batch + i)));
     counts.enqueued += batch;
-    await queues.replyQueue.enqueue({ id: `rpl_${randomUUID()}`, workspaceId: 'ws_bench', conversationId: `conv_${n % 50}`, inReplyTo: null, requestedAt: Date.now() });
-    for (let i = 0; i < 5; i += 1) await tableFeed.publish('ws_bench', `conv_${n % 50}`, { type: 'message.delta', inReplyTo: null, delta: 'token '.repeat(5), attempt: 1 });
+    const conversationId = `conv_${n % 50}`;
+    const reply = {
+      id: `rpl_${randomUUID()}`,
+      workspaceId: 'ws_bench',
+      conversationId,
+      inReplyTo: null,
+      requestedAt: Date.now(),
+    };
+    await queues.replyQueue.enqueue({ ...reply, model: 'm' });
+    for (let i = 0; i < 5; i += 1)
+      await tableFeed.publish({ workspaceId: 'ws_bench' }, `conv_${n % 50}`, {
+        type: 'message.delta',
+        inReplyTo: null,
+        delta: 'token '.repeat(5),
+        attempt: 1,
+      });
     counts.signals += 5;
     await sleep(100);
   }
@@ -56,7 +80,11 @@ async function work(lane: 'first' | 'retry'): Promise<void> {
   while (Date.now() < end) {
     for (const leased of await queues.deliveryQueue.lease(lane, 50, 500)) {
       if (lane === 'first' && Math.random() < 0.2) {
-        await queues.deliveryQueue.retry(leased, { ...leased.job, id: `${leased.job.id}_r`, attempt: 2 }, Date.now() + 2_000);
+        await queues.deliveryQueue.retry(
+          leased,
+          { ...leased.job, id: `${leased.job.id}_r`, attempt: 2 },
+          Date.now() + 2_000,
+        );
         counts.retried += 1;
       } else {
         await queues.deliveryQueue.ack(leased);
@@ -68,7 +96,7 @@ async function work(lane: 'first' | 'retry'): Promise<void> {
 
 async function reply(): Promise<void> {
   while (Date.now() < end) {
-    const leased = await queues.replyQueue.lease(500);
+    const leased = await queues.replyQueue.lease(500, { models: ['m'] });
     if (!leased) continue;
     await queues.replyQueue.extend(leased);
     await queues.replyQueue.ack(leased);
@@ -88,7 +116,9 @@ async function report(): Promise<void> {
     );
     const seconds = Math.round((Date.now() - started) / 1000);
     const sizes = rows.map((row) => `${row.relname} ${Math.round(row.size / 1024)} [${row.dead}]`).join('  ');
-    console.log(`${String(seconds).padStart(4)} s  ${sizes}  | enqueued ${counts.enqueued} acked ${counts.acked} retried ${counts.retried} replies ${counts.replies} signals ${counts.signals}`);
+    console.log(
+      `${String(seconds).padStart(4)} s  ${sizes}  | enqueued ${counts.enqueued} acked ${counts.acked} retried ${counts.retried} replies ${counts.replies} signals ${counts.signals}`,
+    );
     await sleep(15_000);
   }
 }

@@ -58,7 +58,12 @@ describe('Batcher', () => {
       if (calls === 1) throw new Error('database gone');
       return items;
     });
-    const failed = [batcher.add(1), batcher.add(2)].map((call) => call.then(() => 'answered', (error: Error) => error.message));
+    const failed = [batcher.add(1), batcher.add(2)].map((call) =>
+      call.then(
+        () => 'answered',
+        (error: Error) => error.message,
+      ),
+    );
     expect(await Promise.all(failed)).toEqual(['database gone', 'database gone']);
     expect(await batcher.add(3)).toBe(3);
   });

@@ -2,6 +2,7 @@
  * @module Group commit for one kind of statement: what callers ask for while one statement is in
  * flight goes out together in the next one.
  */
+import { atTurnEnd } from '@parley/core/adapter';
 
 interface Pending<I, O> {
   item: I;
@@ -12,7 +13,7 @@ interface Pending<I, O> {
 /**
  * Sends the items of concurrent calls to `run` in batches, one batch in flight at a time. An item
  * added while nothing is in flight is sent at the end of the event loop's current turn
- * (`setImmediate`: after every request whose bytes arrived in that turn), with every item added in
+ * (core's `atTurnEnd`: after every request whose bytes arrived in that turn), with every item added in
  * that turn; items added while a batch is in flight wait for it and then go together, at most
  * `maxBatch` at a time. Under load a call therefore costs a fraction of a round trip; an idle
  * process adds no delay but one turn.
@@ -22,6 +23,10 @@ interface Pending<I, O> {
  * `failsWaiting(error)` holds for that error (the database cannot serve), the calls waiting for
  * the next batch reject with it too, instead of waiting for a statement of their own to fail: a
  * call then waits for at most one statement's deadline, whatever was in flight when it was made.
+ *
+ * Not the Redis adapter's `TurnBatcher`, which sends every turn's items at once whatever is in
+ * flight (its commands share one pipelined connection): here one batch in flight at a time is the
+ * point, as a pooled connection runs one statement at a time and the next batch grows while it runs.
  */
 export class Batcher<I, O> {
   private pending: Array<Pending<I, O>> = [];
@@ -44,7 +49,7 @@ export class Batcher<I, O> {
   private schedule(): void {
     if (this.sending || this.scheduled || this.pending.length === 0) return;
     this.scheduled = true;
-    setImmediate(() => {
+    atTurnEnd(() => {
       this.scheduled = false;
       void this.send();
     });

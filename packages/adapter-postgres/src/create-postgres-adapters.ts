@@ -3,9 +3,10 @@
  * or the host's `pg.Pool`) or on embedded PGlite (a data folder, or the host's instance).
  */
 import { PGlite } from '@electric-sql/pglite';
-import { DEFAULT_EVENT_RETENTION_MS, type Adapters } from '@parley/core';
+import { DEFAULT_EVENT_RETENTION_MS, type Adapters } from '@parley/core/adapter';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
+import { connectionRefusal } from './faults.js';
 import { checkSchema, migrate, type MigrateResult } from './migrate.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
 import { PostgresIdempotencyStore } from './postgres-idempotency.js';
@@ -13,11 +14,12 @@ import { PostgresRateLimitStore } from './postgres-rate-limits.js';
 import { PostgresStorage } from './postgres-storage.js';
 import { createPostgresQueues, type ListenOptions } from './queues/index.js';
 import { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
-import { type Sql, sqlFromPglite, sqlFromPool } from './sql.js';
+import { type PgliteDatabase, type Sql, sqlFromPglite, sqlFromPool } from './sql.js';
 import { sweep } from './sweep.js';
 
 /** Where the data lives: a server (URL or the host's pool) or embedded PGlite (folder or instance). */
-export type PostgresTarget = { connectionString: string } | { pool: pg.Pool } | { dataDir: string } | { pglite: PGlite };
+export type PostgresTarget =
+  { connectionString: string } | { pool: pg.Pool } | { dataDir: string } | { pglite: PgliteDatabase };
 
 /** Options of {@link postgresAdapters}; all but the target have defaults. */
 export type PostgresAdaptersOptions = PostgresTarget & {
@@ -30,9 +32,10 @@ export type PostgresAdaptersOptions = PostgresTarget & {
   /** How long to wait for a connection from the pool before answering 503, in ms; default 1 000. */
   connectionTimeoutMs?: number;
   /**
-   * Client-side deadline of one statement outside a transaction, in ms (node-postgres
-   * `query_timeout`): a database that stops answering (paused, network cut) fails the call with
-   * `service_unavailable` after this instead of at the statement timeout. Default: none.
+   * Client-side deadline of one statement outside a transaction, in ms, as node-postgres's
+   * `query_timeout` but not counting stalls of this process: a database that stops answering
+   * (paused, network cut) fails the call with `service_unavailable` after this instead of at the
+   * statement timeout, and the connection is dropped. Default: none.
    */
   queryTimeoutMs?: number;
   /** `auto` (default): `ready()` applies pending migrations; `off`: `ready()` refuses an old schema. */
@@ -47,9 +50,12 @@ export type PostgresAdaptersOptions = PostgresTarget & {
   listenConnectionString?: string | false;
 };
 
-/** The bundle, plus the `Sql` it runs on and an explicit sweep. */
+/** The bundle, plus the `Sql` it runs on, its schema and an explicit sweep. */
 export interface PostgresAdapters extends Adapters {
+  /** The connection every store queries through; a host may query its own tables with it too. */
   sql: Sql;
+  /** The schema holding Parley's tables (a plain identifier: `quoteSchema` accepted it). */
+  schema: string;
   /** Runs one retention sweep now; resolves with the number of rows deleted. */
   sweep(): Promise<number>;
   /** The pool this bundle queries through (`null` on PGlite), for pool metrics. */
@@ -63,17 +69,41 @@ export interface PostgresAdapters extends Adapters {
 const RATE_LIMIT_POOL_SIZE = 1;
 
 /** Opens the connection the options name: what it is, and whether this bundle owns it. */
-function open(options: PostgresAdaptersOptions): { sql: Sql; limitsSql: Sql; pool: pg.Pool | null; pglite: PGlite | null; listen: ListenOptions; description: string; release: () => void } {
+function open(options: PostgresAdaptersOptions): {
+  sql: Sql;
+  limitsSql: Sql;
+  pool: pg.Pool | null;
+  pglite: PgliteDatabase | null;
+  listen: ListenOptions;
+  description: string;
+  release: () => void;
+} {
   const none = () => {};
   if ('pglite' in options) {
     const sql = sqlFromPglite(options.pglite);
-    return { sql, limitsSql: sql, pool: null, pglite: options.pglite, listen: { pglite: options.pglite }, description: 'PGlite (host instance)', release: none };
+    return {
+      sql,
+      limitsSql: sql,
+      pool: null,
+      pglite: options.pglite,
+      listen: { pglite: options.pglite },
+      description: 'PGlite (host instance)',
+      release: none,
+    };
   }
   if ('dataDir' in options) {
     const release = lockDataDir(options.dataDir);
     const pglite = new PGlite(options.dataDir);
     const sql = sqlFromPglite(pglite, true);
-    return { sql, limitsSql: sql, pool: null, pglite, listen: { pglite }, description: `embedded PostgreSQL (PGlite) in ${options.dataDir}`, release };
+    return {
+      sql,
+      limitsSql: sql,
+      pool: null,
+      pglite,
+      listen: { pglite },
+      description: `embedded PostgreSQL (PGlite) in ${options.dataDir}`,
+      release,
+    };
   }
   const owned = 'connectionString' in options;
   const settings: pg.PoolConfig = owned
@@ -90,23 +120,37 @@ function open(options: PostgresAdaptersOptions): { sql: Sql; limitsSql: Sql; poo
   if (owned) pool.on('error', () => {});
   const config = owned ? settings : (pool as unknown as { options: pg.PoolConfig }).options;
   const listen: ListenOptions =
-    options.listenConnectionString === false ? false : options.listenConnectionString ? { connection: { connectionString: options.listenConnectionString } } : { connection: { ...config } as pg.ClientConfig };
+    options.listenConnectionString === false
+      ? false
+      : options.listenConnectionString
+        ? { connection: { connectionString: options.listenConnectionString } }
+        : { connection: { ...config } as pg.ClientConfig };
   const url = owned ? new URL(options.connectionString) : null;
-  const description = url ? `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}` : 'PostgreSQL (host pool)';
+  const description = url
+    ? `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
+    : 'PostgreSQL (host pool)';
   const timeouts = options.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: options.queryTimeoutMs };
   const sql = sqlFromPool(pool, owned, timeouts);
   // Rate-limit decisions have a 250 ms deadline (docs/rate-limits.md) and must not queue behind a
   // burst of writes for a pooled connection, or they fail open and admit more than the plan: a
   // pool of their own, small since each decision is one short upsert.
-  const limitsSql = owned ? sqlFromPool(new pg.Pool({ ...settings, max: RATE_LIMIT_POOL_SIZE }).on('error', () => {}), true, timeouts) : sql;
+  const limitsSql = owned
+    ? sqlFromPool(
+        new pg.Pool({ ...settings, max: RATE_LIMIT_POOL_SIZE }).on('error', () => {}),
+        true,
+        timeouts,
+      )
+    : sql;
   return { sql, limitsSql, pool, pglite: null, listen, description, release: none };
 }
 
 /**
  * Every port Parley runs on, over one PostgreSQL database or PGlite folder: storage, API keys,
  * rate limits, idempotency, delivery and reply queues, the conversation feed. Call `ready()`
- * before serving: it waits for the database, then migrates (`migrations: 'auto'`) or checks the
- * schema version (`'off'`, throwing `SchemaVersionError` when behind or ahead). A `dataDir` is
+ * before serving: it waits for the database (failing at once, with the server's message, when
+ * the database, role or TLS setting is wrong), then migrates (`migrations: 'auto'`) or checks the
+ * schema version (`'off'`, throwing `SchemaVersionError` when behind or ahead). A `dataDir` must
+ * be new, empty or a Parley data folder (`NotADataDirError` for a folder of other files) and is
  * locked to this process (`DataDirLockedError` when another live process holds it). `close()`
  * ends what this bundle opened (never a host's pool or PGlite instance).
  */
@@ -115,7 +159,12 @@ export function postgresAdapters(options: PostgresAdaptersOptions): PostgresAdap
   quoteSchema(schema); // refuses a bad name before anything is opened
   const { sql, limitsSql, pool, listen, description, release } = open(options);
   const retentionMs = options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS;
-  const storage = new PostgresStorage({ sql, schema, eventRetentionMs: retentionMs, outboxLeaseMs: options.outboxLeaseMs });
+  const storage = new PostgresStorage({
+    sql,
+    schema,
+    eventRetentionMs: retentionMs,
+    outboxLeaseMs: options.outboxLeaseMs,
+  });
   const queues = createPostgresQueues({ sql, schema, listen });
   const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   let timer: NodeJS.Timeout | undefined;
@@ -134,6 +183,7 @@ export function postgresAdapters(options: PostgresAdaptersOptions): PostgresAdap
 
   return {
     sql,
+    schema,
     pool,
     storage,
     apiKeys: new PostgresApiKeyStore({ sql, schema }),
@@ -142,7 +192,11 @@ export function postgresAdapters(options: PostgresAdaptersOptions): PostgresAdap
     deliveryQueue: queues.deliveryQueue,
     replyQueue: queues.replyQueue,
     conversationFeed: queues.conversationFeed,
-    info: { name: embedded ? 'PGlite' : 'PostgreSQL', description: `${description}, schema "${schema}"`, durable: true },
+    info: {
+      name: embedded ? 'PGlite' : 'PostgreSQL',
+      description: `${description}, schema "${schema}"`,
+      durable: true,
+    },
     async ready(waitMs = 10_000) {
       const deadline = Date.now() + waitMs;
       let last: unknown;
@@ -152,7 +206,12 @@ export function postgresAdapters(options: PostgresAdaptersOptions): PostgresAdap
           break;
         } catch (error) {
           last = error;
-          if (Date.now() >= deadline) throw new Error(`${description} did not answer within ${waitMs} ms: ${(last as { cause?: Error }).cause?.message ?? (last as Error).message}`);
+          const refusal = connectionRefusal(error);
+          if (refusal !== undefined) throw new Error(`${description} refused the connection: ${refusal}`);
+          if (Date.now() >= deadline)
+            throw new Error(
+              `${description} did not answer within ${waitMs} ms: ${(last as { cause?: Error }).cause?.message ?? (last as Error).message}`,
+            );
           await new Promise((resolve) => setTimeout(resolve, 250));
         }
       }
@@ -183,7 +242,9 @@ export function postgresAdapters(options: PostgresAdaptersOptions): PostgresAdap
  * @throws SchemaVersionError when the database is newer than this code; ParleyError
  * `service_unavailable` when it does not answer
  */
-export async function migrateDatabase(options: PostgresTarget & Pick<PostgresAdaptersOptions, 'schema' | 'connectionTimeoutMs'>): Promise<MigrateResult> {
+export async function migrateDatabase(
+  options: PostgresTarget & Pick<PostgresAdaptersOptions, 'schema' | 'connectionTimeoutMs'>,
+): Promise<MigrateResult> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   quoteSchema(schema);
   const { sql, release } = open({ ...options, poolSize: 1, listenConnectionString: false });

@@ -18,7 +18,12 @@ export function isConnectionFault(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return UNAVAILABLE.test(code);
   // No SQLSTATE: a socket error (ECONNREFUSED, ETIMEDOUT…), a pool timeout, a closed client.
-  return !(error instanceof TypeError || error instanceof SyntaxError || error instanceof RangeError || error instanceof ReferenceError);
+  return !(
+    error instanceof TypeError ||
+    error instanceof SyntaxError ||
+    error instanceof RangeError ||
+    error instanceof ReferenceError
+  );
 }
 
 /** A copy of a database error with only its message, SQLSTATE and severity: no row `detail`, no query. */
@@ -34,9 +39,31 @@ export function redactPostgresError(error: unknown): unknown {
 /** What a store throws: `service_unavailable` for faults, else the error without its details. */
 export function storageError(error: unknown): unknown {
   if (isParleyError(error)) return error;
-  if (isConnectionFault(error)) return new ParleyError(ErrorCode.serviceUnavailable, 'Storage is unavailable.', undefined, { cause: redactPostgresError(error) });
+  if (isConnectionFault(error))
+    return new ParleyError(ErrorCode.serviceUnavailable, 'Storage is unavailable.', undefined, {
+      cause: redactPostgresError(error),
+    });
   return redactPostgresError(error);
 }
 
 /** True for what {@link storageError} made of a fault: the database cannot serve, so the next statement would fail alike. */
-export const isUnavailable = (error: unknown): boolean => isParleyError(error) && error.code === ErrorCode.serviceUnavailable;
+export const isUnavailable = (error: unknown): boolean =>
+  isParleyError(error) && error.code === ErrorCode.serviceUnavailable;
+
+/**
+ * The server's message when `error` (what a first statement threw) means the connection settings
+ * are wrong and no retry fixes them: a database that does not exist (3D000), a role, password or
+ * `pg_hba.conf` entry refused (class 28), a TLS mode the server does not take or a certificate
+ * that does not verify. `undefined` for anything else, such as a server not up yet.
+ */
+export function connectionRefusal(error: unknown): string | undefined {
+  const inner = isParleyError(error) && error.cause instanceof Error ? error.cause : error;
+  if (!(inner instanceof Error)) return undefined;
+  const code = (inner as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
+    return /^28|^3D000$/.test(code) ? `${inner.message} (SQLSTATE ${code})` : undefined;
+  }
+  if (typeof code === 'string' && /CERT|TLS|SSL/.test(code)) return `${inner.message} (${code})`;
+  // node-postgres's own refusals carry no code: "The server does not support SSL connections", "SASL: …".
+  return /\b(SSL|TLS|certificate)\b|^SASL: /i.test(inner.message) ? inner.message : undefined;
+}

@@ -3,7 +3,14 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSchema, loadMigrations, migrate, SchemaVersionError } from './migrate.js';
 import { type Sql, sqlFromPglite, sqlFromPool } from './sql.js';
-import { createTestDatabase, createTestPglite, describeIfPostgres, probePostgres, type TestDatabase, type TestPglite } from './testing/index.js';
+import {
+  createTestDatabase,
+  createTestPglite,
+  describeIfPostgres,
+  probePostgres,
+  type TestDatabase,
+  type TestPglite,
+} from './testing/index.js';
 
 const migrations = loadMigrations();
 const latest = migrations.at(-1)!.version;
@@ -36,14 +43,17 @@ function runMigrationTests(open: () => Promise<{ sql: Sql; close(): Promise<void
 
   it('keeps schemas apart', async () => {
     await migrate(sql, 'other_schema');
-    const [row] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'other_schema' AND table_name = 'schema_migrations'`);
+    const [row] = await sql.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'other_schema' AND table_name = 'schema_migrations'`,
+    );
     expect(row!.n).toBe(1);
   });
 
-  if (concurrent) it('two runners at once: one applies, the other waits and finds nothing to do', async () => {
-    const results = await Promise.all([migrate(sql, 'racing'), migrate(sql, 'racing')]);
-    expect(results.map((r) => r.applied.length).sort()).toEqual([0, migrations.length]);
-  });
+  if (concurrent)
+    it('two runners at once: one applies, the other waits and finds nothing to do', async () => {
+      const results = await Promise.all([migrate(sql, 'racing'), migrate(sql, 'racing')]);
+      expect(results.map((r) => r.applied.length).sort()).toEqual([0, migrations.length]);
+    });
 
   it('refuses a schema newer than the code', async () => {
     await migrate(sql, 'newer');
@@ -61,6 +71,28 @@ describeIfPostgres({ describe, it }, problem)('migrations on PostgreSQL', () => 
     pool.on('error', () => {});
     return { sql: sqlFromPool(pool, true), close: async () => (await pool.end(), await database.drop()) };
   }, true);
+
+  it("waits for another runner longer than the pool's statement_timeout (two servers starting at once)", async () => {
+    const database = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: database.url, max: 2, statement_timeout: 300 });
+    pool.on('error', () => {});
+    const holder = new pg.Client({ connectionString: database.url });
+    try {
+      await holder.connect();
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtext('parley.migrate:' || $1))`, ['slow']);
+      const waiting = migrate(sqlFromPool(pool), 'slow');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await holder.query('COMMIT');
+      expect((await waiting).applied).toEqual(migrations.map((m) => m.version));
+      // The request-time limit is back once the migrations' transaction ends.
+      await expect(pool.query('SELECT pg_sleep(1)')).rejects.toMatchObject({ code: '57014' });
+    } finally {
+      await holder.end();
+      await pool.end();
+      await database.drop();
+    }
+  });
 });
 
 describe('migrations on PGlite', () => {

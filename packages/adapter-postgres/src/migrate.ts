@@ -49,19 +49,33 @@ const LOCK = `SELECT pg_advisory_xact_lock(hashtext('parley.migrate:' || $1))`;
  * advisory lock. Throws {@link SchemaVersionError} when the database records a version this code
  * does not know (a newer Parley migrated it: refuse rather than corrupt).
  */
-export async function migrate(sql: Sql, schema: string, migrations: Migration[] = loadMigrations()): Promise<MigrateResult> {
+export async function migrate(
+  sql: Sql,
+  schema: string,
+  migrations: Migration[] = loadMigrations(),
+): Promise<MigrateResult> {
   const quoted = quoteSchema(schema);
   return sql.transaction(async (tx) => {
+    // The pool's statement_timeout bounds requests, not this: waiting for another runner's
+    // migrations and applying ones that rewrite a large table may rightly take longer.
+    await tx.exec('SET LOCAL statement_timeout = 0');
     await tx.query(LOCK, [schema]);
     await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${quoted}; SET LOCAL search_path TO ${quoted}`);
-    await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const done = new Set((await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((row) => row.version));
+    await tx.exec(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const done = new Set(
+      (await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((row) => row.version),
+    );
     refuseNewer(done, migrations, schema);
     const applied: number[] = [];
     for (const migration of migrations) {
       if (done.has(migration.version)) continue;
       await tx.exec(migration.sql);
-      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2) ON CONFLICT (version) DO NOTHING', [migration.version, migration.name]);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2) ON CONFLICT (version) DO NOTHING', [
+        migration.version,
+        migration.name,
+      ]);
       applied.push(migration.version);
     }
     return { applied, version: latest(migrations) };
@@ -74,12 +88,22 @@ export async function migrate(sql: Sql, schema: string, migrations: Migration[] 
  */
 export async function checkSchema(sql: Sql, schema: string, migrations: Migration[] = loadMigrations()): Promise<void> {
   const quoted = quoteSchema(schema);
-  const [exists] = await sql.query<{ present: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS present`, [`${quoted}.schema_migrations`]);
-  const done = new Set(exists?.present ? (await sql.query<{ version: number }>(`SELECT version FROM ${quoted}.schema_migrations`)).map((row) => row.version) : []);
+  const [exists] = await sql.query<{ present: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS present`, [
+    `${quoted}.schema_migrations`,
+  ]);
+  const done = new Set(
+    exists?.present
+      ? (await sql.query<{ version: number }>(`SELECT version FROM ${quoted}.schema_migrations`)).map(
+          (row) => row.version,
+        )
+      : [],
+  );
   refuseNewer(done, migrations, schema);
   const pending = migrations.filter((migration) => !done.has(migration.version)).map((migration) => migration.version);
   if (pending.length > 0) {
-    throw new SchemaVersionError(`PostgreSQL schema "${schema}" lacks migrations ${pending.join(', ')} and DATABASE_MIGRATE=off: run \`parley migrate\` (or set DATABASE_MIGRATE=auto).`);
+    throw new SchemaVersionError(
+      `PostgreSQL schema "${schema}" lacks migrations ${pending.join(', ')} and DATABASE_MIGRATE=off: run \`parley migrate\` (or set DATABASE_MIGRATE=auto).`,
+    );
   }
 }
 
@@ -87,7 +111,9 @@ function refuseNewer(done: Set<number>, migrations: Migration[], schema: string)
   const known = latest(migrations);
   const newer = [...done].filter((version) => version > known);
   if (newer.length > 0) {
-    throw new SchemaVersionError(`PostgreSQL schema "${schema}" is at version ${Math.max(...newer)}, newer than this Parley (${known}): upgrade Parley, or point it at another schema/database.`);
+    throw new SchemaVersionError(
+      `PostgreSQL schema "${schema}" is at version ${Math.max(...newer)}, newer than this Parley (${known}): upgrade Parley, or point it at another schema/database.`,
+    );
   }
 }
 

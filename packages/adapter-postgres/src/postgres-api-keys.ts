@@ -1,5 +1,6 @@
 /** @module API keys on PostgreSQL: SHA-256 hashes looked up by primary key; an upsert is one statement. */
-import type { ApiKeyRecord, ApiKeyStore, ApiKeyUpsert } from '@parley/core';
+import type { ApiKeyRecord } from '@parley/core';
+import type { ApiKeyStore, ApiKeyUpsert } from '@parley/core/adapter';
 import { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
 import type { Sql } from './sql.js';
 
@@ -21,17 +22,17 @@ export class PostgresApiKeyStore implements ApiKeyStore {
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
-    return (await this.sql.query<{ data: ApiKeyRecord }>(`SELECT data FROM ${this.s}.api_keys WHERE hash = $1`, [hash]))[0]?.data ?? null;
+    return (
+      (await this.sql.query<{ data: ApiKeyRecord }>(`SELECT data FROM ${this.s}.api_keys WHERE hash = $1`, [hash]))[0]
+        ?.data ?? null
+    );
   }
 
   async insert(record: ApiKeyRecord): Promise<void> {
-    await this.sql.query(`INSERT INTO ${this.s}.api_keys (hash, key_id, workspace_id, created_at, data) VALUES ($1, $2, $3, $4, $5::jsonb)`, [
-      record.hash,
-      record.keyId,
-      record.workspaceId,
-      record.createdAt,
-      JSON.stringify(record),
-    ]);
+    await this.sql.query(
+      `INSERT INTO ${this.s}.api_keys (hash, key_id, workspace_id, created_at, data) VALUES ($1, $2, $3, $4, $5::jsonb)`,
+      [record.hash, record.keyId, record.workspaceId, record.createdAt, JSON.stringify(record)],
+    );
   }
 
   /**
@@ -54,9 +55,10 @@ export class PostgresApiKeyStore implements ApiKeyStore {
   }
 
   async list(workspaceId?: string): Promise<ApiKeyRecord[]> {
-    const rows = await this.sql.query<{ data: ApiKeyRecord }>(`SELECT data FROM ${this.s}.api_keys WHERE $1::text IS NULL OR workspace_id = $1 ORDER BY created_at, key_id`, [
-      workspaceId ?? null,
-    ]);
+    const rows = await this.sql.query<{ data: ApiKeyRecord }>(
+      `SELECT data FROM ${this.s}.api_keys WHERE $1::text IS NULL OR workspace_id = $1 ORDER BY created_at, key_id`,
+      [workspaceId ?? null],
+    );
     return rows.map((row) => row.data);
   }
 

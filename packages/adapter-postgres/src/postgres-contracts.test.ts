@@ -7,7 +7,14 @@ import { PostgresApiKeyStore } from './postgres-api-keys.js';
 import { PostgresIdempotencyStore } from './postgres-idempotency.js';
 import { PostgresRateLimitStore } from './postgres-rate-limits.js';
 import { type Sql, sqlFromPglite, sqlFromPool } from './sql.js';
-import { createTestDatabase, createTestPglite, describeIfPostgres, probePostgres, type TestDatabase, type TestPglite } from './testing/index.js';
+import {
+  createTestDatabase,
+  createTestPglite,
+  describeIfPostgres,
+  probePostgres,
+  type TestDatabase,
+  type TestPglite,
+} from './testing/index.js';
 
 /** The three contracts over one migrated schema; API key tests each get a clean table. */
 function runContracts(sql: () => Sql) {
@@ -17,7 +24,9 @@ function runContracts(sql: () => Sql) {
     return new PostgresApiKeyStore({ sql: sql(), schema });
   });
   runRateLimitStoreContract({ describe, it, expect }, () => new PostgresRateLimitStore({ sql: sql(), schema }));
-  runIdempotencyStoreContract({ describe, it, expect }, () => ({ store: new PostgresIdempotencyStore({ sql: sql(), schema }) }));
+  runIdempotencyStoreContract({ describe, it, expect }, () => ({
+    store: new PostgresIdempotencyStore({ sql: sql(), schema }),
+  }));
 }
 
 describeIfPostgres({ describe, it }, await probePostgres())('API keys, rate limits, idempotency on PostgreSQL', () => {

@@ -3,7 +3,15 @@
  * row, and reports the row as it stands, so concurrent claims in any process get one winner.
  */
 import { randomUUID } from 'node:crypto';
-import type { IdempotencyClaim, IdempotencyStore, IdempotentResponse } from '@parley/core';
+import type {
+  IdempotencyClaim,
+  IdempotencyCompletion,
+  IdempotencyRelease,
+  IdempotencyRequest,
+  IdempotencyStore,
+  IdempotentResponse,
+  WorkspaceScope,
+} from '@parley/core/adapter';
 import { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
 import type { Sql } from './sql.js';
 
@@ -26,7 +34,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     this.s = quoteSchema(options.schema ?? DEFAULT_SCHEMA);
   }
 
-  async claim(workspaceId: string, key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim> {
+  async claim(
+    { workspaceId }: WorkspaceScope,
+    { key, fingerprint, leaseMs }: IdempotencyRequest,
+  ): Promise<IdempotencyClaim> {
     const token = randomUUID();
     const expired = `i.expires_at <= clock_timestamp()`;
     const [row] = await this.sql.query<{ token: string; fingerprint: string; response: IdempotentResponse | null }>(
@@ -44,7 +55,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return row!.response ? { outcome: 'replay', response: row!.response } : { outcome: 'in_progress' };
   }
 
-  async complete(workspaceId: string, key: string, token: string, response: IdempotentResponse, ttlMs: number): Promise<boolean> {
+  async complete(
+    { workspaceId }: WorkspaceScope,
+    { key, token, response, ttlMs }: IdempotencyCompletion,
+  ): Promise<boolean> {
     const rows = await this.sql.query(
       `UPDATE ${this.s}.idempotency_keys SET response = $4::jsonb, expires_at = ${ms('$5')}
        WHERE workspace_id = $1 AND key = $2 AND token = $3 AND expires_at > clock_timestamp() RETURNING 1`,
@@ -53,12 +67,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return rows.length > 0;
   }
 
-  async release(workspaceId: string, key: string, token: string): Promise<boolean> {
-    const rows = await this.sql.query(`DELETE FROM ${this.s}.idempotency_keys WHERE workspace_id = $1 AND key = $2 AND token = $3 AND expires_at > clock_timestamp() RETURNING 1`, [
-      workspaceId,
-      key,
-      token,
-    ]);
+  async release({ workspaceId }: WorkspaceScope, { key, token }: IdempotencyRelease): Promise<boolean> {
+    const rows = await this.sql.query(
+      `DELETE FROM ${this.s}.idempotency_keys WHERE workspace_id = $1 AND key = $2 AND token = $3 AND expires_at > clock_timestamp() RETURNING 1`,
+      [workspaceId, key, token],
+    );
     return rows.length > 0;
   }
 }

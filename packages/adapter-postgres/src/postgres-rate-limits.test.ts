@@ -8,7 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate.js';
 import { PostgresRateLimitStore } from './postgres-rate-limits.js';
 import { sqlFromPglite, sqlFromPool } from './sql.js';
-import { createTestDatabase, createTestPglite, describeIfPostgres, probePostgres, type TestDatabase, type TestPglite } from './testing/index.js';
+import {
+  createTestDatabase,
+  createTestPglite,
+  describeIfPostgres,
+  probePostgres,
+  type TestDatabase,
+  type TestPglite,
+} from './testing/index.js';
 
 const rule = { limit: 100, periodMs: 3_600_000 };
 const at = 1_800_000_000_000;
@@ -26,7 +33,11 @@ describe('PostgresRateLimitStore', () => {
 
   it('decides a hit whose time is earlier than the last one at the last one: remaining still counts down', async () => {
     // Read in this order, decided in the other: 5 ms earlier than the hit before it.
-    const decided = [await store.hit('ws_clock', rule, at), await store.hit('ws_clock', rule, at - 5), await store.hit('ws_clock', rule, at + 1)];
+    const decided = [
+      await store.hit('ws_clock', rule, at),
+      await store.hit('ws_clock', rule, at - 5),
+      await store.hit('ws_clock', rule, at + 1),
+    ];
     expect(decided.map((decision) => decision.remaining)).toEqual([99, 98, 97]);
     expect(decided.every((decision) => decision.allowed)).toBe(true);
     // The earlier hit was decided at `at`, so its reset is measured from there.
@@ -38,7 +49,9 @@ describe('PostgresRateLimitStore', () => {
     const hits = Array.from({ length: 130 }, (_, i) => store.hit('ws_burst', rule, at + i));
     const others = [store.hit('ws_a_other', rule, at), store.hit('ws_a_other', rule, at)];
     const decided = await Promise.all(hits);
-    expect(decided.slice(0, 100).map((decision) => decision.remaining)).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
+    expect(decided.slice(0, 100).map((decision) => decision.remaining)).toEqual(
+      Array.from({ length: 100 }, (_, i) => 99 - i),
+    );
     expect(decided.slice(100).every((decision) => !decision.allowed && decision.retryAfterMs > 0)).toBe(true);
     expect((await Promise.all(others)).map((decision) => decision.remaining)).toEqual([99, 98]);
   });
@@ -67,7 +80,10 @@ describeIfPostgres({ describe, it }, await probePostgres())('PostgresRateLimitSt
     // order. Sent in the order they were made, two overlapping statements would lock rows in
     // opposite orders, and PostgreSQL would abort one of them as a deadlock in some rounds.
     for (let round = 0; round < 8; round += 1) {
-      const made = Array.from({ length: 10 }, () => [...keys.map((key) => [one!, key] as const), ...[...keys].reverse().map((key) => [two!, key] as const)]).flat();
+      const made = Array.from({ length: 10 }, () => [
+        ...keys.map((key) => [one!, key] as const),
+        ...[...keys].reverse().map((key) => [two!, key] as const),
+      ]).flat();
       const decided = await Promise.all(made.map(([store, key]) => store.hit(key, rule, at + round)));
       decided.forEach((decision, i) => decision.allowed && admitted.set(made[i]![1], admitted.get(made[i]![1])! + 1));
     }

@@ -5,7 +5,12 @@
  * one statement (`rate_limit_hits`, migration 0005) per batch. Integer milliseconds throughout, as
  * in `gcra()`.
  */
-import { emissionIntervalMs, type RateLimitDecision, type RateLimitRule, type RateLimitStore } from '@parley/core';
+import {
+  emissionIntervalMs,
+  type RateLimitDecision,
+  type RateLimitRule,
+  type RateLimitStore,
+} from '@parley/core/adapter';
 import { Batcher } from './batch.js';
 import { isUnavailable } from './faults.js';
 import { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
@@ -61,11 +66,18 @@ export class PostgresRateLimitStore implements RateLimitStore {
 async function decide(sql: Sql, s: string, hits: Hit[]): Promise<RateLimitDecision[]> {
   // Sent sorted by key (a stable sort: one key's hits keep their order), so two processes'
   // statements lock the rows they share in the same order and cannot deadlock.
-  const order = hits.map((_, i) => i).sort((a, b) => (hits[a]!.key < hits[b]!.key ? -1 : hits[a]!.key > hits[b]!.key ? 1 : a - b));
+  const order = hits
+    .map((_, i) => i)
+    .sort((a, b) => (hits[a]!.key < hits[b]!.key ? -1 : hits[a]!.key > hits[b]!.key ? 1 : a - b));
   const sent = order.map((i) => hits[i]!);
   const rows = await sql.query<{ ord: number; decided_tat: number; decided_allowed: boolean; decided_at: number }>(
     `SELECT ord, decided_tat, decided_allowed, decided_at FROM ${s}.rate_limit_hits($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) ORDER BY ord`,
-    [sent.map((hit) => hit.key), sent.map((hit) => hit.nowMs), sent.map((hit) => hit.interval), sent.map((hit) => hit.tolerance)],
+    [
+      sent.map((hit) => hit.key),
+      sent.map((hit) => hit.nowMs),
+      sent.map((hit) => hit.interval),
+      sent.map((hit) => hit.tolerance),
+    ],
   );
   const decisions: RateLimitDecision[] = new Array(hits.length);
   for (const row of rows) {
@@ -77,6 +89,13 @@ async function decide(sql: Sql, s: string, hits: Hit[]): Promise<RateLimitDecisi
 
 /** `gcra()`'s decision from the key's state after the hit: `debt` = TAT − the time it was decided at. */
 function decision(hit: Hit, allowed: boolean, debt: number): RateLimitDecision {
-  if (!allowed) return { allowed: false, limit: hit.limit, remaining: 0, resetMs: debt, retryAfterMs: debt - hit.tolerance };
-  return { allowed: true, limit: hit.limit, remaining: Math.floor((hit.limit * hit.interval - debt) / hit.interval), resetMs: debt, retryAfterMs: 0 };
+  if (!allowed)
+    return { allowed: false, limit: hit.limit, remaining: 0, resetMs: debt, retryAfterMs: debt - hit.tolerance };
+  return {
+    allowed: true,
+    limit: hit.limit,
+    remaining: Math.floor((hit.limit * hit.interval - debt) / hit.interval),
+    resetMs: debt,
+    retryAfterMs: 0,
+  };
 }

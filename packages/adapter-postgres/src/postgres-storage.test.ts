@@ -6,14 +6,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate.js';
 import { PostgresStorage } from './postgres-storage.js';
 import { type Sql, sqlFromPglite, sqlFromPool } from './sql.js';
-import { createTestDatabase, createTestPglite, describeIfPostgres, probePostgres, type TestDatabase, type TestPglite } from './testing/index.js';
+import {
+  createTestDatabase,
+  createTestPglite,
+  describeIfPostgres,
+  probePostgres,
+  type TestDatabase,
+  type TestPglite,
+} from './testing/index.js';
 
 /** Each test gets a schema of its own in the run's database, dropped afterwards. */
 function storageIn(sql: () => Sql) {
   return async (options: StorageFactoryOptions) => {
     const schema = `t_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
     await migrate(sql(), schema);
-    return { storage: new PostgresStorage({ sql: sql(), schema, ...options }), cleanup: async () => void (await sql().exec(`DROP SCHEMA ${schema} CASCADE`)) };
+    return {
+      storage: new PostgresStorage({ sql: sql(), schema, ...options }),
+      cleanup: async () => void (await sql().exec(`DROP SCHEMA ${schema} CASCADE`)),
+    };
   };
 }
 
@@ -30,7 +40,10 @@ describeIfPostgres({ describe, it }, await probePostgres())('PostgresStorage on 
     await pool.end();
     await database.drop();
   });
-  runStorageContract({ describe, it, expect }, storageIn(() => sqlFromPool(pool)));
+  runStorageContract(
+    { describe, it, expect },
+    storageIn(() => sqlFromPool(pool)),
+  );
 });
 
 describe('PostgresStorage on PGlite', () => {
@@ -39,5 +52,8 @@ describe('PostgresStorage on PGlite', () => {
     test = await createTestPglite();
   });
   afterAll(() => test.close());
-  runStorageContract({ describe, it, expect }, storageIn(() => sqlFromPglite(test.db)));
+  runStorageContract(
+    { describe, it, expect },
+    storageIn(() => sqlFromPglite(test.db)),
+  );
 });

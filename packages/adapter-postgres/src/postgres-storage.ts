@@ -7,8 +7,18 @@
  * concurrent writers of one row queue on its lock instead of retrying. Every statement is
  * unnamed, so it works behind a transaction-mode pooler.
  */
-import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, positiveMs } from '@parley/core';
-import type { AgentStore, ConversationStore, DeliveryStore, EventOutbox, EventStore, MessageStore, PlantStore, Storage, UsageStore, WebhookEndpointStore } from '@parley/core';
+import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_OUTBOX_LEASE_MS, positiveMs } from '@parley/core/adapter';
+import type {
+  AgentStore,
+  ConversationStore,
+  DeliveryStore,
+  EventOutbox,
+  EventStore,
+  MessageStore,
+  Storage,
+  UsageStore,
+  WebhookEndpointStore,
+} from '@parley/core/adapter';
 import { quoteSchema, DEFAULT_SCHEMA } from './schema.js';
 import type { Sql } from './sql.js';
 import { agentStore } from './storage/agents.js';
@@ -17,7 +27,6 @@ import { conversationStore } from './storage/conversations.js';
 import { deliveryStore } from './storage/deliveries.js';
 import { eventStore, outboxStore, Wakeup } from './storage/events.js';
 import { messageStore } from './storage/messages.js';
-import { plantStore } from './storage/plants.js';
 import { usageStore } from './storage/usage.js';
 import { webhookEndpointStore } from './storage/webhook-endpoints.js';
 
@@ -39,7 +48,6 @@ export class PostgresStorage implements Storage {
   readonly conversations: ConversationStore;
   readonly messages: MessageStore;
   readonly webhookEndpoints: WebhookEndpointStore;
-  readonly plants: PlantStore;
   readonly events: EventStore;
   readonly outbox: EventOutbox;
   readonly deliveries: DeliveryStore;
@@ -50,12 +58,17 @@ export class PostgresStorage implements Storage {
     const retentionMs = positiveMs(options.eventRetentionMs, DEFAULT_EVENT_RETENTION_MS, 'eventRetentionMs');
     const leaseMs = positiveMs(options.outboxLeaseMs, DEFAULT_OUTBOX_LEASE_MS, 'outboxLeaseMs');
     const wakeup = new Wakeup();
-    this.context = { sql: options.sql, s: quoteSchema(options.schema ?? DEFAULT_SCHEMA), retentionMs: Math.round(retentionMs), leaseMs: Math.round(leaseMs), recorded: () => wakeup.notify() };
+    this.context = {
+      sql: options.sql,
+      s: quoteSchema(options.schema ?? DEFAULT_SCHEMA),
+      retentionMs: Math.round(retentionMs),
+      leaseMs: Math.round(leaseMs),
+      recorded: () => wakeup.notify(),
+    };
     this.agents = agentStore(this.context);
     this.conversations = conversationStore(this.context);
     this.messages = messageStore(this.context);
     this.webhookEndpoints = webhookEndpointStore(this.context);
-    this.plants = plantStore(this.context);
     this.events = eventStore(this.context);
     this.outbox = outboxStore(this.context, wakeup);
     this.deliveries = deliveryStore(this.context);

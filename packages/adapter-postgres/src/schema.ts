@@ -12,7 +12,9 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
  */
 export function quoteSchema(schema: string): string {
   if (!IDENTIFIER.test(schema)) {
-    throw new TypeError(`PostgreSQL schema ${JSON.stringify(schema)} is not a plain identifier (lower-case letters, digits and _, at most 63 characters, not starting with a digit).`);
+    throw new TypeError(
+      `PostgreSQL schema ${JSON.stringify(schema)} is not a plain identifier (lower-case letters, digits and _, at most 63 characters, not starting with a digit).`,
+    );
   }
   return `"${schema}"`;
 }

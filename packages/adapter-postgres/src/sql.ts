@@ -3,8 +3,8 @@
  * node-postgres `Pool` or a PGlite instance. Statements are unnamed (no prepared-statement
  * names), so they also work behind a transaction-mode pooler such as PgBouncer (docs/storage.md).
  */
-import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { callDeadline } from '@parley/core/adapter';
 import { storageError } from './faults.js';
 
 /** A row as the driver returns it: column name → value (jsonb parsed, int8 as a `number`). */
@@ -27,7 +27,8 @@ export interface Sql {
 const INT8 = 20;
 const parseInt8 = (value: string): number => Number(value);
 const pgTypes = {
-  getTypeParser: ((oid: number, format?: string) => (oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /** The node-postgres pool settings that make rows look the same as on PGlite. */
@@ -43,11 +44,12 @@ class PgSql implements Sql {
   ) {}
 
   async query<R extends Row = Row>(text: string, params: readonly unknown[] = []): Promise<R[]> {
-    // The deadline applies to statements run straight on the pool: pg-pool then drops the
-    // connection whose answer is late, so a paused database fails fast and costs no connection.
-    const deadline = this.queryTimeoutMs !== undefined && this.target instanceof pg.Pool ? { query_timeout: this.queryTimeoutMs } : {};
+    const statement = { text, values: params as unknown[], types: pgTypes };
     try {
-      return (await this.target.query<R>({ text, values: params as unknown[], types: pgTypes, ...deadline })).rows;
+      // The deadline applies to statements run straight on the pool (see `withDeadline`).
+      if (this.queryTimeoutMs !== undefined && this.target instanceof pg.Pool)
+        return await withDeadline<R>(this.target, statement, this.queryTimeoutMs);
+      return (await this.target.query<R>(statement)).rows;
     } catch (error) {
       throw storageError(error);
     }
@@ -88,23 +90,78 @@ class PgSql implements Sql {
 }
 
 /**
+ * Runs `statement` on a connection of `pool`, rejecting once `ms` have passed without an answer
+ * (as node-postgres's `query_timeout` does, but counting only time this process could have read
+ * the answer: see `callDeadline`). The late connection is dropped, as pg-pool does after its
+ * `query_timeout`, so a paused database fails fast and holds no connection.
+ */
+async function withDeadline<R extends Row>(pool: pg.Pool, statement: pg.QueryConfig, ms: number): Promise<R[]> {
+  const client = await pool.connect();
+  return new Promise<R[]>((resolve, reject) => {
+    let expired = false;
+    const cancel = callDeadline(ms, () => {
+      expired = true;
+      client.release(new Error('The statement was not answered in time.'));
+      reject(new Error(`PostgreSQL did not answer within ${ms} ms`));
+    });
+    client.query<R>(statement).then(
+      (result) => {
+        if (expired) return;
+        cancel();
+        client.release();
+        resolve(result.rows);
+      },
+      (error: unknown) => {
+        if (expired) return;
+        cancel();
+        // The server answered with an error (a SQLSTATE): the connection is sound. Otherwise drop it.
+        const answered = typeof (error as { code?: unknown }).code === 'string';
+        client.release(answered ? undefined : (error as Error));
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
  * A `Sql` over a node-postgres pool; `owned` pools are ended by `close()`. With `queryTimeoutMs`,
- * a `query` outside a transaction not answered in time rejects as `service_unavailable` (the
- * client-side `query_timeout` of node-postgres; transactions, e.g. migrations, have none).
+ * a `query` outside a transaction not answered in time rejects as `service_unavailable` and its
+ * connection is dropped (transactions, e.g. migrations, have no such deadline).
  */
 export function sqlFromPool(pool: pg.Pool, owned = false, { queryTimeoutMs }: { queryTimeoutMs?: number } = {}): Sql {
   return new PgSql(pool, owned, queryTimeoutMs);
 }
 
-interface PGliteLike {
-  query: PGlite['query'];
-  exec: PGlite['exec'];
-  transaction?: PGlite['transaction'];
-  close?: PGlite['close'];
+/** PGlite's value parsers by type OID: text of the value → what a row holds. */
+export type PgliteParsers = Record<number, (value: string, typeId: number) => unknown>;
+
+/** What PGlite and its transactions both answer: one statement with parameters, or a script. */
+export interface PgliteQueryable {
+  query<R>(text: string, params?: unknown[], options?: { parsers?: PgliteParsers }): Promise<{ rows: R[] }>;
+  exec(script: string): Promise<unknown>;
 }
 
+/**
+ * The part of a PGlite instance (`@electric-sql/pglite`) Parley uses; a `PGlite` is one. Typed here
+ * so this package's declarations never import PGlite's, which do not compile in a project that
+ * checks library types (`skipLibCheck: false`): they need `@types/emscripten`, which PGlite does
+ * not install.
+ */
+export interface PgliteDatabase extends PgliteQueryable {
+  readonly closed: boolean;
+  transaction<T>(work: (tx: PgliteQueryable) => Promise<T>): Promise<T>;
+  /** Resolves once LISTEN is in effect, to the function that stops this registration. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+type PgliteTarget = PgliteQueryable & Partial<Pick<PgliteDatabase, 'transaction' | 'close'>>;
+
 class PgliteSql implements Sql {
-  constructor(private readonly db: PGliteLike, private readonly owned: boolean) {}
+  constructor(
+    private readonly db: PgliteTarget,
+    private readonly owned: boolean,
+  ) {}
 
   async query<R extends Row = Row>(text: string, params: readonly unknown[] = []): Promise<R[]> {
     try {
@@ -120,7 +177,7 @@ class PgliteSql implements Sql {
 
   async transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     if (!this.db.transaction) return work(this); // already inside one
-    return this.db.transaction((tx) => work(new PgliteSql(tx as unknown as PGliteLike, false)));
+    return this.db.transaction((tx) => work(new PgliteSql(tx, false)));
   }
 
   async close(): Promise<void> {
@@ -129,6 +186,6 @@ class PgliteSql implements Sql {
 }
 
 /** A `Sql` over a PGlite instance; `owned` instances are closed by `close()`. */
-export function sqlFromPglite(db: PGlite, owned = false): Sql {
+export function sqlFromPglite(db: PgliteDatabase, owned = false): Sql {
   return new PgliteSql(db, owned);
 }

@@ -18,9 +18,10 @@ const queues = createPostgresQueues({
 const leased = [];
 while (leased.length < Number(count)) {
   if (kind === 'delivery') {
-    for (const item of await queues.deliveryQueue.lease('first', Number(count) - leased.length, 2_000)) leased.push(item.job.id);
+    for (const item of await queues.deliveryQueue.lease('first', Number(count) - leased.length, 2_000))
+      leased.push(item.job.id);
   } else {
-    const item = await queues.replyQueue.lease(2_000);
+    const item = await queues.replyQueue.lease(2_000, { models: ['m'] });
     if (item) leased.push(item.job.id);
   }
 }

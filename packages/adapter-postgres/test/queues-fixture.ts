@@ -5,11 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { migrate } from '../src/migrate.js';
 import { createTestDatabase, createTestPglite, describeIfPostgres, probePostgres } from '../src/testing/index.js';
-import { type Sql, sqlFromPglite, sqlFromPool } from '../src/sql.js';
+import { type PgliteDatabase, type Sql, sqlFromPglite, sqlFromPool } from '../src/sql.js';
 import { type Notifier, PgliteNotifier, PgNotifier } from '../src/queues/notifier.js';
 
 /** One simulated process: its `Sql` and its notifier (`null` when opened without LISTEN). */
@@ -19,7 +18,7 @@ export interface TestProcess {
 }
 
 /** Where tests run: PostgreSQL at a URL (a database made for the run) or a PGlite instance. */
-export type TestBackend = { kind: 'postgres'; url: string } | { kind: 'pglite'; db: PGlite };
+export type TestBackend = { kind: 'postgres'; url: string } | { kind: 'pglite'; db: PgliteDatabase };
 
 /** A fresh schema, the processes opened over it, and `cleanup` closing them and dropping the schema. */
 export interface TestSchema {
@@ -63,7 +62,10 @@ export async function openTestSchema(backend: TestBackend): Promise<TestSchema> 
  * Registers `body` once on PostgreSQL (a database made for the file's run; skipped loudly, or
  * failing under CI, when the server is away) and once on an in-memory PGlite.
  */
-export async function onEachBackend(title: string, body: (backend: () => TestBackend, kind: TestBackend['kind']) => void): Promise<void> {
+export async function onEachBackend(
+  title: string,
+  body: (backend: () => TestBackend, kind: TestBackend['kind']) => void,
+): Promise<void> {
   const problem = await probePostgres();
   describeIfPostgres({ describe, it }, problem)(`${title} on PostgreSQL`, () => {
     let url = '';
@@ -77,7 +79,7 @@ export async function onEachBackend(title: string, body: (backend: () => TestBac
     body(() => ({ kind: 'postgres', url }), 'postgres');
   });
   describe(`${title} on PGlite`, () => {
-    let db: PGlite | undefined;
+    let db: PgliteDatabase | undefined;
     let close: () => Promise<void> = async () => {};
     beforeAll(async () => {
       const pglite = await createTestPglite();

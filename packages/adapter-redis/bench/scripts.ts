@@ -12,7 +12,7 @@
  * on a Redis nobody else is using. Deletes its keys at the end. Not part of `npm test`.
  */
 import { randomUUID } from 'node:crypto';
-import { createUlidGenerator } from '@parley/core';
+import { createUlidGenerator } from '@parley/core/adapter';
 import { Records } from '@parley/core/testing';
 import { Redis } from 'ioredis';
 import { RedisRateLimitStore, redisAdapters } from '../src/index.js';
@@ -76,9 +76,13 @@ const agent = await records.insertAgent(storage, WS);
 const conversation = await records.insertConversation(storage, WS, agent.id);
 
 const append = async () => {
-  const message = records.message(conversation.id, { content: 'Hello! I would like to know the status of my order, please.' });
+  const message = records.message(conversation.id, {
+    content: 'Hello! I would like to know the status of my order, please.',
+  });
   // As the services pass it: the event's data is the message itself.
-  await storage.messages.append(WS, message, { id: ids.next('evt'), type: 'message.sent', workspaceId: WS, occurredAt: message.createdAt, data: message });
+  await storage.messages.append({ workspaceId: WS }, message, {
+    event: { id: ids.next('evt'), type: 'message.sent', workspaceId: WS, occurredAt: message.createdAt, data: message },
+  });
 };
 const rule = { limit: 3_600_000, periodMs: 3_600_000 };
 const hit = () => rateLimits.hit(WS, rule, Date.now());
@@ -90,11 +94,16 @@ try {
     appends.push(await measure(append));
     hits.push(await measure(hit));
   }
-  for (const [name, rows] of [['message append', appends], ['rate-limit hit', hits]] as const) {
+  for (const [name, rows] of [
+    ['message append', appends],
+    ['rate-limit hit', hits],
+  ] as const) {
     const cpu = median(rows.map((row) => row.cpuPerCall)).toFixed(1);
     const usec = median(rows.map((row) => row.usecPerScript)).toFixed(1);
     const commands = median(rows.map((row) => row.commandsPerCall)).toFixed(2);
-    console.log(`${name.padEnd(15)} ${cpu.padStart(6)} µs of Redis CPU per call, ${usec.padStart(6)} µs inside the script, ${commands} commands per call (median of ${ROUNDS} rounds of ${count})`);
+    console.log(
+      `${name.padEnd(15)} ${cpu.padStart(6)} µs of Redis CPU per call, ${usec.padStart(6)} µs inside the script, ${commands} commands per call (median of ${ROUNDS} rounds of ${count})`,
+    );
   }
 } finally {
   await deletePrefix(client, prefix);

@@ -9,24 +9,33 @@
  * creates also get {@link resilientRedisOptions}. ioredis reconnects on its own, so the adapters
  * recover as soon as Redis answers again — no restart, no new adapter.
  */
-import { emissionIntervalMs, ErrorCode, ParleyError, type Admission } from '@parley/core';
+import { ErrorCode, ParleyError, type WorkspaceScope } from '@parley/core';
+import { STALL_ALLOWANCE_MS, atTurnEnd, callDeadline, emissionIntervalMs } from '@parley/core/adapter';
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { toAdapterError } from './faults.js';
 import type { RedisClient } from './redis-client.js';
 import { DEFAULT_PREFIX, checkPrefix, workspaceKeys } from './keys.js';
-import { FIELD_GET, firstKey, runScript, type Gate, type LuaScript, type ScriptCall, type ScriptReply } from './script.js';
-
-/**
- * The runner of a Redis rate-limit store (`RedisRateLimitStore`): a runner on the same client and
- * prefix reaches the same rate-limit state, so its scripts may decide that store's admissions.
- */
-export const RATE_LIMIT_RUNNER = Symbol('parley.redis.rateLimitRunner');
+import {
+  FIELD_GET,
+  firstKey,
+  runScript,
+  type Gate,
+  type LuaScript,
+  type ScriptCall,
+  type ScriptReply,
+} from './script.js';
 
 /** How long a measured offset between this process's clock and the server's is trusted, in ms. */
 const CLOCK_OFFSET_TTL_MS = 60_000;
+/** The most `TIME` samples one measurement of that offset takes, stopping at a quick one. */
+const CLOCK_SAMPLES = 3;
+/** A round trip short enough (ms) that its sample's error, half of it, does not matter. */
+const QUICK_ROUND_TRIP_MS = 20;
 
 /** Per client: the server's clock minus ours (ms), and when that was measured (our clock). */
 const clockOffsets = new WeakMap<RedisClient, { offsetMs: number; measuredAt: number; refreshing?: boolean }>();
+/** Per client: the first measurement of that offset while it is under way. */
+const firstMeasurements = new WeakMap<RedisClient, Promise<number>>();
 
 export type { RedisClient };
 
@@ -56,14 +65,15 @@ export const DEFAULT_TIMEOUT_MS = 1_000;
  * The ioredis options this package uses for clients it creates (also a good start for clients
  * you pass in): `enableOfflineQueue: false` (fail at once while disconnected instead of queueing),
  * `autoResendUnfulfilledCommands: false` (a command the caller already saw fail is not replayed
- * after reconnecting), `commandTimeout` (a half-open connection cannot stall a call),
+ * after reconnecting), `commandTimeout` (a half-open connection cannot stall a call forever),
  * `connectTimeout`, and a retry strategy that keeps reconnecting every ≤ 500 ms forever.
  */
 export function resilientRedisOptions(timeoutMs = DEFAULT_TIMEOUT_MS): RedisOptions {
   return {
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
-    commandTimeout: timeoutMs,
+    // A backstop behind each call's own deadline (`run`), which also allows for stalls of this process.
+    commandTimeout: timeoutMs + STALL_ALLOWANCE_MS,
     connectTimeout: Math.max(timeoutMs, 2_000),
     maxRetriesPerRequest: 1,
     retryStrategy: (attempt) => Math.min(attempt * 50, 500),
@@ -141,13 +151,13 @@ function batchWrites(client: RedisClient, atEnd?: () => void): boolean {
   if (stream === undefined) return false;
   let callbacks = corked.get(stream);
   if (callbacks === undefined) {
-    const atTurnEnd: Array<() => void> = (callbacks = []);
+    const beforeUncork: Array<() => void> = (callbacks = []);
     stream.cork();
-    corked.set(stream, atTurnEnd);
-    setImmediate(() => {
+    corked.set(stream, beforeUncork);
+    atTurnEnd(() => {
       try {
         // Also the callbacks added while these run.
-        for (const callback of atTurnEnd) callback();
+        for (const callback of beforeUncork) callback();
       } finally {
         corked.delete(stream);
         stream.uncork();
@@ -181,7 +191,7 @@ export class RedisRunner {
    */
   async run<T>(op: (client: RedisClient) => Promise<T>, deadlineMs = this.timeoutMs): Promise<T> {
     const { client } = this;
-    let timer: NodeJS.Timeout | undefined;
+    let cancel: (() => void) | undefined;
     try {
       return await new Promise<T>((resolve, reject) => {
         if (client.status === 'end') throw new Error('The Redis client was closed.');
@@ -192,15 +202,12 @@ export class RedisRunner {
             reject(error);
           }
         };
-        timer = setTimeout(() => {
+        cancel = callDeadline(deadlineMs, () => {
           // Leaving the queue means a caller already told "unavailable" is not sent once Redis is
           // back, and that expired calls hold nothing however long an outage lasts.
           this.waiting.delete(send);
-          // Timers run before the event loop reads sockets: give a reply that already arrived
-          // (while the loop was busy) its turn first, so a write that was applied is not
-          // reported as failed.
-          setImmediate(() => reject(new Error(`Redis did not answer within ${deadlineMs} ms`)));
-        }, deadlineMs);
+          reject(new Error(`Redis did not answer within ${deadlineMs} ms`));
+        });
         if (client.status === 'ready') {
           batchWrites(client);
           send();
@@ -209,97 +216,113 @@ export class RedisRunner {
     } catch (error) {
       throw toAdapterError(error);
     } finally {
-      clearTimeout(timer);
+      cancel?.();
     }
   }
 
   /**
    * Runs `fn` at the end of this turn of the event loop (its check phase), before the commands
    * written in the turn leave, so the commands `fn` sends leave with them; on a Cluster client, or
-   * before the client is ready, in a `setImmediate`. For calls gathered over a turn and sent as
+   * before the client is ready, in core's end-of-turn queue alone. For calls gathered over a turn and sent as
    * one (`TurnBatcher`).
    */
   atTurnEnd(fn: () => void): void {
     if (this.client.status === 'ready' && batchWrites(this.client, fn)) return;
-    setImmediate(fn);
+    atTurnEnd(fn);
   }
 
   /**
    * Runs a Lua script with its named keys and args (one round trip) under {@link run}'s deadline
-   * and fault mapping. With an `admission` this runner can decide (see {@link canDecide}),
-   * the script decides it first (script.ts): refused, it does nothing and this throws the
-   * admission's ParleyError `rate_limit_exceeded`.
+   * and fault mapping. Run for a `scope` whose rate-limit decision is pending, the script decides
+   * it first (see {@link gateFor}, script.ts): refused, it does nothing and this throws ParleyError
+   * `rate_limit_exceeded`.
    */
-  async script<K extends string, A extends string>(script: LuaScript<K, A>, call: ScriptCall<K, A>, admission?: Admission): Promise<ScriptReply> {
-    // The script's fence (see script.ts): it must not run once this call has given up. A margin
-    // before our own deadline leaves room for the reply to travel back, so a script that ran is
-    // a script whose answer the caller sees.
-    const giveUpAt = Date.now() + this.timeoutMs - Math.min(100, this.timeoutMs / 4);
+  async script<K extends string, A extends string>(
+    script: LuaScript<K, A>,
+    call: ScriptCall<K, A>,
+    scope?: WorkspaceScope,
+  ): Promise<ScriptReply> {
     // Known and fresh almost always: then no await, so the script goes out in this tick.
     const offsetMs = this.freshClockOffset() ?? (await this.clockOffset());
-    const send = (gate?: Gate) => this.run((client) => runScript(client, script, call, giveUpAt + offsetMs, gate));
-    const gate = this.gateFor(admission, firstKey(script, call));
-    if (gate === undefined) return send();
+    const send = (gate?: Gate) => {
+      // The script's fence (see script.ts): it must not run once this call has given up. Taken as
+      // the round trip starts, where `run`'s deadline starts, with a margin before it that leaves
+      // room for the reply to travel back, so a script that ran is a script whose answer the
+      // caller sees.
+      const giveUpAt = Date.now() + this.timeoutMs - Math.min(100, this.timeoutMs / 4);
+      return this.run((client) => runScript(client, script, call, giveUpAt + offsetMs, gate));
+    };
+    const gate = this.gateFor(scope, firstKey(script, call));
+    if (gate === undefined) {
+      // Not in the workspace's slot: decided apart first, so the script still cannot run before it.
+      if (scope?.admission !== undefined && !scope.admission.admitted) await scope.admission.admit();
+      return send();
+    }
     let reply: ScriptReply;
     try {
       reply = await send(gate);
     } catch (error) {
-      admission!.fail();
+      this.failed(scope!);
       throw error;
     }
-    return this.settle(admission!, gate, reply);
+    return this.settle(scope!, gate, reply);
   }
 
-  /**
-   * `HGET hash field` — as a script deciding `admission` when this runner can decide it (one
-   * round trip either way).
-   */
-  async hget(hash: string, field: string, admission?: Admission): Promise<string | null> {
-    if (admission && this.canDecide(admission, hash)) return (await this.script(FIELD_GET, { keys: { hash }, args: { field } }, admission)) as string | null;
+  /** `HGET hash field` — as a script when it decides `scope`'s pending rate limit (one round trip either way). */
+  async hget(hash: string, field: string, scope?: WorkspaceScope): Promise<string | null> {
+    if (scope?.admission?.pending)
+      return (await this.script(FIELD_GET, { keys: { hash }, args: { field } }, scope)) as string | null;
     return this.run((client) => client.hget(hash, field));
   }
 
   /**
-   * Whether a script whose first key is `key` can decide `admission`: nothing decided it yet, its
-   * store keeps its state on this client under this prefix (a `RedisRateLimitStore`'s
-   * {@link RATE_LIMIT_RUNNER}), and `key` is in the workspace's slot, where that state is (keys.ts).
+   * The {@link Gate} of a script run for `scope` whose first key is `key`: it takes the scope's
+   * pending rate-limit decision (the core hands one only to the calls `RedisStorage` declares, when
+   * its rate-limit store is this bundle's, on this client and prefix) when `key` is in the
+   * workspace's slot, where the rate-limit state is (keys.ts). Otherwise `undefined`, leaving it.
+   * The caller sends the script with the gate, then reports its reply with {@link settle} — or,
+   * when the call failed, with {@link failed}.
    */
-  private canDecide(admission: Admission, key: string | undefined): boolean {
-    const runner = (admission.store as { [RATE_LIMIT_RUNNER]?: RedisRunner })[RATE_LIMIT_RUNNER];
-    return (
-      admission.pending &&
-      runner !== undefined &&
-      runner.client === this.client &&
-      runner.prefix === this.prefix &&
-      key !== undefined &&
-      key.startsWith(workspaceKeys(this.prefix, admission.hit.key).tag)
-    );
+  gateFor(scope: WorkspaceScope | undefined, key: string | undefined): Gate | undefined {
+    const admission = scope?.admission;
+    if (admission === undefined || !admission.pending || key === undefined) return undefined;
+    const keys = workspaceKeys(this.prefix, scope!.workspaceId);
+    if (!key.startsWith(keys.tag)) return undefined;
+    const hit = admission.take()!;
+    return {
+      key: keys.rateLimit,
+      nowMs: hit.nowMs,
+      intervalMs: emissionIntervalMs(hit.rule),
+      limit: hit.rule.limit,
+      failOpen: admission.failOpen,
+    };
   }
 
-  /**
-   * Takes `admission`'s hit as the {@link Gate} of a script whose first key is `key` when this
-   * runner can decide it ({@link canDecide}), else returns `undefined` and leaves it. The caller
-   * sends the script with the gate, then reports its reply with {@link settle} — or, when the call
-   * failed, calls `admission.fail()`.
-   */
-  gateFor(admission: Admission | undefined, key: string | undefined): Gate | undefined {
-    if (admission === undefined || !this.canDecide(admission, key)) return undefined;
-    const hit = admission.take()!;
-    return { key: workspaceKeys(this.prefix, hit.key).rateLimit, nowMs: hit.nowMs, intervalMs: emissionIntervalMs(hit.rule), limit: hit.rule.limit, failOpen: admission.failOpen };
+  /** The gated call of `scope` failed before its reply: the failure policy decides its rate limit. */
+  failed(scope: WorkspaceScope): void {
+    scope.admission!.fail();
   }
 
   /**
    * Reports a gated reply (`{allowed, remaining, resetMs, retryAfterMs, body}`, script.ts) to the
-   * admission whose hit `gate` carries, and returns the body.
+   * rate-limit decision of `scope`, whose hit `gate` carries, and returns the body.
    * @throws ParleyError `rate_limit_exceeded` when the hit was refused (the script did nothing),
    * `service_unavailable` when the rate-limit state could not be written and the policy is closed
    */
-  settle(admission: Admission, gate: Gate, reply: ScriptReply): ScriptReply {
-    const [allowed, remaining, resetMs, retryAfterMs, body] = reply as [number, number, number, number, ScriptReply | Error | undefined];
+  settle(scope: WorkspaceScope, gate: Gate, reply: ScriptReply): ScriptReply {
+    const admission = scope.admission!;
+    const [allowed, remaining, resetMs, retryAfterMs, body] = reply as [
+      number,
+      number,
+      number,
+      number,
+      ScriptReply | Error | undefined,
+    ];
     if (allowed === -1) {
       // The rate-limit state could not be written: the failure policy decided (see script.ts).
       admission.fail(new Error('Redis refused to read or write the rate-limit state'));
-      if (!gate.failOpen) throw new ParleyError(ErrorCode.serviceUnavailable, 'Rate limits cannot be checked right now; retry shortly.');
+      if (!gate.failOpen)
+        throw new ParleyError(ErrorCode.serviceUnavailable, 'Rate limits cannot be checked right now; retry shortly.');
     } else admission.decide({ allowed: allowed === 1, limit: gate.limit, remaining, resetMs, retryAfterMs });
     if (body instanceof Error) throw body;
     return body ?? null;
@@ -327,16 +350,33 @@ export class RedisRunner {
       }
       return known.offsetMs;
     }
-    return this.measureClockOffset();
+    // The calls of a first burst share one measurement.
+    let first = firstMeasurements.get(this.client);
+    if (first === undefined) {
+      first = this.measureClockOffset().finally(() => firstMeasurements.delete(this.client));
+      firstMeasurements.set(this.client, first);
+    }
+    return first;
   }
 
+  /**
+   * The offset is the server's time minus the middle of the round trip, so it is off by up to half
+   * the round trip: a sample taken across a stall of this process (a busy start, a long GC) would
+   * move every deadline by half the stall. As NTP does, the sample with the shortest round trip
+   * is kept, out of up to {@link CLOCK_SAMPLES} taken until one is quick.
+   */
   private async measureClockOffset(): Promise<number> {
-    const sentAt = Date.now();
-    const [seconds, micros] = await this.run((client) => client.time());
-    const receivedAt = Date.now();
-    const offsetMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - (sentAt + receivedAt) / 2;
-    clockOffsets.set(this.client, { offsetMs, measuredAt: receivedAt });
-    return offsetMs;
+    let best: { offsetMs: number; roundTripMs: number; measuredAt: number } | undefined;
+    for (let sample = 0; sample < CLOCK_SAMPLES && !(best && best.roundTripMs <= QUICK_ROUND_TRIP_MS); sample++) {
+      const sentAt = Date.now();
+      const [seconds, micros] = await this.run((client) => client.time());
+      const receivedAt = Date.now();
+      const offsetMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - (sentAt + receivedAt) / 2;
+      if (!best || receivedAt - sentAt < best.roundTripMs)
+        best = { offsetMs, roundTripMs: receivedAt - sentAt, measuredAt: receivedAt };
+    }
+    clockOffsets.set(this.client, { offsetMs: best!.offsetMs, measuredAt: best!.measuredAt });
+    return best!.offsetMs;
   }
 
   /** Queues `send` for the next `ready`, with one listener for all waiting calls however many. */
@@ -370,6 +410,11 @@ export abstract class RedisAdapter {
     this.client = client;
     this.owned = owned;
     this.runner = new RedisRunner(client, timeoutMs, prefix);
+  }
+
+  /** The key prefix (checked). */
+  get prefix(): string {
+    return this.runner.prefix;
   }
 
   /** Closes the client if this adapter created it; a client passed in stays open. */

@@ -38,8 +38,16 @@ describeRedis('Redis errors carry no command arguments', () => {
   });
 
   it('a failing script (a bug) passes through as is, keeping the command name but not its arguments', async () => {
-    const failing = namedScript({ name: 'faults_test_failing', keys: ['key'], args: ['secret'], lua: "return redis.call('SET', key)" });
-    const error = await runner.script(failing, { keys: { key: `${prefix}k` }, args: { secret: SECRET } }).then(() => null, (rejection: unknown) => rejection);
+    const failing = namedScript({
+      name: 'faults_test_failing',
+      keys: ['key'],
+      args: ['secret'],
+      lua: "return redis.call('SET', key)",
+    });
+    const error = await runner.script(failing, { keys: { key: `${prefix}k` }, args: { secret: SECRET } }).then(
+      () => null,
+      (rejection: unknown) => rejection,
+    );
     expect(error).toMatchObject({ name: 'ReplyError' });
     expect(isParleyError(error)).toBe(false);
     expect((error as { command?: unknown }).command).toEqual({ name: expect.stringMatching(/^eval/) });
@@ -48,7 +56,12 @@ describeRedis('Redis errors carry no command arguments', () => {
   });
 
   it('a plain command refused by the server passes through without its arguments', async () => {
-    const error = await runner.run((redis) => redis.call('NOSUCHCOMMAND', SECRET)).then(() => null, (rejection: unknown) => rejection);
+    const error = await runner
+      .run((redis) => redis.call('NOSUCHCOMMAND', SECRET))
+      .then(
+        () => null,
+        (rejection: unknown) => rejection,
+      );
     expect(error).toMatchObject({ name: 'ReplyError', command: { name: 'NOSUCHCOMMAND' } });
     expect(dump(error)).not.toContain(SECRET);
   });

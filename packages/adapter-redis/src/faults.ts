@@ -15,7 +15,21 @@ import { DEADLINE_REPLY } from './script.js';
  * reached the server only after its caller's deadline (`PARLEY_DEADLINE`, see script.ts). None is the
  * caller's fault, none is fixed by changing the request: they answer 503, not 500.
  */
-const UNAVAILABLE_REPLIES = [DEADLINE_REPLY, 'LOADING', 'CLUSTERDOWN', 'TRYAGAIN', 'MASTERDOWN', 'READONLY', 'BUSY', 'NOREPLICAS', 'OOM', 'MISCONF', 'NOPERM', 'NOAUTH', 'WRONGPASS'];
+const UNAVAILABLE_REPLIES = [
+  DEADLINE_REPLY,
+  'LOADING',
+  'CLUSTERDOWN',
+  'TRYAGAIN',
+  'MASTERDOWN',
+  'READONLY',
+  'BUSY',
+  'NOREPLICAS',
+  'OOM',
+  'MISCONF',
+  'NOPERM',
+  'NOAUTH',
+  'WRONGPASS',
+];
 
 /**
  * Inside a Lua script Redis 7.0 reports an ACL refusal as a plain `ERR`
@@ -36,7 +50,9 @@ export function isConnectionFault(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (isParleyError(error)) return false;
   if (error.name === 'ReplyError') {
-    return UNAVAILABLE_REPLIES.some((reply) => error.message.startsWith(reply)) || UNAVAILABLE_IN_SCRIPT.test(error.message);
+    return (
+      UNAVAILABLE_REPLIES.some((reply) => error.message.startsWith(reply)) || UNAVAILABLE_IN_SCRIPT.test(error.message)
+    );
   }
   // ioredis raises plain `Error`s (and MaxRetriesPerRequestError, ClusterAllFailedError) for
   // connection trouble; JavaScript's own error classes mean a bug in this package instead.

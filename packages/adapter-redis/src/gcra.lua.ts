@@ -1,6 +1,6 @@
 /**
  * @module GCRA in Lua: core's `gcra()` (rate-limit/gcra.ts) as one Lua function, which the
- * rate-limit script and every script deciding an admission (script.ts) call.
+ * rate-limit script and every gated script (script.ts) call.
  *
  * Every value is an integer number of milliseconds (Lua numbers are doubles, exact up to 2^53),
  * computed in the same order as `gcra()`, so the decisions are bit-for-bit the same. The emission

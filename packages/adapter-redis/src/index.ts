@@ -3,7 +3,12 @@ export { RedisStorage, type RedisStorageOptions } from './redis-storage.js';
 export { RedisApiKeyStore } from './redis-api-keys.js';
 export { RedisRateLimitStore } from './redis-rate-limits.js';
 export { RedisIdempotencyStore } from './redis-idempotency.js';
-export { redisAdapters, type RedisAdaptersOptions } from './redis-adapters.js';
+export {
+  redisAdapters,
+  type RedisAdapters,
+  type RedisAdaptersOptions,
+  type RedisConnection,
+} from './redis-adapters.js';
 export {
   DEFAULT_TIMEOUT_MS,
   resilientRedisOptions,

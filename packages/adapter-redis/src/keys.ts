@@ -32,7 +32,6 @@ export function checkPrefix(prefix: string): string {
   return prefix;
 }
 
-
 /** The keys of one workspace (`<prefix>{<workspace>}:…`). */
 export interface WorkspaceKeys {
   /** What every key of the workspace starts with: `<prefix>{<workspace>}:`. */
@@ -65,12 +64,6 @@ export interface WorkspaceKeys {
   webhook: string;
   /** ZSET (score 0, member endpoint id). */
   webhooks: string;
-  /** HASH plant id → plant JSON. */
-  plant: string;
-  /** ZSET (score = plant id, member = plant id as text): ascending id order. */
-  plants: string;
-  /** STRING set once by the first seed of the workspace's plants. */
-  plantsSeeded: string;
   /** HASH event id → event JSON: the event log's records. */
   event: string;
   /** ZSET (score = commit sequence, member = event id): the event log in commit order. */
@@ -131,9 +124,6 @@ function buildWorkspaceKeys(prefix: string, workspaceId: string): WorkspaceKeys 
     usage: (day) => `${base}usage:${day}`,
     webhook: `${base}webhook`,
     webhooks: `${base}webhooks`,
-    plant: `${base}plant`,
-    plants: `${base}plants`,
-    plantsSeeded: `${base}plants:seeded`,
     event: `${base}event`,
     events: `${base}events`,
     eventsOfType: (type) => `${base}events:type:${part(type)}`,
@@ -173,7 +163,7 @@ export function apiKeyKeys(prefix: string): ApiKeyKeys {
 /**
  * The STRING holding one rate-limit key's GCRA state (`<prefix>{<key>}:rl`). The key is a
  * workspace id, so the state shares the workspace's hash tag: a script of the workspace decides
- * the request's rate limit in the same step as its read or write (an admission, script.ts).
+ * the request's rate limit in the same step as its read or write (a gated script, script.ts).
  */
 export function rateLimitKey(prefix: string, key: string): string {
   return workspaceKeys(prefix, key).rateLimit;
@@ -202,6 +192,14 @@ export interface OutboxKeys {
 export function outboxKeys(prefix: string): OutboxKeys {
   const base = `${prefix}{parley:outbox}:`;
   return { workspaces: `${base}workspaces`, dirty: `${base}dirty` };
+}
+
+/**
+ * The SET of the record upgrades applied under `prefix` (`<prefix>{parley:upgrades}`): each name is
+ * added once every record it rewrites is in the new shape (stores/upgrades.ts).
+ */
+export function upgradesKey(prefix: string): string {
+  return `${prefix}{parley:upgrades}`;
 }
 
 /**

@@ -2,7 +2,8 @@
  * @module API keys on Redis: global (looked up by hash), under the hash tag `{keys}` so every
  * script's keys share one Cluster slot.
  */
-import { regrantApiKey, sameApiKeyGrant, type ApiKeyRecord, type ApiKeyStore, type ApiKeyUpsert } from '@parley/core';
+import type { ApiKeyRecord } from '@parley/core';
+import { regrantApiKey, sameApiKeyGrant, type ApiKeyStore, type ApiKeyUpsert } from '@parley/core/adapter';
 import { RedisAdapter } from './connection.js';
 import { apiKeyKeys } from './keys.js';
 import { KEY_BY_ID, KEY_INSERT, KEY_INSERT_NEW, KEY_LIST, KEY_REPLACE, KEY_REVOKE } from './redis-api-keys.lua.js';
@@ -33,7 +34,12 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
     const keys = this.keys;
     await this.runner.script(KEY_INSERT, {
       keys: { byHash: keys.byHash, byId: keys.byId, all: keys.all, byWorkspace: keys.byWorkspace(record.workspaceId) },
-      args: { hash: record.hash, keyId: record.keyId, json: JSON.stringify(record), createdAt: scoreOf(record.createdAt) },
+      args: {
+        hash: record.hash,
+        keyId: record.keyId,
+        json: JSON.stringify(record),
+        createdAt: scoreOf(record.createdAt),
+      },
     });
   }
 
@@ -52,7 +58,12 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
     const createdAt = scoreOf(record.createdAt);
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
       const stored = await this.runner.script(KEY_INSERT_NEW, {
-        keys: { byHash: keys.byHash, byId: keys.byId, all: keys.all, byWorkspace: keys.byWorkspace(record.workspaceId) },
+        keys: {
+          byHash: keys.byHash,
+          byId: keys.byId,
+          all: keys.all,
+          byWorkspace: keys.byWorkspace(record.workspaceId),
+        },
         args: { hash: record.hash, keyId: record.keyId, json: JSON.stringify(record), createdAt },
       });
       if (typeof stored !== 'string') return { outcome: 'created', record };
@@ -60,8 +71,18 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
       const wanted = regrantApiKey(existing, record);
       if (sameApiKeyGrant(existing, wanted)) return { outcome: 'unchanged', record: existing };
       const replaced = await this.runner.script(KEY_REPLACE, {
-        keys: { byHash: keys.byHash, oldWorkspace: keys.byWorkspace(existing.workspaceId), newWorkspace: keys.byWorkspace(wanted.workspaceId) },
-        args: { hash: record.hash, expected: stored, json: JSON.stringify(wanted), keyId: wanted.keyId, createdAt: scoreOf(wanted.createdAt) },
+        keys: {
+          byHash: keys.byHash,
+          oldWorkspace: keys.byWorkspace(existing.workspaceId),
+          newWorkspace: keys.byWorkspace(wanted.workspaceId),
+        },
+        args: {
+          hash: record.hash,
+          expected: stored,
+          json: JSON.stringify(wanted),
+          keyId: wanted.keyId,
+          createdAt: scoreOf(wanted.createdAt),
+        },
       });
       if (replaced === 1) return { outcome: 'updated', record: wanted };
     }
@@ -72,7 +93,9 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
   async list(workspaceId?: string): Promise<ApiKeyRecord[]> {
     const keys = this.keys;
     const index = workspaceId === undefined ? keys.all : keys.byWorkspace(workspaceId);
-    return records<ApiKeyRecord>(strings(await this.runner.script(KEY_LIST, { keys: { index, byId: keys.byId, byHash: keys.byHash }, args: {} })));
+    return records<ApiKeyRecord>(
+      strings(await this.runner.script(KEY_LIST, { keys: { index, byId: keys.byId, byHash: keys.byHash }, args: {} })),
+    );
   }
 
   /**
@@ -82,11 +105,19 @@ export class RedisApiKeyStore extends RedisAdapter implements ApiKeyStore {
   async revoke(keyId: string): Promise<boolean> {
     const keys = this.keys;
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
-      const raw = await this.runner.script(KEY_BY_ID, { keys: { byId: keys.byId, byHash: keys.byHash }, args: { keyId } });
+      const raw = await this.runner.script(KEY_BY_ID, {
+        keys: { byId: keys.byId, byHash: keys.byHash },
+        args: { keyId },
+      });
       if (typeof raw !== 'string') return false;
       const record = JSON.parse(raw) as ApiKeyRecord;
       const reply = await this.runner.script(KEY_REVOKE, {
-        keys: { byHash: keys.byHash, byId: keys.byId, all: keys.all, byWorkspace: keys.byWorkspace(record.workspaceId) },
+        keys: {
+          byHash: keys.byHash,
+          byId: keys.byId,
+          all: keys.all,
+          byWorkspace: keys.byWorkspace(record.workspaceId),
+        },
         args: { keyId, hash: record.hash, expected: raw },
       });
       if (reply === 1) return true;

@@ -3,10 +3,9 @@
  * Redis-specific tests as on standalone Redis, through an ioredis `Cluster` client.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Adapters as RedisAdapters } from '@parley/core';
 import { Cluster } from 'ioredis';
 import { resilientRedisOptions } from './connection.js';
-import { redisAdapters } from './redis-adapters.js';
+import { redisAdapters, type RedisAdapters } from './redis-adapters.js';
 import { runRedisContracts } from '../test/contract-suites.js';
 import { runEventLogTests } from '../test/event-log-suite.js';
 import { runRedisDeliveryQueueTests } from '../test/delivery-queue-suite.js';
@@ -16,7 +15,10 @@ import { probeRedisBinaries, startCluster, type RedisClusterProcesses } from '..
 import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
 import { runAdmissionTests } from '../test/admission-suite.js';
 
-const describeCluster = describeIfAvailable('A private Redis Cluster (redis-server, redis-cli)', await probeRedisBinaries());
+const describeCluster = describeIfAvailable(
+  'A private Redis Cluster (redis-server, redis-cli)',
+  await probeRedisBinaries(),
+);
 
 describeCluster('Redis adapters on Redis Cluster', () => {
   let cluster: RedisClusterProcesses | undefined;
@@ -42,18 +44,33 @@ describeCluster('Redis adapters on Redis Cluster', () => {
   const client = () => clusterClient!;
 
   // The cluster is private and torn down afterwards, so this test does not clean up its keys.
-  it('spreads workspaces over several slots, each workspace whole on one', async () => {
-    const { storage } = adapters!;
+  it('spreads workspaces over several slots, each workspace whole on one (a host script over two of its keys too)', async () => {
+    const { redis } = adapters!;
     const workspaces = ['ws_a', 'ws_b', 'ws_c', 'ws_d', 'ws_e', 'ws_f'];
     const slots = new Set<number>();
+    const both = `redis.call('SET', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[1]); return 1`;
     for (const workspace of workspaces) {
-      await storage.plants.seed(workspace, [{ id: 1, name: 'Fern' }]);
-      slots.add(Number(await client().cluster('KEYSLOT', `parley-cluster:{${workspace}}:plant`)));
+      const tag = redis.workspaceTag(workspace);
+      expect(tag).toBe(`parley-cluster:{${workspace}}:`);
+      expect(await redis.eval(both, [`${tag}host:a`, `${tag}host:b`], [workspace])).toBe(1);
+      slots.add(Number(await client().cluster('KEYSLOT', `${tag}host:a`)));
     }
     expect(slots.size).toBeGreaterThan(1);
     for (const workspace of workspaces) {
-      expect(await storage.plants.list(workspace)).toEqual([{ id: 1, name: 'Fern' }]);
+      const tag = redis.workspaceTag(workspace);
+      expect(
+        await redis.eval(`return redis.call('MGET', KEYS[1], KEYS[2])`, [`${tag}host:a`, `${tag}host:b`], []),
+      ).toEqual([workspace, workspace]);
     }
+  });
+
+  it('ready() checks every master: warns once that a Cluster without persistence loses every record', async () => {
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (_fields: object, message: string) => void warnings.push(message) };
+    const checked = redisAdapters({ client: client(), prefix: 'parley-cluster-checks:', logger });
+    await checked.ready();
+    await checked.close();
+    expect(warnings).toEqual([expect.stringMatching(/neither AOF nor RDB persistence/)]);
   });
 
   runRedisContracts(client, 'cluster');

@@ -1,7 +1,9 @@
 /** @module The Redis adapters against core's storage, API key and rate-limit contracts (standalone Redis). */
 import { randomUUID } from 'node:crypto';
+import type { Adapters } from '@parley/core/adapter';
+import { runAdaptersContract } from '@parley/core/testing';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisAdapters } from './redis-adapters.js';
 import { RedisStorage } from './redis-storage.js';
 import { runRedisContracts } from '../test/contract-suites.js';
@@ -10,7 +12,7 @@ import { runRedisDeliveryQueueTests } from '../test/delivery-queue-suite.js';
 import { runRedisSpecificTests } from '../test/redis-specific-suite.js';
 import { runApiKeyCacheTests } from '../test/api-key-cache-suite.js';
 import { runAdmissionTests } from '../test/admission-suite.js';
-import { REDIS_URL, describeIfAvailable, probeRedis } from '../test/redis-available.js';
+import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from '../test/redis-available.js';
 
 const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());
 
@@ -29,6 +31,33 @@ describeRedis('Redis adapters on standalone Redis', () => {
   runRedisDeliveryQueueTests(() => client, 'standalone');
   runApiKeyCacheTests(() => client);
   runAdmissionTests(() => client);
+
+  // Each bundle on a client of its own (the bundle leaves it open), so killing it hits only that bundle.
+  const clients = new WeakMap<Adapters, Redis>();
+  runAdaptersContract(
+    { describe, it, expect },
+    () => {
+      const own = new Redis(REDIS_URL);
+      own.on('error', () => {});
+      const prefix = uniquePrefix('standalone-bundle');
+      const adapters = redisAdapters({ client: own, prefix });
+      clients.set(adapters, own);
+      return {
+        adapters,
+        cleanup: async () => {
+          await deletePrefix(client, prefix);
+          own.disconnect();
+        },
+      };
+    },
+    {
+      dropConnection: async (adapters) => {
+        const id = await clients.get(adapters)!.client('ID');
+        await client.client('KILL', 'ID', String(id));
+      },
+      unreachable: () => redisAdapters({ url: 'redis://:contract-secret@127.0.0.1:1', timeoutMs: 200 }),
+    },
+  );
 
   it('opens no connection when it refuses a key prefix', async () => {
     const connectionName = `parley-refused-${randomUUID().slice(0, 8)}`;

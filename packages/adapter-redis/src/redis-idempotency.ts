@@ -3,7 +3,14 @@
  * sharing the server; the claim and later the kept response live in one HASH with a TTL.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { IdempotencyClaim, IdempotencyStore, IdempotentResponse } from '@parley/core';
+import type {
+  IdempotencyClaim,
+  IdempotencyCompletion,
+  IdempotencyRelease,
+  IdempotencyRequest,
+  IdempotencyStore,
+  WorkspaceScope,
+} from '@parley/core/adapter';
 import { RedisAdapter } from './connection.js';
 import { idempotencyKey } from './keys.js';
 import { namedScript } from './script.js';
@@ -66,7 +73,10 @@ return 1
  */
 export class RedisIdempotencyStore extends RedisAdapter implements IdempotencyStore {
   /** @throws ParleyError `service_unavailable` when Redis cannot be reached or refuses the write. */
-  async claim(workspaceId: string, key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim> {
+  async claim(
+    { workspaceId }: WorkspaceScope,
+    { key, fingerprint, leaseMs }: IdempotencyRequest,
+  ): Promise<IdempotencyClaim> {
     const token = randomUUID();
     const reply = (await this.runner.script(CLAIM, {
       keys: { entry: this.key(workspaceId, key) },
@@ -75,19 +85,33 @@ export class RedisIdempotencyStore extends RedisAdapter implements IdempotencySt
     const [outcome, status, contentType, body] = reply;
     if (outcome === 'claimed') return { outcome, token };
     if (outcome === 'mismatch' || outcome === 'in_progress') return { outcome };
-    return { outcome: 'replay', response: { status: Number(status), contentType: contentType ?? null, body: body ?? '' } };
+    return {
+      outcome: 'replay',
+      response: { status: Number(status), contentType: contentType ?? null, body: body ?? '' },
+    };
   }
 
   /** @throws ParleyError `service_unavailable` when Redis cannot be reached or refuses the write. */
-  async complete(workspaceId: string, key: string, token: string, response: IdempotentResponse, ttlMs: number): Promise<boolean> {
+  async complete(
+    { workspaceId }: WorkspaceScope,
+    { key, token, response, ttlMs }: IdempotencyCompletion,
+  ): Promise<boolean> {
     // An empty content type means none: a real one is never empty.
-    const args = { token, status: response.status, body: response.body, ttlMs: Math.max(1, Math.ceil(ttlMs)), contentType: response.contentType ?? '' };
+    const args = {
+      token,
+      status: response.status,
+      body: response.body,
+      ttlMs: Math.max(1, Math.ceil(ttlMs)),
+      contentType: response.contentType ?? '',
+    };
     return Number(await this.runner.script(COMPLETE, { keys: { entry: this.key(workspaceId, key) }, args })) === 1;
   }
 
   /** @throws ParleyError `service_unavailable` when Redis cannot be reached. */
-  async release(workspaceId: string, key: string, token: string): Promise<boolean> {
-    return Number(await this.runner.script(RELEASE, { keys: { entry: this.key(workspaceId, key) }, args: { token } })) === 1;
+  async release({ workspaceId }: WorkspaceScope, { key, token }: IdempotencyRelease): Promise<boolean> {
+    return (
+      Number(await this.runner.script(RELEASE, { keys: { entry: this.key(workspaceId, key) }, args: { token } })) === 1
+    );
   }
 
   private key(workspaceId: string, key: string): string {

@@ -9,7 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisRunner, resilientRedisOptions } from './connection.js';
-import type { Adapters as RedisAdapters } from '@parley/core';
+import type { Adapters as RedisAdapters } from '@parley/core/adapter';
 import { redisAdapters } from './redis-adapters.js';
 import { RedisStorage } from './redis-storage.js';
 import { describeIfAvailable } from '../test/redis-available.js';
@@ -90,20 +90,23 @@ describeServer('Redis outage and recovery', () => {
   it('rejects within a second while the server is down, then recovers without a new adapter', async () => {
     const { storage, apiKeys, rateLimits } = adapters;
     const agent = await records.insertAgent(storage, WS);
-    expect(await storage.agents.get(WS, agent.id)).toEqual(agent);
+    expect(await storage.agents.get({ workspaceId: WS }, agent.id)).toEqual(agent);
 
     await server!.kill();
     // Right after the kill (the client may not have noticed yet) and once it is reconnecting.
     for (const moment of ['at once', 'while reconnecting']) {
-      if (moment === 'while reconnecting') await eventually(async () => expect(adapters.client.status).not.toBe('ready'));
+      if (moment === 'while reconnecting')
+        await eventually(async () => expect(adapters.client.status).not.toBe('ready'));
       await Promise.all([
         expectUnavailable(() => storage.ping()),
-        expectUnavailable(() => storage.agents.get(WS, agent.id)),
+        expectUnavailable(() => storage.agents.get({ workspaceId: WS }, agent.id)),
         expectUnavailable(() => {
           const agent = records.agent();
-          return storage.agents.insert(WS, agent, records.event(WS, 'agent.created', agent));
+          return storage.agents.insert({ workspaceId: WS }, agent, {
+            event: records.event(WS, 'agent.created', agent),
+          });
         }),
-        expectUnavailable(() => storage.messages.page(WS, 'conv_x', { limit: 50 })),
+        expectUnavailable(() => storage.messages.page({ workspaceId: WS }, 'conv_x', { limit: 50 })),
         expectUnavailable(() => apiKeys.findByHash('0'.repeat(64))),
         expectUnavailable(() => rateLimits.hit('ws', RULE, Date.now())),
       ]);
@@ -113,7 +116,7 @@ describeServer('Redis outage and recovery', () => {
     await eventually(() => storage.ping());
     // The server restarted empty (no persistence): new writes and reads work on the same adapters.
     const fresh = await records.insertAgent(storage, WS);
-    expect(await storage.agents.get(WS, fresh.id)).toEqual(fresh);
+    expect(await storage.agents.get({ workspaceId: WS }, fresh.id)).toEqual(fresh);
     expect((await rateLimits.hit('ws', RULE, Date.now())).allowed).toBe(true);
     expect(await apiKeys.findByHash('0'.repeat(64))).toBeNull();
   });
@@ -124,12 +127,12 @@ describeServer('Redis outage and recovery', () => {
     server!.pause();
     try {
       await expectUnavailable(() => storage.ping());
-      await expectUnavailable(() => storage.agents.list(WS, { offset: 0, limit: 10 }));
+      await expectUnavailable(() => storage.agents.list({ workspaceId: WS }, { offset: 0, limit: 10 }));
     } finally {
       server!.resume();
     }
     await eventually(() => storage.ping());
-    expect((await storage.agents.list(WS, { offset: 0, limit: 10 })).total).toBeGreaterThan(0);
+    expect((await storage.agents.list({ workspaceId: WS }, { offset: 0, limit: 10 })).total).toBeGreaterThan(0);
   });
 
   it('does not send a call later, once Redis is back, after its caller was told it failed', async () => {
@@ -138,11 +141,13 @@ describeServer('Redis outage and recovery', () => {
     await server!.kill();
     await eventually(async () => expect(client.status).not.toBe('ready'));
     const late = records.agent();
-    await expectUnavailable(() => storage.agents.insert(WS, late, records.event(WS, 'agent.created', late)));
+    await expectUnavailable(() =>
+      storage.agents.insert({ workspaceId: WS }, late, { event: records.event(WS, 'agent.created', late) }),
+    );
     server = await startRedisServer(port, temp.dir);
     await eventually(() => storage.ping());
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await storage.agents.get(WS, late.id)).toBeNull();
+    expect(await storage.agents.get({ workspaceId: WS }, late.id)).toBeNull();
   });
 
   it('never hangs on a server that was never there, even with a client on default ioredis options', async () => {
@@ -155,9 +160,9 @@ describeServer('Redis outage and recovery', () => {
     try {
       await Promise.all([
         expectUnavailable(() => owned.storage.ping()),
-        expectUnavailable(() => owned.storage.agents.get(WS, 'agt_x')),
+        expectUnavailable(() => owned.storage.agents.get({ workspaceId: WS }, 'agt_x')),
         expectUnavailable(() => borrowed.ping()),
-        expectUnavailable(() => borrowed.conversations.get(WS, 'conv_x')),
+        expectUnavailable(() => borrowed.conversations.get({ workspaceId: WS }, 'conv_x')),
       ]);
     } finally {
       await owned.close();

@@ -21,20 +21,21 @@ import {
   type UsageStore,
   type EventStore,
   type MessageStore,
-  type PlantStore,
   type Storage,
   type WebhookEndpointStore,
-} from '@parley/core';
+  type ScopedCalls,
+} from '@parley/core/adapter';
+import type { RedisRateLimitStore } from './redis-rate-limits.js';
 import { RedisAdapter, type RedisAdapterOptions } from './connection.js';
-import { RedisAgentStore } from './stores/agent-store.js';
-import { RedisConversationStore } from './stores/conversation-store.js';
-import { RedisDeliveryStore } from './stores/delivery-store.js';
-import { EventLog, RedisEventStore, type EventLogOptions } from './stores/event-log.js';
-import { RedisMessageStore } from './stores/message-store.js';
-import { RedisEventOutbox } from './stores/outbox.js';
-import { RedisPlantStore } from './stores/plant-store.js';
-import { RedisUsageStore } from './stores/usage-store.js';
-import { RedisWebhookEndpointStore } from './stores/webhook-endpoint-store.js';
+import { agentStore } from './stores/agent-store.js';
+import { conversationStore } from './stores/conversation-store.js';
+import { deliveryStore } from './stores/delivery-store.js';
+import { EventLog, eventStore, type EventLogOptions } from './stores/event-log.js';
+import { messageStore } from './stores/message-store.js';
+import { outboxStore, type RedisEventOutbox } from './stores/outbox.js';
+import { upgradeRecords } from './stores/upgrades.js';
+import { usageStore } from './stores/usage-store.js';
+import { webhookEndpointStore } from './stores/webhook-endpoint-store.js';
 
 /** Options of {@link RedisStorage}: where Redis is (see {@link RedisAdapterOptions}), plus the event log's settings. */
 export type RedisStorageOptions = RedisAdapterOptions & {
@@ -44,6 +45,24 @@ export type RedisStorageOptions = RedisAdapterOptions & {
   outboxLeaseMs?: number;
   /** The clock retention is measured with (default the system clock). */
   clock?: Clock;
+  /**
+   * The rate-limit store whose hits this storage decides in its own scripts, so a request costs one
+   * round trip (docs/rate-limits.md#one-round-trip); `redisAdapters` passes its own. It must keep
+   * its state on the same client under the same prefix. Default none: every decision is a `hit`.
+   */
+  rateLimits?: RedisRateLimitStore;
+};
+
+/**
+ * The calls whose script decides a request's pending rate limit before its body: every call a
+ * request makes through the services, all in the workspace's slot, where the rate-limit state is.
+ */
+const DECIDING_CALLS: ScopedCalls = {
+  agents: ['insert', 'get', 'list', 'update', 'delete'],
+  conversations: ['insert', 'get', 'list', 'update', 'delete'],
+  messages: ['append', 'get', 'page'],
+  webhookEndpoints: ['insert', 'get', 'list', 'update', 'delete'],
+  events: ['get', 'list'],
 };
 
 /**
@@ -76,26 +95,31 @@ export class RedisStorage extends RedisAdapter implements Storage {
   readonly conversations: ConversationStore;
   readonly messages: MessageStore;
   readonly webhookEndpoints: WebhookEndpointStore;
-  readonly plants: PlantStore;
   readonly events: EventStore;
   readonly outbox: RedisEventOutbox;
   readonly deliveries: DeliveryStore;
   readonly usage: UsageStore;
+  readonly decidesRateLimits?: Storage['decidesRateLimits'];
 
   constructor(options: RedisStorageOptions) {
     // Checked before super() opens a connection.
     const settings = eventLogSettings(options);
     super(options);
+    if (options.rateLimits) {
+      if (options.rateLimits.client !== this.client || options.rateLimits.prefix !== this.prefix) {
+        throw new TypeError('RedisStorage: `rateLimits` must use the same client and prefix.');
+      }
+      this.decidesRateLimits = { rateLimits: options.rateLimits, calls: DECIDING_CALLS };
+    }
     const log = new EventLog(this.runner, settings);
-    this.agents = new RedisAgentStore(log);
-    this.conversations = new RedisConversationStore(log);
-    this.messages = new RedisMessageStore(log);
-    this.webhookEndpoints = new RedisWebhookEndpointStore(log);
-    this.plants = new RedisPlantStore(this.runner);
-    this.usage = new RedisUsageStore(this.runner);
-    this.events = new RedisEventStore(log);
-    this.outbox = new RedisEventOutbox(log);
-    this.deliveries = new RedisDeliveryStore(log);
+    this.agents = agentStore(log);
+    this.conversations = conversationStore(log);
+    this.messages = messageStore(log);
+    this.webhookEndpoints = webhookEndpointStore(log);
+    this.usage = usageStore(log);
+    this.events = eventStore(log);
+    this.outbox = outboxStore(log);
+    this.deliveries = deliveryStore(log);
   }
 
   /**
@@ -104,6 +128,17 @@ export class RedisStorage extends RedisAdapter implements Storage {
    */
   async ping(): Promise<void> {
     await this.runner.run((client) => client.ping());
+  }
+
+  /**
+   * Rewrites records an earlier Parley stored in an earlier shape (e.g. agents with their settings
+   * inside `configuration`) in this version's shape, once per key prefix (stores/upgrades.ts,
+   * docs/storage.md#upgrades); `redisAdapters().ready()` calls it. Call it before serving when you
+   * build a `RedisStorage` yourself.
+   * @throws ParleyError `service_unavailable` when Redis stops answering meanwhile (a later call resumes).
+   */
+  upgrade(): Promise<void> {
+    return upgradeRecords(this.runner);
   }
 
   /**

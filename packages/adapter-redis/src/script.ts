@@ -8,7 +8,7 @@
  * Lua local is a table. List lengths travel as the first ARGV entries, which the generated
  * prelude reads before anything else.
  *
- * Every script can also decide a request's rate limit before its body runs (an "admission",
+ * Every script can also decide a request's rate limit before its body runs (a "gate",
  * docs/rate-limits.md#one-round-trip): a call with a {@link Gate} names the rate-limit key as an
  * extra last KEY and the GCRA arguments as extra ARGV before the deadline. The script then runs
  * `gcraHit` (gcra.lua.ts) first; refused, it returns `{0, 0, resetMs, retryAfterMs}` and does
@@ -56,7 +56,7 @@ const isList = (name: string) => name.endsWith('[]');
 /**
  * Declares a script: `lua` (the body) runs after `local <name> = KEYS[i]` / `ARGV[j]` for each
  * name in order (a table for `name[]`), as a function, so that a {@link Gate}d call can decide
- * its admission first and return it with the body's reply. Shared Lua helpers are prepended by
+ * its gate first and return it with the body's reply. Shared Lua helpers are prepended by
  * the caller.
  * @throws TypeError for a name that is not a Lua identifier, or used twice.
  */
@@ -88,15 +88,15 @@ export function namedScript<const K extends string, const A extends string>(defi
   const gate = [
     `if #KEYS == _key then return _body() end`,
     LUA_GCRA,
-    `local _admission = gcraHit(KEYS[#KEYS], tonumber(ARGV[#ARGV - 4]), tonumber(ARGV[#ARGV - 3]), tonumber(ARGV[#ARGV - 2]), redis.pcall)`,
+    `local _decision = gcraHit(KEYS[#KEYS], tonumber(ARGV[#ARGV - 4]), tonumber(ARGV[#ARGV - 3]), tonumber(ARGV[#ARGV - 2]), redis.pcall)`,
     // The state cannot be read or written (OOM, NOPERM): the failure policy decides, as when the
     // rate-limit store fails.
-    `if not _admission then`,
+    `if not _decision then`,
     `  if ARGV[#ARGV - 1] == '1' then return {-1, 0, 0, 0, _body()} end`,
     `  return {-1}`,
     `end`,
-    `if _admission[1] == 1 then _admission[5] = _body() end`,
-    `return _admission`,
+    `if _decision[1] == 1 then _decision[5] = _body() end`,
+    `return _decision`,
   ];
   return { name, keys, args, lua: `${prelude.join('\n')}\nlocal function _body()\n${lua}\nend\n${gate.join('\n')}` };
 }
@@ -115,15 +115,23 @@ export interface Gate {
 }
 
 /** The first KEY of `call` (the one ioredis routes a Cluster call by), if the script has keys. */
-export function firstKey<K extends string, A extends string>(script: LuaScript<K, A>, call: ScriptCall<K, A>): string | undefined {
+export function firstKey<K extends string, A extends string>(
+  script: LuaScript<K, A>,
+  call: ScriptCall<K, A>,
+): string | undefined {
   const name = script.keys[0];
   if (name === undefined) return undefined;
   const value = (call.keys as Record<string, string | readonly string[]>)[bare(name)];
   return typeof value === 'string' ? value : value?.[0];
 }
 
-/** `HGET hash field`, for a read that decides an admission (see the module's doc). */
-export const FIELD_GET = namedScript({ name: 'field_get', keys: ['hash'], args: ['field'], lua: `return redis.call('HGET', hash, field)` });
+/** `HGET hash field`, for a read that decides a gate (see the module's doc). */
+export const FIELD_GET = namedScript({
+  name: 'field_get',
+  keys: ['hash'],
+  args: ['field'],
+  lua: `return redis.call('HGET', hash, field)`,
+});
 
 /** A declared name, read once: its bare form and whether it is a list. */
 interface Slot {
@@ -145,7 +153,10 @@ function slots(script: LuaScript): { keys: Slot[]; args: Slot[] } {
 }
 
 /** The KEYS and ARGV arrays of a call, in the script's declared order (list lengths first in ARGV). */
-export function positions<K extends string, A extends string>(script: LuaScript<K, A>, call: ScriptCall<K, A>): { keys: string[]; args: Array<string | number> } {
+export function positions<K extends string, A extends string>(
+  script: LuaScript<K, A>,
+  call: ScriptCall<K, A>,
+): { keys: string[]; args: Array<string | number> } {
   const keyValues = call.keys as Record<string, string | readonly string[]>;
   const argValues = call.args as Record<string, string | number | ReadonlyArray<string | number>>;
   const declared = slots(script as LuaScript);
@@ -180,10 +191,16 @@ const defined = new WeakMap<RedisClient, Map<LuaScript, ScriptCommand>>();
  * Runs `script` on `client` with the named keys and args of `call`: one round trip (EVALSHA; EVAL
  * once per connection the first time). ioredis routes it by the first key's slot, so on a Cluster
  * all keys must share a hash tag. `deadline` is Redis server time in ms: past it the script
- * refuses with {@link DEADLINE_REPLY} and does nothing. With `gate`, the reply is the admission's
+ * refuses with {@link DEADLINE_REPLY} and does nothing. With `gate`, the reply is the gate's
  * (see the module's doc).
  */
-export function runScript<K extends string, A extends string>(client: RedisClient, script: LuaScript<K, A>, call: ScriptCall<K, A>, deadline: number, gate?: Gate): Promise<ScriptReply> {
+export function runScript<K extends string, A extends string>(
+  client: RedisClient,
+  script: LuaScript<K, A>,
+  call: ScriptCall<K, A>,
+  deadline: number,
+  gate?: Gate,
+): Promise<ScriptReply> {
   const { keys, args } = positions(script, call);
   if (gate) {
     keys.push(gate.key);

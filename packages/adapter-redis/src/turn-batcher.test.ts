@@ -17,7 +17,11 @@ describe('TurnBatcher', () => {
 
   it('resolves each add with its own entry of the results its call resolved with', async () => {
     const batcher = new TurnBatcher<number, string>(runner, async (items) => items.map((item) => `result of ${item}`));
-    expect(await Promise.all([batcher.add('a', 1), batcher.add('b', 2), batcher.add('a', 3)])).toEqual(['result of 1', 'result of 2', 'result of 3']);
+    expect(await Promise.all([batcher.add('a', 1), batcher.add('b', 2), batcher.add('a', 3)])).toEqual([
+      'result of 1',
+      'result of 2',
+      'result of 3',
+    ]);
   });
 
   it('splits a group of more than 500 into calls of 500', async () => {
@@ -32,7 +36,11 @@ describe('TurnBatcher', () => {
     const batcher = new TurnBatcher<string>(runner, async (items) => {
       if (items[0] === 'bad') throw failure;
     });
-    const settled = await Promise.allSettled([batcher.add('x', 'bad'), batcher.add('x', 'also in the call'), batcher.add('y', 'fine')]);
+    const settled = await Promise.allSettled([
+      batcher.add('x', 'bad'),
+      batcher.add('x', 'also in the call'),
+      batcher.add('y', 'fine'),
+    ]);
     expect(settled).toEqual([
       { status: 'rejected', reason: failure },
       { status: 'rejected', reason: failure },

@@ -1,17 +1,26 @@
 /**
- * @module Admissions on Redis: a storage call decides the request's rate limit in its own script,
+ * @module Rate limits decided on Redis: a storage call given a scope with a pending decision decides the request's rate limit in its own script,
  * on the state the rate-limit store's `hit` uses, and does nothing when refused.
  */
-import { gcra, isParleyError, RateLimiter, type Principal, type RateLimitStore } from '@parley/core';
+import { Admission, createCore, isParleyError, RateLimiter, type Principal } from '@parley/core';
+import { gcra, type RateLimitStore } from '@parley/core/adapter';
 import { ManualClock, Records } from '@parley/core/testing';
 import type { Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redisAdapters } from '../src/redis-adapters.js';
+import { RedisRateLimitStore } from '../src/redis-rate-limits.js';
+import { RedisStorage } from '../src/redis-storage.js';
 import { deletePrefix, uniquePrefix } from './redis-available.js';
 
 const WS = 'ws_admission';
 /** Two requests per hour: the third within the hour is refused. */
-const principal: Principal = { keyId: 'key_admission', workspaceId: WS, plan: 'enterprise', scopes: ['*'], limitPerHour: 2 };
+const principal: Principal = {
+  keyId: 'key_admission',
+  workspaceId: WS,
+  plan: 'enterprise',
+  scopes: ['*'],
+  limitPerHour: 2,
+};
 
 export function runAdmissionTests(client: () => Redis | Cluster): void {
   describe('admissions decided in storage scripts', () => {
@@ -23,15 +32,21 @@ export function runAdmissionTests(client: () => Redis | Cluster): void {
       const prefix = uniquePrefix('admission');
       prefixes.push(prefix);
       const adapters = redisAdapters({ client: client(), prefix });
-      return { adapters, limiter: new RateLimiter(adapters.rateLimits, new ManualClock(1_800_000_000_000)), records: new Records() };
+      return {
+        adapters,
+        limiter: new RateLimiter(adapters.rateLimits, new ManualClock(1_800_000_000_000)),
+        records: new Records(),
+      };
     }
 
     it('a write decides it first: admitted it is stored, refused it stores nothing and records no event', async () => {
       const { adapters, limiter, records } = setUp();
       const { storage } = adapters;
       const first = records.agent();
-      const admitted = limiter.admission(principal);
-      await storage.agents.insert(WS, first, records.event(WS, 'agent.created', first), admitted);
+      const admitted = new Admission(limiter, principal);
+      await storage.agents.insert({ workspaceId: WS, admission: admitted }, first, {
+        event: records.event(WS, 'agent.created', first),
+      });
       expect(admitted.pending).toBe(false);
       expect(await admitted.result()).toMatchObject({ allowed: true, remaining: 1 });
 
@@ -39,12 +54,14 @@ export function runAdmissionTests(client: () => Redis | Cluster): void {
       expect(await limiter.check(principal)).toMatchObject({ allowed: true, remaining: 0 });
 
       const second = records.agent();
-      const refused = limiter.admission(principal);
-      const error = await storage.agents.insert(WS, second, records.event(WS, 'agent.created', second), refused).catch((caught: unknown) => caught);
+      const refused = new Admission(limiter, principal);
+      const error = await storage.agents
+        .insert({ workspaceId: WS, admission: refused }, second, { event: records.event(WS, 'agent.created', second) })
+        .catch((caught: unknown) => caught);
       expect(isParleyError(error) && error.code).toBe('rate_limit_exceeded');
       expect(await refused.result()).toMatchObject({ allowed: false, remaining: 0 });
-      expect(await storage.agents.get(WS, second.id)).toBeNull();
-      const page = await storage.events.list(WS, { limit: 10 });
+      expect(await storage.agents.get({ workspaceId: WS }, second.id)).toBeNull();
+      const page = await storage.events.list({ workspaceId: WS }, { limit: 10 });
       expect(page!.events.map((event) => event.data)).toEqual([expect.objectContaining({ id: first.id })]);
     });
 
@@ -54,9 +71,20 @@ export function runAdmissionTests(client: () => Redis | Cluster): void {
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const missing = records.message(records.id('conv'));
-      const messages = [records.message(conversation.id), missing, records.message(conversation.id), records.message(conversation.id)];
-      const admissions = messages.map(() => limiter.admission(principal));
-      const outcomes = await Promise.allSettled(messages.map((message, index) => storage.messages.append(WS, message, records.sent(WS, message), undefined, admissions[index])));
+      const messages = [
+        records.message(conversation.id),
+        missing,
+        records.message(conversation.id),
+        records.message(conversation.id),
+      ];
+      const admissions = messages.map(() => new Admission(limiter, principal));
+      const outcomes = await Promise.allSettled(
+        messages.map((message, index) =>
+          storage.messages.append({ workspaceId: WS, admission: admissions[index] }, message, {
+            event: records.sent(WS, message),
+          }),
+        ),
+      );
 
       // Two per hour: the append to a missing conversation counts too (as a read would), so the last is refused.
       expect(outcomes.slice(0, 3)).toEqual([
@@ -65,10 +93,19 @@ export function runAdmissionTests(client: () => Redis | Cluster): void {
         { status: 'rejected', reason: expect.objectContaining({ code: 'rate_limit_exceeded' }) },
       ]);
       expect(outcomes[3]).toMatchObject({ status: 'rejected', reason: { code: 'rate_limit_exceeded' } });
-      expect(await Promise.all(admissions.map(async (admission) => (await admission.result()).remaining))).toEqual([1, 0, 0, 0]);
-      expect(await Promise.all(admissions.map(async (admission) => (await admission.result()).allowed))).toEqual([true, true, false, false]);
-      expect((await storage.messages.page(WS, conversation.id, { limit: 10 }))!.messages).toEqual([messages[0]]);
-      const page = await storage.events.list(WS, { limit: 10, type: 'message.sent' });
+      expect(await Promise.all(admissions.map(async (admission) => (await admission.result()).remaining))).toEqual([
+        1, 0, 0, 0,
+      ]);
+      expect(await Promise.all(admissions.map(async (admission) => (await admission.result()).allowed))).toEqual([
+        true,
+        true,
+        false,
+        false,
+      ]);
+      expect((await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 10 }))!.messages).toEqual([
+        messages[0],
+      ]);
+      const page = await storage.events.list({ workspaceId: WS }, { limit: 10, type: 'message.sent' });
       expect(page!.events.map((event) => event.data)).toEqual([messages[0]]);
     });
 
@@ -76,27 +113,46 @@ export function runAdmissionTests(client: () => Redis | Cluster): void {
       const { adapters, limiter, records } = setUp();
       const { storage } = adapters;
       const agent = records.agent();
-      await storage.agents.insert(WS, agent, records.event(WS, 'agent.created', agent));
-      const admission = limiter.admission(principal);
-      expect(await storage.agents.get(WS, agent.id, admission)).toMatchObject({ id: agent.id });
-      expect(await admission.result()).toMatchObject({ allowed: true, remaining: 1 });
-      expect(await storage.agents.list(WS, { offset: 0, limit: 10 }, admission)).toMatchObject({ total: 1 });
+      await storage.agents.insert({ workspaceId: WS }, agent, { event: records.event(WS, 'agent.created', agent) });
+      const scope = { workspaceId: WS, admission: new Admission(limiter, principal) };
+      expect(await storage.agents.get(scope, agent.id)).toMatchObject({ id: agent.id });
+      expect(await scope.admission.result()).toMatchObject({ allowed: true, remaining: 1 });
+      expect(await storage.agents.list(scope, { offset: 0, limit: 10 })).toMatchObject({ total: 1 });
       expect(await limiter.check(principal)).toMatchObject({ allowed: true, remaining: 0 });
     });
 
-    it("leaves an admission alone when its state is elsewhere: another store's, or another key prefix", async () => {
+    it('a core hands the decision to these scripts only over its own bundle: with another rate-limit store it decides it apart, first', async () => {
       const { adapters, records } = setUp();
       const agent = records.agent();
-      await adapters.storage.agents.insert(WS, agent, records.event(WS, 'agent.created', agent));
-      const elsewhereStore: RateLimitStore = { hit: async (_key, rule, nowMs) => gcra(null, rule, nowMs).decision };
-      const inMemory = new RateLimiter(elsewhereStore, new ManualClock(1_800_000_000_000)).admission(principal);
-      expect(await adapters.storage.agents.get(WS, agent.id, inMemory)).toMatchObject({ id: agent.id });
-      expect(inMemory.pending).toBe(true);
+      await adapters.storage.agents.insert({ workspaceId: WS }, agent, {
+        event: records.event(WS, 'agent.created', agent),
+      });
+      let hits = 0;
+      const elsewhere: RateLimitStore = {
+        hit: async (_key, rule, nowMs) => {
+          hits += 1;
+          return gcra(null, rule, nowMs).decision;
+        },
+      };
+      const core = createCore({ ...adapters, rateLimits: elsewhere });
+      expect(core.rateLimiter.folds).toBe(false);
+      const scope = { workspaceId: WS, admission: new Admission(core.rateLimiter, principal) };
+      expect(await core.agents.get(scope, agent.id)).toMatchObject({ id: agent.id });
+      expect(scope.admission.decidedInStorage).toBe(false);
+      expect(hits).toBe(1);
+      expect(createCore(adapters).rateLimiter.folds).toBe(true);
+    });
 
+    it('a RedisStorage refuses a rate-limit store on another key prefix', () => {
       const elsewhere = redisAdapters({ client: client(), prefix: uniquePrefix('admission-other') });
-      const otherPrefix = new RateLimiter(elsewhere.rateLimits, new ManualClock(1_800_000_000_000)).admission(principal);
-      await adapters.storage.agents.get(WS, agent.id, otherPrefix);
-      expect(otherPrefix.pending).toBe(true);
+      expect(
+        () =>
+          new RedisStorage({
+            client: client(),
+            prefix: uniquePrefix('admission'),
+            rateLimits: elsewhere.rateLimits as RedisRateLimitStore,
+          }),
+      ).toThrow(TypeError);
     });
   });
 }

@@ -2,7 +2,7 @@
  * @module Test support: a key revoked by another process (its own connection and `ApiKeyService`)
  * stops authenticating on this one within `API_KEY_CACHE_TTL_MS` (docs/authentication.md#revocation).
  */
-import { API_KEY_CACHE_TTL_MS, ApiKeyService, createUlidGenerator, systemClock } from '@parley/core';
+import { API_KEY_CACHE_TTL_MS, ApiKeyService, createUlidGenerator, systemClock } from '@parley/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { RedisApiKeyStore } from '../src/redis-api-keys.js';
 import { REDIS_URL, deletePrefix, uniquePrefix } from './redis-available.js';

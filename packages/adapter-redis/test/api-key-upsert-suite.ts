@@ -57,14 +57,17 @@ function withKeys(client: () => RedisClient, body: (store: RacingApiKeyStore, pr
 /** Registers the upsert tests over `client()`. */
 export function runApiKeyUpsertTests(client: () => RedisClient): void {
   describe('RedisApiKeyStore.upsert', () => {
-    it('revokes a key an upsert moves to another workspace meanwhile, leaving it in no index', withKeys(client, async (store, prefix) => {
-      const first = record('raw-key-revoke');
-      await store.upsert(first);
-      store.beforeRevokeScript(() => store.upsert(record('raw-key-revoke', { workspaceId: 'globex' })));
-      expect(await store.revoke(first.keyId)).toBe(true);
-      expect(await store.findByHash(first.hash)).toBeNull();
-      expect(await client().zcard(apiKeyKeys(prefix).byWorkspace('globex'))).toBe(0);
-      expect(await store.revoke(first.keyId)).toBe(false);
-    }));
+    it(
+      'revokes a key an upsert moves to another workspace meanwhile, leaving it in no index',
+      withKeys(client, async (store, prefix) => {
+        const first = record('raw-key-revoke');
+        await store.upsert(first);
+        store.beforeRevokeScript(() => store.upsert(record('raw-key-revoke', { workspaceId: 'globex' })));
+        expect(await store.revoke(first.keyId)).toBe(true);
+        expect(await store.findByHash(first.hash)).toBeNull();
+        expect(await client().zcard(apiKeyKeys(prefix).byWorkspace('globex'))).toBe(0);
+        expect(await store.revoke(first.keyId)).toBe(false);
+      }),
+    );
   });
 }

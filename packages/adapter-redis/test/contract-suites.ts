@@ -3,7 +3,12 @@
  * client a test file provides (standalone or Cluster), each test under a fresh key prefix that
  * is deleted afterwards.
  */
-import { runApiKeyStoreContract, runIdempotencyStoreContract, runRateLimitStoreContract, runStorageContract } from '@parley/core/testing';
+import {
+  runApiKeyStoreContract,
+  runIdempotencyStoreContract,
+  runRateLimitStoreContract,
+  runStorageContract,
+} from '@parley/core/testing';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RedisClient } from '../src/connection.js';
 import { RedisApiKeyStore } from '../src/redis-api-keys.js';
@@ -29,17 +34,26 @@ export function runRedisContracts(client: () => RedisClient, label: string): voi
 
   runApiKeyStoreContract({ describe, it, expect }, () => {
     const prefix = uniquePrefix(`${label}-keys`);
-    return { apiKeys: new RedisApiKeyStore({ client: client(), prefix }), cleanup: () => deletePrefix(client(), prefix) };
+    return {
+      apiKeys: new RedisApiKeyStore({ client: client(), prefix }),
+      cleanup: () => deletePrefix(client(), prefix),
+    };
   });
 
   runIdempotencyStoreContract({ describe, it, expect }, () => {
     const prefix = uniquePrefix(`${label}-idem`);
-    return { store: new RedisIdempotencyStore({ client: client(), prefix }), cleanup: () => deletePrefix(client(), prefix) };
+    return {
+      store: new RedisIdempotencyStore({ client: client(), prefix }),
+      cleanup: () => deletePrefix(client(), prefix),
+    };
   });
 
   // The rate-limit suite has no per-test cleanup: its keys live under one prefix for the file.
   const rateLimitPrefix = uniquePrefix(`${label}-rl`);
-  runRateLimitStoreContract({ describe, it, expect, beforeEach }, () => new RedisRateLimitStore({ client: client(), prefix: rateLimitPrefix }));
+  runRateLimitStoreContract(
+    { describe, it, expect, beforeEach },
+    () => new RedisRateLimitStore({ client: client(), prefix: rateLimitPrefix }),
+  );
   afterAll(async () => {
     await deletePrefix(client(), rateLimitPrefix);
   });

@@ -3,7 +3,7 @@
  * client a test file provides (standalone or Cluster). Each queue instance gets a client of its
  * own (`duplicate()`), as separate worker processes would, under a fresh key prefix deleted afterwards.
  */
-import type { DeliveryQueue, DeliveryQueueStats } from '@parley/core';
+import type { DeliveryQueue, DeliveryQueueStats } from '@parley/core/adapter';
 import { contractJob, runDeliveryQueueContract } from '@parley/core/testing';
 import { describe, expect, it } from 'vitest';
 import type { RedisClient } from '../src/connection.js';
@@ -112,7 +112,11 @@ export function runRedisDeliveryQueueTests(client: () => RedisClient, label: str
         await queue.retry(two!, { ...two!.job, attempt: 2 }, Date.now() - 1);
         await queue.lease('retry', 1, 2_000);
         const redis = queue.client;
-        expect([await redis.type(keys.first), await redis.type(keys.retry), await redis.type(keys.scheduled)]).toEqual(['stream', 'stream', 'zset']);
+        expect([await redis.type(keys.first), await redis.type(keys.retry), await redis.type(keys.scheduled)]).toEqual([
+          'stream',
+          'stream',
+          'zset',
+        ]);
         for (const key of Object.values(keys)) expect(key.startsWith(`${prefix}{parley:deliveries}:`)).toBe(true);
         const groups = (await redis.xinfo('GROUPS', keys.first)) as unknown[][];
         expect(groups.map((group) => group[1])).toEqual(['workers']);
@@ -145,7 +149,9 @@ export function runRedisDeliveryQueueTests(client: () => RedisClient, label: str
         await idle.ack(done!);
         expect((await holding.lease('first', 1, 0)).length).toBe(1);
         const consumers = async () =>
-          ((await observer.client.xinfo('CONSUMERS', keys.first, 'workers')) as unknown[][]).map((fields) => fields[1]).sort();
+          ((await observer.client.xinfo('CONSUMERS', keys.first, 'workers')) as unknown[][])
+            .map((fields) => fields[1])
+            .sort();
         expect(await consumers()).toEqual([holding.consumer, idle.consumer].sort());
         await idle.close();
         await holding.close();
@@ -158,7 +164,9 @@ export function runRedisDeliveryQueueTests(client: () => RedisClient, label: str
       withQueues(30_000, async ({ open }) => {
         const queue: DeliveryQueue = open();
         await expect(queue.ack({ job: contractJob(1), receipt: 'first/not-an-id' })).rejects.toThrow(TypeError);
-        await expect(queue.retry({ job: contractJob(1), receipt: 'other/1-0' }, contractJob(2), Date.now())).rejects.toThrow(TypeError);
+        await expect(
+          queue.retry({ job: contractJob(1), receipt: 'other/1-0' }, contractJob(2), Date.now()),
+        ).rejects.toThrow(TypeError);
         expect(() => new RedisDeliveryQueue({ client: client(), leaseMs: 0 })).toThrow(RangeError);
         expect(() => new RedisDeliveryQueue({ client: client(), promoteEveryMs: 501 })).toThrow(RangeError);
       }),

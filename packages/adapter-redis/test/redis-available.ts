@@ -26,7 +26,11 @@ export async function commandCalls(client: Redis, command: string): Promise<numb
  * `afterAll` (after the suite's later `afterAll`s, which close its clients): its `url`, an `admin`
  * client, and `calls(command)` ({@link commandCalls}), which no other test's commands disturb.
  */
-export function privateRedisServer(name: string): { readonly url: string; readonly admin: Redis; calls(command: string): Promise<number> } {
+export function privateRedisServer(name: string): {
+  readonly url: string;
+  readonly admin: Redis;
+  calls(command: string): Promise<number>;
+} {
   const temp = tempDir(name);
   let server: RedisProcess | undefined;
   let admin: Redis | undefined;

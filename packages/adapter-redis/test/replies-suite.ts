@@ -3,8 +3,7 @@
  * client a test file provides (standalone or Cluster). Each instance gets a client of its own
  * (`duplicate()`), as separate processes would, under a fresh key prefix deleted afterwards.
  */
-import type { FeedSignal } from '@parley/core';
-import { runReplyQueueContract } from '@parley/core/testing';
+import { runConversationFeedContract, runReplyQueueContract } from '@parley/core/testing';
 import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { RedisClient } from '../src/connection.js';
@@ -12,9 +11,7 @@ import { RedisConversationFeed } from '../src/replies/redis-conversation-feed.js
 import { RedisReplyQueue } from '../src/replies/redis-reply-queue.js';
 import { deletePrefix, uniquePrefix } from './redis-available.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Registers the reply queue contract (every group) and the feed tests; `client()` is called inside tests. */
+/** Registers the reply queue and conversation feed contracts and the feed's own tests; `client()` is called inside tests. */
 export function runRedisReplyTests(client: () => RedisClient, label: string): void {
   runReplyQueueContract({ describe, it, expect }, ({ leaseMs }) => {
     const prefix = uniquePrefix(`${label}-rq`);
@@ -39,70 +36,74 @@ export function runRedisReplyTests(client: () => RedisClient, label: string): vo
     };
   });
 
-  describe('RedisConversationFeed', () => {
-    const feeds = () => {
-      const prefix = uniquePrefix(`${label}-feed`);
-      const opened: RedisConversationFeed[] = [];
-      const connections: RedisClient[] = [];
-      const open = () => {
-        const connection = client().duplicate();
-        connection.on('error', () => {});
-        connections.push(connection);
-        const feed = new RedisConversationFeed({ client: connection, prefix });
-        opened.push(feed);
-        return feed;
-      };
-      const cleanup = async () => {
-        for (const feed of opened) await feed.close();
-        connections.forEach((connection) => connection.disconnect());
-      };
-      return { open, cleanup, prefix };
+  describe('RedisReplyQueue', () => {
+    it('serves requests queued by Parley 0.1 (jobs without a model) to any claim, in order', async () => {
+      const prefix = uniquePrefix(`${label}-rq-legacy`);
+      const redis = client();
+      const queue = new RedisReplyQueue({ client: redis, prefix, pollMs: 20 });
+      try {
+        const base = `${prefix}{replies}:`;
+        const jobs = [1, 2, 3].map((n) => {
+          const conversationId = n === 3 ? 'b' : 'a';
+          return { id: `rpl_${n}`, workspaceId: 'ws', conversationId, inReplyTo: null, requestedAt: 1_000 + n };
+        });
+        const member = (conversation: string) => JSON.stringify(['ws', conversation]);
+        const entry = (job: (typeof jobs)[number]) => `${job.requestedAt}|${JSON.stringify(job)}`;
+        for (const job of jobs) await redis.rpush(`${base}fifo:${member(job.conversationId)}`, entry(job));
+        await redis.hset(`${base}heads`, member('a'), entry(jobs[0]!), member('b'), entry(jobs[2]!));
+        await redis.zadd(`${base}ready`, jobs[0]!.requestedAt, member('a'), jobs[2]!.requestedAt, member('b'));
+        await redis.set(`${base}count`, 3);
+        const claim = { models: ['anything'] };
+        const first = await queue.lease(0, claim);
+        const second = await queue.lease(0, claim);
+        expect([first?.job, second?.job]).toEqual([
+          { ...jobs[0], model: '' },
+          { ...jobs[2], model: '' },
+        ]);
+        expect(await queue.lease(0, claim)).toBeNull();
+        expect(await queue.ack(first!)).toBe(true);
+        expect((await queue.lease(0, claim))?.job).toEqual({ ...jobs[1], model: '' });
+        expect(await queue.size()).toBe(2);
+      } finally {
+        await queue.close();
+        await deletePrefix(redis, prefix);
+      }
+    });
+  });
+
+  const feeds = () => {
+    const prefix = uniquePrefix(`${label}-feed`);
+    const opened: RedisConversationFeed[] = [];
+    const connections: RedisClient[] = [];
+    const open = () => {
+      const connection = client().duplicate();
+      connection.on('error', () => {});
+      connections.push(connection);
+      const feed = new RedisConversationFeed({ client: connection, prefix });
+      opened.push(feed);
+      return feed;
     };
+    const cleanup = async () => {
+      for (const feed of opened) await feed.close();
+      connections.forEach((connection) => connection.disconnect());
+    };
+    return { open, cleanup, prefix };
+  };
 
-    it('delivers a signal published on one instance to the subscribers of that conversation on another, only', async () => {
-      const { open, cleanup } = feeds();
-      try {
-        const [a, b] = [open(), open()];
-        const got: FeedSignal[] = [];
-        const other: FeedSignal[] = [];
-        const subscription = await b.subscribe('ws1', 'conv_1', (signal) => got.push(signal));
-        await b.subscribe('ws2', 'conv_1', (signal) => other.push(signal));
-        const delta: FeedSignal = { type: 'message.delta', inReplyTo: 'msg_1', delta: 'héllo 👋', attempt: 1 };
-        await a.publish('ws1', 'conv_1', delta);
-        await a.publish('ws1', 'conv_1', { type: 'message', messageId: 'msg_2' });
-        for (let i = 0; i < 100 && got.length < 2; i += 1) await sleep(10);
-        expect(got).toEqual([delta, { type: 'message', messageId: 'msg_2' }]);
-        expect(other).toEqual([]);
-        await subscription.unsubscribe();
-        await a.publish('ws1', 'conv_1', { type: 'conversation.completed' });
-        await sleep(100);
-        expect(got).toHaveLength(2);
-      } finally {
-        await cleanup();
-      }
-    });
+  // Each feed has a connection of its own, as separate processes would.
+  runConversationFeedContract({ describe, it, expect }, () => {
+    const { open, cleanup } = feeds();
+    return { feed: open(), peer: open, cleanup };
+  });
 
-    it('delivers a burst of signals in the order published, though publish does not wait for Redis', async () => {
-      const { open, cleanup } = feeds();
-      try {
-        const [a, b] = [open(), open()];
-        const got: FeedSignal[] = [];
-        await b.subscribe('ws1', 'conv_burst', (signal) => got.push(signal));
-        const sent: FeedSignal[] = Array.from({ length: 200 }, (_, i) => ({ type: 'message.delta', inReplyTo: 'msg_1', delta: `part ${i}`, attempt: 1 }));
-        // As a reply's deltas are published: one after another, each call awaited.
-        for (const signal of sent) await a.publish('ws1', 'conv_burst', signal);
-        for (let i = 0; i < 300 && got.length < sent.length; i += 1) await sleep(10);
-        expect(got).toEqual(sent);
-      } finally {
-        await cleanup();
-      }
-    });
-
+  describe('RedisConversationFeed', () => {
     it('holds a channel while any stream listens and leaves none behind (PUBSUB NUMSUB 0)', async () => {
       const { open, cleanup, prefix } = feeds();
       try {
         const feed = open();
-        const subscriptions = await Promise.all([1, 2, 3].map(() => feed.subscribe('ws1', 'conv_x', () => {})));
+        const subscriptions = await Promise.all(
+          [1, 2, 3].map(() => feed.subscribe({ workspaceId: 'ws1' }, 'conv_x', () => {})),
+        );
         expect(feed.channelCount).toBe(1);
         const channel = `${prefix}{live}:${JSON.stringify(['ws1', 'conv_x'])}`;
         // PUBSUB NUMSUB counts one node's subscribers: on a Cluster, sum every node's.

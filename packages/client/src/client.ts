@@ -1,6 +1,10 @@
 /** @module `createParleyClient`: one typed method per operation of Parley's API, over openapi-fetch. */
 import createClient, { type Client } from 'openapi-fetch';
-import { conversationStream, type ConversationStreamEvent, type ConversationStreamOptions } from './conversation-stream.js';
+import {
+  conversationStream,
+  type ConversationStreamEvent,
+  type ConversationStreamOptions,
+} from './conversation-stream.js';
 import { ParleyApiError, ParleyNetworkError } from './errors.js';
 import type { components, paths } from './generated/openapi.js';
 import type * as T from './types.js';
@@ -105,7 +109,11 @@ export function createParleyClient(options: ParleyClientOptions) {
   const byId = (id: string) => ({ params: { path: { id } } });
 
   /** The stream's body, resuming after `lastEventId` (sent as `Last-Event-ID`, as browsers do). */
-  const openStream = async (conversationId: string, lastEventId: string | undefined, signal: AbortSignal | undefined): Promise<ReadableStream<Uint8Array>> => {
+  const openStream = async (
+    conversationId: string,
+    lastEventId: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<ReadableStream<Uint8Array>> => {
     const { data, error, response } = await raw.GET('/api/conversations/{id}/stream', {
       params: { path: { id: conversationId } },
       parseAs: 'stream',
@@ -126,10 +134,13 @@ export function createParleyClient(options: ParleyClientOptions) {
       /** With `toolsSecret` when the agent got one (given, or generated for its first webhook tool): store it, it is never shown again. */
       create: (body: T.AgentCreate, options: CreateOptions = {}): Promise<T.AgentWithToolsSecret> =>
         unwrap(raw.POST('/api/agents', { body: body as Schemas['AgentCreate'], ...idempotent(options) })),
-      list: (query: T.AgentListQuery = {}): Promise<T.AgentList> => unwrap(raw.GET('/api/agents', { params: { query } })),
+      list: (query: T.AgentListQuery = {}): Promise<T.AgentList> =>
+        unwrap(raw.GET('/api/agents', { params: { query } })),
       get: (id: string): Promise<T.Agent> => unwrap(raw.GET('/api/agents/{id}', byId(id))),
       update: (id: string, body: T.AgentUpdate, options: WriteOptions = {}): Promise<T.AgentWithToolsSecret> =>
-        unwrap(raw.PATCH('/api/agents/{id}', { ...byId(id), body: body as Schemas['AgentUpdate'], ...conditional(options) })),
+        unwrap(
+          raw.PATCH('/api/agents/{id}', { ...byId(id), body: body as Schemas['AgentUpdate'], ...conditional(options) }),
+        ),
       /** Also deletes the agent's conversations and their messages. */
       delete: (id: string, options: WriteOptions = {}): Promise<T.DeleteResult> =>
         unwrap(raw.DELETE('/api/agents/{id}', { ...byId(id), ...conditional(options) })),
@@ -154,7 +165,10 @@ export function createParleyClient(options: ParleyClientOptions) {
        * after `conversation.completed`, on `options.signal`, or when the loop `break`s.
        * @throws ParleyApiError for an error answer (404 unknown conversation, 401, …)
        */
-      stream: (id: string, options: ConversationStreamOptions = {}): AsyncGenerator<ConversationStreamEvent, void, undefined> =>
+      stream: (
+        id: string,
+        options: ConversationStreamOptions = {},
+      ): AsyncGenerator<ConversationStreamEvent, void, undefined> =>
         conversationStream((lastEventId, signal) => openStream(id, lastEventId, signal), options),
     },
     messages: {
@@ -162,17 +176,27 @@ export function createParleyClient(options: ParleyClientOptions) {
         unwrap(raw.POST('/api/conversations/{id}/messages', { ...byId(conversationId), body, ...idempotent(options) })),
       /** One message of the conversation (`not_found` when it is not one of its messages). */
       get: (conversationId: string, messageId: string): Promise<T.Message> =>
-        unwrap(raw.GET('/api/conversations/{id}/messages/{messageId}', { params: { path: { id: conversationId, messageId } } })),
+        unwrap(
+          raw.GET('/api/conversations/{id}/messages/{messageId}', {
+            params: { path: { id: conversationId, messageId } },
+          }),
+        ),
       /** One page: the `limit` newest messages before the `before` cursor, oldest first. */
       history,
       /**
        * Every message of the conversation, newest first, fetching page after page by following
        * `nextCursor` only as far as the loop reads. For oldest-first order, collect and reverse.
        */
-      async *iterate(conversationId: string, iterateOptions: IterateOptions = {}): AsyncGenerator<T.Message, void, undefined> {
+      async *iterate(
+        conversationId: string,
+        iterateOptions: IterateOptions = {},
+      ): AsyncGenerator<T.Message, void, undefined> {
         let before: string | undefined;
         do {
-          const page = await history(conversationId, { limit: iterateOptions.pageSize ?? 100, ...(before ? { before } : {}) });
+          const page = await history(conversationId, {
+            limit: iterateOptions.pageSize ?? 100,
+            ...(before ? { before } : {}),
+          });
           for (let index = page.messages.length - 1; index >= 0; index--) yield page.messages[index]!;
           before = page.hasMore ? page.nextCursor : undefined;
         } while (before);
@@ -186,25 +210,42 @@ export function createParleyClient(options: ParleyClientOptions) {
       request: (conversationId: string): Promise<T.ReplyRequested> =>
         unwrap(raw.POST('/api/conversations/{id}/reply', byId(conversationId))),
       /**
+       * `POST /api/conversations/:id/reply/cancel`: stops every reply of the conversation that is
+       * queued, being made or waiting for tool results (200, with the `inReplyTo` of each reply
+       * stopped; `[]` when none was). What a stopped reply had written is stored with
+       * `metadata.reply.finishReason: "cancelled"`.
+       */
+      cancel: (conversationId: string, options: CreateOptions = {}): Promise<T.RepliesCancelled> =>
+        unwrap(raw.POST('/api/conversations/{id}/reply/cancel', { ...byId(conversationId), ...idempotent(options) })),
+      /**
        * `POST /api/conversations/:id/tool-results`: answers the calls a paused reply waits for —
        * `{toolCallId, output}` for a client tool, `{toolCallId, approved, reason?}` for an approval
        * (202, with the calls still waiting). The reply resumes once none is waiting.
        */
-      submitToolResults: (conversationId: string, body: T.ToolResults, options: CreateOptions = {}): Promise<T.ToolResultsAccepted> =>
-        unwrap(raw.POST('/api/conversations/{id}/tool-results', { ...byId(conversationId), body, ...idempotent(options) })),
+      submitToolResults: (
+        conversationId: string,
+        body: T.ToolResults,
+        options: CreateOptions = {},
+      ): Promise<T.ToolResultsAccepted> =>
+        unwrap(
+          raw.POST('/api/conversations/{id}/tool-results', { ...byId(conversationId), body, ...idempotent(options) }),
+        ),
       /**
        * `GET /api/conversations/:id/stream`: the raw `text/event-stream` body (read it with any SSE
        * parser; `conversations.stream` parses it for you). `after` is a cursor (a `message`
        * event's `id`) to resume after.
        */
-      stream: (conversationId: string, streamOptions: { after?: string; signal?: AbortSignal } = {}): Promise<ReadableStream<Uint8Array>> =>
-        openStream(conversationId, streamOptions.after, streamOptions.signal),
+      stream: (
+        conversationId: string,
+        streamOptions: { after?: string; signal?: AbortSignal } = {},
+      ): Promise<ReadableStream<Uint8Array>> => openStream(conversationId, streamOptions.after, streamOptions.signal),
     },
     webhooks: {
       /** Without `secret`, the answer carries a generated one: store it, it is never shown again. */
       create: (body: T.WebhookCreate, options: CreateOptions = {}): Promise<T.WebhookEndpointCreated> =>
         unwrap(raw.POST('/api/webhooks', { body, ...idempotent(options) })),
-      list: (query: T.WebhookListQuery = {}): Promise<T.WebhookEndpointList> => unwrap(raw.GET('/api/webhooks', { params: { query } })),
+      list: (query: T.WebhookListQuery = {}): Promise<T.WebhookEndpointList> =>
+        unwrap(raw.GET('/api/webhooks', { params: { query } })),
       get: (id: string): Promise<T.WebhookEndpoint> => unwrap(raw.GET('/api/webhooks/{id}', byId(id))),
       update: (id: string, body: T.WebhookUpdate, options: WriteOptions = {}): Promise<T.WebhookEndpoint> =>
         unwrap(raw.PATCH('/api/webhooks/{id}', { ...byId(id), body, ...conditional(options) })),
@@ -217,23 +258,29 @@ export function createParleyClient(options: ParleyClientOptions) {
       retryDelivery: (id: string, deliveryId: string): Promise<T.RetryResult> =>
         unwrap(raw.POST('/api/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { path: { id, deliveryId } } })),
       /** Re-sends the retained events of `[since, until]` the endpoint has not answered with a 2xx. */
-      recover: (id: string, body: T.RecoverRequest): Promise<T.RecoverResult> => unwrap(raw.POST('/api/webhooks/{id}/recover', { ...byId(id), body })),
+      recover: (id: string, body: T.RecoverRequest): Promise<T.RecoverResult> =>
+        unwrap(raw.POST('/api/webhooks/{id}/recover', { ...byId(id), body })),
       /** Sends an example event of `eventType` now and answers with its log entry. */
-      test: (id: string, body: T.WebhookTestRequest): Promise<T.DeliveryAttempt> => unwrap(raw.POST('/api/webhooks/{id}/test', { ...byId(id), body })),
+      test: (id: string, body: T.WebhookTestRequest): Promise<T.DeliveryAttempt> =>
+        unwrap(raw.POST('/api/webhooks/{id}/test', { ...byId(id), body })),
       /** Replaces the signing secret; the old one also signs for 24 h. */
       rotateSecret: (id: string, body: T.RotateSecretRequest = {}): Promise<T.RotateSecretResult> =>
         unwrap(raw.POST('/api/webhooks/{id}/rotate-secret', { ...byId(id), body })),
     },
+    /** What the key this client calls with grants: its workspace, plan and scopes (`GET /api/key`). */
+    key: (): Promise<T.CallingKey> => unwrap(raw.GET('/api/key')),
     /** Token usage totals of the workspace's replies, per agent, model, user or day (`agents:read`). */
     usage: (query: T.UsageQuery = {}): Promise<T.UsageReport> => unwrap(raw.GET('/api/usage', { params: { query } })),
     /** The workspace's event log, oldest first (`events:read`). */
     events: {
-      list: (query: T.EventListQuery = {}): Promise<T.EventList> => unwrap(raw.GET('/api/events', { params: { query } })),
+      list: (query: T.EventListQuery = {}): Promise<T.EventList> =>
+        unwrap(raw.GET('/api/events', { params: { query } })),
       get: (id: string): Promise<T.Event> => unwrap(raw.GET('/api/events/{id}', byId(id))),
     },
     /** The plants sample (plants-openapi.json); its errors are flat, so their `code` is `http_error`. */
     plants: {
-      list: (query: T.PlantListQuery = {}): Promise<T.Plant[]> => unwrap(raw.GET('/sandbox/plants', { params: { query } })),
+      list: (query: T.PlantListQuery = {}): Promise<T.Plant[]> =>
+        unwrap(raw.GET('/sandbox/plants', { params: { query } })),
       create: (body: T.NewPlant): Promise<T.Plant> => unwrap(raw.POST('/sandbox/plants', { body })),
       delete: async (id: number): Promise<void> => {
         await unwrap(raw.DELETE('/sandbox/plants/{id}', { params: { path: { id } } }));

@@ -71,17 +71,25 @@ async function conversationWith(model: string, contents: string[]) {
 }
 
 describe('conversations.stream', () => {
-  it('yields typed events: the history, live messages, a reply\'s deltas and the stored reply, then conversation.completed, and ends', async () => {
+  it("yields typed events: the history, live messages, a reply's deltas and the stored reply, then conversation.completed, and ends", async () => {
     const conversation = await conversationWith('modelA-4', ['first', 'second']);
     // The scripted agent replies to messages sent from now on.
     await parley.agents.update(conversation.agentId, { model: 'scripted' });
     const seen: ConversationStreamEvent[] = [];
     for await (const event of parley.conversations.stream(conversation.id)) {
       seen.push(event);
-      if (event.type === 'message' && event.data.content === 'second') await parley.messages.send(conversation.id, { role: 'user', content: 'Why is the sky blue?' });
-      if (event.type === 'message' && event.data.role === 'assistant') await parley.conversations.update(conversation.id, { status: 'completed' });
+      if (event.type === 'message' && event.data.content === 'second')
+        await parley.messages.send(conversation.id, { role: 'user', content: 'Why is the sky blue?' });
+      if (event.type === 'message' && event.data.role === 'assistant')
+        await parley.conversations.update(conversation.id, { status: 'completed' });
     }
-    const summary = seen.map((event) => (event.type === 'message' ? `message ${event.data.role}: ${event.data.content}` : event.type === 'message.delta' ? `delta ${event.data.delta}` : event.type));
+    const summary = seen.map((event) =>
+      event.type === 'message'
+        ? `message ${event.data.role}: ${event.data.content}`
+        : event.type === 'message.delta'
+          ? `delta ${event.data.delta}`
+          : event.type,
+    );
     expect(summary).toEqual([
       'message user: first',
       'message user: second',
@@ -103,8 +111,15 @@ describe('conversations.stream', () => {
     await parley.conversations.update(conversation.id, { status: 'completed' });
     resumedAfter.length = 0;
     const events: ConversationStreamEvent[] = [];
-    for await (const event of clientCutting(1).conversations.stream(conversation.id, { reconnectDelayMs: 10 })) events.push(event);
-    expect(events.map((event) => (event.type === 'message' ? event.data.content : event.type))).toEqual(['one', 'two', 'three', 'four', 'conversation.completed']);
+    for await (const event of clientCutting(1).conversations.stream(conversation.id, { reconnectDelayMs: 10 }))
+      events.push(event);
+    expect(events.map((event) => (event.type === 'message' ? event.data.content : event.type))).toEqual([
+      'one',
+      'two',
+      'three',
+      'four',
+      'conversation.completed',
+    ]);
     expect(resumedAfter).toEqual([null, null]);
   });
 
@@ -115,7 +130,10 @@ describe('conversations.stream', () => {
     const secondEvent = whole.indexOf('event: message', whole.indexOf('event: message') + 1);
     resumedAfter.length = 0;
     const events: ConversationStreamEvent[] = [];
-    for await (const event of clientCutting(secondEvent + 20).conversations.stream(conversation.id, { reconnectDelayMs: 10 })) events.push(event);
+    for await (const event of clientCutting(secondEvent + 20).conversations.stream(conversation.id, {
+      reconnectDelayMs: 10,
+    }))
+      events.push(event);
     const messages = events.filter((event) => event.type === 'message');
     expect(messages.map((event) => event.data.content)).toEqual(['alpha', 'beta', 'gamma']);
     // The second request resumed after the first message, the only one received whole.

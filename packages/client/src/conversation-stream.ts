@@ -14,21 +14,47 @@ export interface ReplyDelta {
   attempt: number;
 }
 
+/**
+ * A reply's prompt left `trimmed` older messages out to fit the model's context window: it sent
+ * `messages` messages, about `tokens` tokens (docs/replies-and-streams.md#context-that-fits-the-model).
+ */
+export interface ContextTrimmed {
+  inReplyTo: string | null;
+  messages: number;
+  tokens: number;
+  trimmed: number;
+}
+
 /** A reply that was given up (the provider kept failing). */
 export interface ReplyFailed {
   inReplyTo: string;
   error: string;
 }
 
+/** A tool call the model decided, its streamed argument deltas assembled (`tool.call`). */
+export interface ToolCallDecided {
+  inReplyTo: string | null;
+  toolCall: T.ToolCall;
+}
+
 /**
  * One event of a conversation's stream (docs/replies-and-streams.md): a stored `message` (with its
- * cursor `id`), a `message.delta` of a reply being written, a `reply.failed`, or
+ * cursor `id`), a `message.delta` of a reply being written, a `reply.failed`, a `reply.cancelled`
+ * (a reply was stopped; what it had written follows as a `message`), a `context.trimmed` (older
+ * messages were left out of a reply's prompt), a `tool.call` the model decided, a `tool.result`
+ * (the stored `tool` message, with its cursor `id` too), a `reply.requires_action` (a reply paused
+ * for client tools or approvals; also on opening a stream while one waits), or
  * `conversation.completed` (the last one). Event types this client does not know yet are skipped.
  */
 export type ConversationStreamEvent =
   | { type: 'message'; id: string; data: T.Message }
   | { type: 'message.delta'; data: ReplyDelta }
   | { type: 'reply.failed'; data: ReplyFailed }
+  | { type: 'tool.call'; data: ToolCallDecided }
+  | { type: 'tool.result'; id: string; data: T.Message }
+  | { type: 'reply.requires_action'; data: T.ReplyRequiresAction }
+  | { type: 'reply.cancelled'; data: T.ReplyCancelled }
+  | { type: 'context.trimmed'; data: ContextTrimmed }
   | { type: 'conversation.completed'; data: T.Conversation };
 
 /** Options of `conversations.stream`. */
@@ -39,7 +65,7 @@ export interface ConversationStreamOptions {
   signal?: AbortSignal;
   /**
    * Reconnections tried in a row after the connection drops without any event received in between;
-   * default 5. Each resumes after the last `message` received (`Last-Event-ID`), so nothing is
+   * default 5. Each resumes after the last `message` or `tool.result` received (`Last-Event-ID`), so nothing is
    * missed and nothing comes twice. An error answer (401, 404, …) is thrown at once instead.
    */
   maxReconnects?: number;
@@ -50,12 +76,24 @@ export interface ConversationStreamOptions {
 /** Opens the stream once: resolves with the body, or rejects (ParleyApiError, ParleyNetworkError, AbortError). */
 export type OpenStream = (lastEventId: string | undefined, signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
 
-const KNOWN = new Set(['message', 'message.delta', 'reply.failed', 'conversation.completed']);
+const KNOWN = new Set([
+  'message',
+  'message.delta',
+  'reply.failed',
+  'tool.call',
+  'tool.result',
+  'reply.requires_action',
+  'reply.cancelled',
+  'context.trimmed',
+  'conversation.completed',
+]);
 
 function toEvent(message: EventSourceMessage): ConversationStreamEvent | undefined {
   if (!KNOWN.has(message.event ?? '')) return undefined;
   const data = JSON.parse(message.data) as never;
-  return message.event === 'message' ? { type: 'message', id: message.id ?? '', data } : ({ type: message.event, data } as ConversationStreamEvent);
+  return message.event === 'message' || message.event === 'tool.result'
+    ? { type: message.event, id: message.id ?? '', data }
+    : ({ type: message.event, data } as ConversationStreamEvent);
 }
 
 function wait(ms: number, signal: AbortSignal): Promise<void> {
@@ -77,7 +115,10 @@ function wait(ms: number, signal: AbortSignal): Promise<void> {
  * @throws ParleyApiError when the server answers an error (it is not retried); the last
  *   connection failure after `maxReconnects` reconnections without progress
  */
-export async function* conversationStream(open: OpenStream, options: ConversationStreamOptions = {}): AsyncGenerator<ConversationStreamEvent, void, undefined> {
+export async function* conversationStream(
+  open: OpenStream,
+  options: ConversationStreamOptions = {},
+): AsyncGenerator<ConversationStreamEvent, void, undefined> {
   const controller = new AbortController();
   const abort = () => controller.abort(options.signal?.reason);
   if (options.signal?.aborted) return;
@@ -100,7 +141,8 @@ export async function* conversationStream(open: OpenStream, options: Conversatio
             const event = toEvent(value);
             if (!event) continue;
             failures = 0;
-            if (event.type === 'message') lastEventId = event.id;
+            // Stored messages carry cursors: a reconnection resumes after the last one.
+            if (event.type === 'message' || event.type === 'tool.result') lastEventId = event.id;
             yield event;
             if (event.type === 'conversation.completed') return;
           }

@@ -8,7 +8,10 @@ describe('src/generated/openapi.ts', () => {
     const committed = readFileSync(TYPES_FILE, 'utf8');
     const current = await renderTypes();
     // A boolean first, so a stale file fails with the fix in the message rather than 3 000 lines of diff.
-    expect(committed === current, 'src/generated/openapi.ts is stale: run `npm run generate:client` and commit it').toBe(true);
+    expect(
+      committed === current,
+      'src/generated/openapi.ts is stale: run `npm run generate:client` and commit it',
+    ).toBe(true);
   });
 
   it('changes when the document does (so the check above can fail)', async () => {

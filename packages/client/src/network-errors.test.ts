@@ -15,7 +15,7 @@ function closedPort(): Promise<number> {
 }
 
 describe('network failures', () => {
-  it('rejects with ParleyNetworkError naming the request and ECONNREFUSED, keeping fetch\'s error as cause', async () => {
+  it("rejects with ParleyNetworkError naming the request and ECONNREFUSED, keeping fetch's error as cause", async () => {
     const port = await closedPort();
     const parley = createParleyClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'prl_unused_key_0123456789' });
     const error = await parley.agents.get('agt_1').then(
@@ -26,8 +26,16 @@ describe('network failures', () => {
     expect(isParleyNetworkError(error)).toBe(true);
     expect(isParleyApiError(error)).toBe(false);
     const network = error as ParleyNetworkError;
-    expect(network).toMatchObject({ name: 'ParleyNetworkError', code: 'network_error', method: 'GET', url: `http://127.0.0.1:${port}/api/agents/agt_1`, causeCode: 'ECONNREFUSED' });
-    expect(network.message).toBe(`Could not reach Parley: GET http://127.0.0.1:${port}/api/agents/agt_1 failed (connect ECONNREFUSED 127.0.0.1:${port}).`);
+    expect(network).toMatchObject({
+      name: 'ParleyNetworkError',
+      code: 'network_error',
+      method: 'GET',
+      url: `http://127.0.0.1:${port}/api/agents/agt_1`,
+      causeCode: 'ECONNREFUSED',
+    });
+    expect(network.message).toBe(
+      `Could not reach Parley: GET http://127.0.0.1:${port}/api/agents/agt_1 failed (connect ECONNREFUSED 127.0.0.1:${port}).`,
+    );
     expect(network.message).not.toContain('prl_unused');
     expect(network.cause).toBeInstanceOf(TypeError);
   });
@@ -44,6 +52,8 @@ describe('network failures', () => {
     const parley = createParleyClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'prl_unused_key_0123456789' });
     const aborted = parley.raw.GET('/healthz', { signal: AbortSignal.abort() });
     await expect(aborted).rejects.toMatchObject({ name: 'AbortError' });
-    await expect(parley.raw.GET('/healthz', { signal: AbortSignal.abort() })).rejects.not.toBeInstanceOf(ParleyNetworkError);
+    await expect(parley.raw.GET('/healthz', { signal: AbortSignal.abort() })).rejects.not.toBeInstanceOf(
+      ParleyNetworkError,
+    );
   });
 });

@@ -36,6 +36,9 @@ export type ToolResults = Schemas['ToolResults'];
 export type ToolResultsAccepted = Schemas['ToolResultsAccepted'];
 export type ReplyFailed = Schemas['ReplyFailed'];
 export type ReplyRequiresAction = Schemas['ReplyRequiresAction'];
+/** Stopping a reply (docs/replies-and-streams.md#stopping-a-reply). */
+export type ReplyCancelled = Schemas['ReplyCancelled'];
+export type RepliesCancelled = Schemas['RepliesCancelled'];
 export type UsageReport = Schemas['UsageReport'];
 export type UsageQuery = QueryOf<'getUsage'>;
 
@@ -64,6 +67,9 @@ export type EventListQuery = QueryOf<'listEvents'>;
 export type Plant = Schemas['Plant'];
 export type NewPlant = Schemas['NewPlant'];
 export type PlantListQuery = QueryOf<'listPlants'>;
+
+/** What the calling key grants (`GET /api/key`). */
+export type CallingKey = Schemas['CallingKey'];
 
 export type DeleteResult = Schemas['DeleteResult'];
 export type Health = Schemas['Health'];

@@ -3,7 +3,7 @@
  * bundle and the settings in a container of their own, and builds the services and workers from it.
  * This is the only place a container is resolved from.
  */
-import { container as rootContainer, type DependencyContainer } from './di.js';
+import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from './di.js';
 import type { Adapters } from './ports/adapters.js';
 import { systemClock, type Clock } from './ports/clock.js';
 import type { ConversationFeed } from './ports/conversation-feed.js';
@@ -12,31 +12,42 @@ import { createUlidGenerator, type IdGenerator } from './ports/ids.js';
 import type { WorkerLogger } from './ports/logger.js';
 import type { Storage } from './ports/storage.js';
 import type { WebhookTransport } from './ports/webhook-transport.js';
-import type { HostResolver } from './ports/webhook-targets.js';
+import type { WorkspaceScope } from './ports/scope.js';
+import { systemHostResolver, type HostResolver } from './ports/webhook-targets.js';
 import type { PlanRules } from './rate-limit/plans.js';
-import { RateLimiter, type RateLimiterOptions, type RateLimitFailurePolicy } from './rate-limit/rate-limiter.js';
+import { admitFirst, admitFirstLookup } from './rate-limit/admit-first.js';
+import type { RateLimiterOptions, RateLimitFailurePolicy } from './rate-limit/options.js';
+import { RateLimiter } from './rate-limit/rate-limiter.js';
 import { AgentService } from './services/agent-service.js';
 import { ApiKeyService } from './services/api-key-service.js';
 import { ConversationService } from './services/conversation-service.js';
 import { UsageService } from './services/usage-service.js';
 import { EventService } from './services/event-service.js';
-import { PlantService } from './services/plant-service.js';
+import { MessageWriter } from './services/message-writer.js';
 import { WebhookService } from './services/webhook-service.js';
 import { WebhookTargetPolicy } from './services/webhook-targets.js';
 import { DeliveryService } from './delivery/delivery-service.js';
 import { DeliveryWorker, type DeliveryAttemptReport, type DeliveryWorkerOptions } from './delivery/delivery-worker.js';
-import { DEFAULT_WEBHOOK_RETRY_DELAYS, checkRetryDelays } from './delivery/retry-schedule.js';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS, checkRetryDelays, type DeliveryOptions } from './delivery/retry-schedule.js';
 import { undiciTransport } from './delivery/undici-transport.js';
-import { agentModelNames, resolveModels, type ModelMap } from './models/registry.js';
-import { openConversationStream, type ConversationStream, type ConversationStreamOptions } from './replies/conversation-stream.js';
+import { agentModelNames, contextWindows, resolveModels, type ModelMap } from './models/registry.js';
+import {
+  openConversationStream,
+  type ConversationStream,
+  type ConversationStreamOptions,
+} from './replies/conversation-stream.js';
 import { SharedPageReads } from './replies/shared-page-reads.js';
-import { ReplyService, type ReplyOptions, type ReplyOutcome } from './replies/reply-service.js';
+import type { ReplyOptions } from './replies/reply-options.js';
+import { ReplyService, type ReplyOutcome } from './replies/reply-service.js';
 import { ReplyWorker, type ReplyWorkerOptions } from './replies/reply-worker.js';
+import { sdkMcpClients, type McpClients } from './replies/mcp/mcp-clients.js';
 import { positiveMs } from './policy.js';
 import { agentSchemas } from './schemas/agent.js';
-import { TOKENS } from './tokens.js';
+import { TOKENS, type Token } from './tokens.js';
 import { OutboxRelay, type OutboxRelayOptions } from './workers/outbox-relay.js';
 import { WebhookFanOut } from './workers/webhook-fan-out.js';
+import { Tracing } from './tracing/tracing.js';
+import type { Tracer } from '@opentelemetry/api';
 
 /**
  * How a core behaves, apart from where it stores things (that is the {@link Adapters} bundle).
@@ -73,9 +84,16 @@ export interface CoreSettings {
   /** Where webhook URL host names are resolved at registration (default the operating system's resolver). */
   hostResolver?: HostResolver;
   /**
+   * How replies reach agents' MCP servers (docs/mcp.md; default `sdkMcpClients({ allowPrivate:
+   * allowPrivateWebhookUrls })`: the MCP SDK over Streamable HTTP, connect-time target checks, 30 s deadlines).
+   */
+  mcpClients?: McpClients;
+  /**
    * Language models agents reply with, by agent `model` name (docs/replies-and-streams.md): AI SDK
-   * language models (any `@ai-sdk/*` provider) or Parley {@link LanguageModel}s. The names join the
-   * spec's three as allowed agent `model` values. Default none: agents never reply.
+   * language models (any `@ai-sdk/*` provider) or Parley {@link LanguageModel}s, each alone or as
+   * `{model, contextWindow}` (tokens, default 8 192: a reply's prompt is trimmed to fit it,
+   * docs/replies-and-streams.md#context-that-fits-the-model). The names join the spec's three as
+   * allowed agent `model` values. Default none: agents never reply.
    */
   models?: ModelMap;
   /** How many latest messages a reply is generated from (default 50, `REPLY_CONTEXT_MESSAGES`). */
@@ -89,24 +107,38 @@ export interface CoreSettings {
   replyGiveUpMs?: number;
   /** Where the workers report (pino's logger fits; default silent). */
   logger?: WorkerLogger;
+  /**
+   * Where Parley's spans go (docs/observability.md#traces): a tracer of the host's OpenTelemetry
+   * provider. Default `trace.getTracer('parley', version)` of `@opentelemetry/api`: the global
+   * provider's, a no-op when the host registered none. Parley never registers anything global.
+   */
+  tracer?: Tracer;
+  /**
+   * Record message content, the system prompt and tool arguments and results in spans (default:
+   * the environment's `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is `true`).
+   */
+  traceMessageContent?: boolean;
   /** Tuning and hooks of `core.workers` (metrics count attempts and replies through the hooks). */
   workers?: {
     relay?: Omit<OutboxRelayOptions, 'logger'>;
     delivery?: Pick<DeliveryWorkerOptions, 'concurrency' | 'perEndpoint' | 'pollMs' | 'random'>;
-    replies?: Pick<ReplyWorkerOptions, 'concurrency' | 'heartbeatMs' | 'pollMs' | 'drainMs'>;
+    replies?: Pick<ReplyWorkerOptions, 'concurrency' | 'heartbeatMs' | 'pollMs' | 'drainMs' | 'cancelCheckMs'>;
     /** Told of every settled delivery attempt; never throws into the worker. */
     onDeliveryAttempt?: (report: DeliveryAttemptReport) => void;
     /** Told of every finished reply request. */
     onReplyOutcome?: (outcome: ReplyOutcome) => void;
   };
   /**
-   * Replaces a service before any is built, in the core's own container (tsyringe, docs/architecture.md
-   * "Replacing a service"): `container.register(AgentService, { useClass: AuditedAgentService })`,
-   * where the subclass declares its constructor with `@inject(TOKENS.…)` like Parley's services.
-   * What is registered here wins, and every service that depends on it gets the replacement. Ports
-   * are replaced in the bundle instead (`{ ...adapters, rateLimits: other }`).
+   * Replaces what the core is built from, before anything is built, in the core's own container
+   * (tsyringe, docs/architecture.md#replacing-a-port-or-a-service): a service
+   * (`container.registerSingleton(AgentService, AuditedAgentService)`, the subclass declaring its
+   * constructor with `@inject(TOKENS.…)` like Parley's services) or a token's value
+   * (`container.registerInstance(TOKENS.clock, clock)`). What is registered here wins and reaches
+   * everything built from it: services, ids, workers, streams and `Core`'s own members. It gets
+   * the container to register in, not to resolve from. Ports are replaced in the bundle instead
+   * (`{ ...adapters, rateLimits: other }`).
    */
-  register?: (container: DependencyContainer) => void;
+  register?: (container: Pick<DependencyContainer, 'register' | 'registerInstance' | 'registerSingleton'>) => void;
 }
 
 /** The workers of a core, built but not started: one process runs them (`parley serve`, `parley worker`). */
@@ -116,8 +148,8 @@ export interface CoreWorkers {
   /** Makes webhook delivery attempts. */
   delivery: DeliveryWorker;
   /**
-   * Makes agent replies. Also without language models: it then leaves each request for a worker
-   * that has the agent's model, and gives it up after `replyGiveUpMs`.
+   * Makes agent replies: leases the requests for the models configured here and, also without
+   * language models, gives up requests no worker with their model took within `replyGiveUpMs`.
    */
   replies: ReplyWorker;
   /** Starts every worker. */
@@ -138,7 +170,6 @@ export interface Core {
   webhooks: WebhookService;
   /** The workspace's event log, as `GET /api/events` shows it. */
   events: EventService;
-  plants: PlantService;
   apiKeys: ApiKeyService;
   /** Operator actions on webhook delivery: deliveries log, retry, recover, test, rotate-secret. */
   deliveries: DeliveryService;
@@ -152,8 +183,16 @@ export interface Core {
   feed: ConversationFeed;
   /** The storage the services use, for what is not a service call (the readiness probe's `ping`). */
   storage: Storage;
+  /**
+   * The bundle the core was built on, as given (a backend's own members included, e.g.
+   * `postgresAdapters()`'s `sql`), for what lives beside the services: `@parley/http`'s sandbox
+   * keeps its records on the same backend through it (docs/sandbox.md).
+   */
+  adapters: Adapters;
   /** The clock every service reads. */
   clock: Clock;
+  /** The tracer Parley's spans go to and whether they record content (`settings.tracer`, `traceMessageContent`). */
+  tracing: Tracing;
   /** The `model` values agents may take: the spec's three, then every name of `settings.models`. */
   agentModels: readonly string[];
   /**
@@ -161,123 +200,190 @@ export interface Core {
    * {@link openConversationStream}.
    * @throws ParleyError `not_found`, `invalid_request` (bad cursor)
    */
-  openStream(workspaceId: string, conversationId: string, options?: ConversationStreamOptions): Promise<ConversationStream>;
+  openStream(
+    scope: WorkspaceScope,
+    conversationId: string,
+    options?: ConversationStreamOptions,
+  ): Promise<ConversationStream>;
   workers: CoreWorkers;
 }
 
 /**
- * Builds a core: registers `adapters`' members and `settings` in a new child container (the global
- * tsyringe container is never touched, so several cores live in one process), lets
- * `settings.register` replace services, and resolves the services and workers once.
- * @throws RangeError when `plans`, `rateLimitFailure`, `rateLimitTimeoutMs`, `webhookRetryDelays`
- *   or `replyContextMessages` is invalid, so a bad configuration fails at start-up.
- * @throws TypeError when a `models` entry is not a language model or has a bad name.
+ * Builds a core: registers `adapters`' members, `settings`, the services, the workers and the
+ * streams' shared reads in a new child container (the global tsyringe container is never touched,
+ * so several cores live in one process), lets `settings.register` replace any of them, then
+ * resolves every member of `Core` from that container, once: one root, so a replacement reaches
+ * everything built from it.
+ * @throws RangeError when `plans`, `rateLimitFailure`, `rateLimitTimeoutMs`, `webhookRetryDelays`,
+ *   `replyContextMessages`, `replyGiveUpMs` or a model's `contextWindow` is invalid, so a bad
+ *   configuration fails at start-up.
+ * @throws TypeError when a `models` entry is not a language model or has a bad name, or when a
+ *   replacement of `AgentService` or `WebhookService` does not pass on their protections.
  */
 export function createCore(adapters: Adapters, settings: CoreSettings = {}): Core {
-  const container = rootContainer.createChildContainer();
-  const clock = settings.clock ?? systemClock;
-  const ids = settings.ids ?? createUlidGenerator(() => clock.now());
   const retryDelaysSeconds = settings.webhookRetryDelays ?? DEFAULT_WEBHOOK_RETRY_DELAYS;
   checkRetryDelays(retryDelaysSeconds);
   const contextMessages = settings.replyContextMessages ?? 50;
-  if (!Number.isSafeInteger(contextMessages) || contextMessages < 1) throw new RangeError('replyContextMessages: expected an integer ≥ 1.');
-  const models = resolveModels(settings.models);
-  const agentModels = agentModelNames(models);
-  const transport = settings.webhookTransport ?? undiciTransport({ allowPrivate: settings.allowPrivateWebhookUrls ?? false });
+  if (!Number.isSafeInteger(contextMessages) || contextMessages < 1) {
+    throw new RangeError('replyContextMessages: expected an integer ≥ 1.');
+  }
+  const giveUpMs = positiveMs(settings.replyGiveUpMs, 600_000, 'replyGiveUpMs');
+  const allowPrivate = settings.allowPrivateWebhookUrls ?? false;
+  const { logger, workers: tuning = {} } = settings;
 
-  const values: Array<[symbol, unknown]> = [
-    [TOKENS.storage, adapters.storage],
-    [TOKENS.apiKeys, adapters.apiKeys],
-    [TOKENS.rateLimits, adapters.rateLimits],
-    [TOKENS.deliveryQueue, adapters.deliveryQueue],
-    [TOKENS.replyQueue, adapters.replyQueue],
-    [TOKENS.conversationFeed, adapters.conversationFeed],
-    [TOKENS.clock, clock],
-    [TOKENS.ids, ids],
-    [TOKENS.webhookTransport, transport],
-    [TOKENS.deliveryOptions, { retryDelaysSeconds } satisfies DeliveryOptions],
-    [TOKENS.models, models],
-    [TOKENS.agentSchemas, agentSchemas(agentModels)],
-    [TOKENS.replyOptions, { contextMessages, retryDelaysMs: settings.replyRetryDelaysMs ?? [1_000, 4_000] } satisfies ReplyOptions],
-    [TOKENS.rateLimiterOptions, rateLimiterOptions(settings)],
-    [
-      TOKENS.webhookTargets,
-      new WebhookTargetPolicy({ allowPrivate: settings.allowPrivateWebhookUrls ?? false, ...(settings.hostResolver && { resolver: settings.hostResolver }) }),
-    ],
-  ];
-  for (const [token, value] of values) container.register(token, { useValue: value });
+  const container = rootContainer.createChildContainer();
+  const value = <T>(token: Token<T>, useValue: T) => container.register(token, { useValue });
+  // Built on first resolve, once per core, from what the container holds by then: what `register`
+  // replaced (a clock, ids, the models) reaches everything built from it.
+  const built = <T>(token: Key<T>, build: (get: Get) => T) =>
+    container.register(token, { useFactory: instanceCachingFactory((c) => build((key) => c.resolve(key))) });
+
+  // What services and workers reach: every call made with a scope whose rate limit is still pending decides
+  // it first, unless the storage decides it in that call's own step (docs/rate-limits.md#one-round-trip).
+  value(TOKENS.storage, admitFirst(adapters.storage, adapters.rateLimits));
+  value(TOKENS.apiKeys, adapters.apiKeys);
+  value(TOKENS.rateLimits, adapters.rateLimits);
+  value(TOKENS.deliveryQueue, adapters.deliveryQueue);
+  value(TOKENS.replyQueue, adapters.replyQueue);
+  value(TOKENS.conversationFeed, adapters.conversationFeed);
+  value(TOKENS.idempotency, adapters.idempotency);
+  value(TOKENS.clock, settings.clock ?? systemClock);
+  value(TOKENS.models, resolveModels(settings.models));
+  value(TOKENS.deliveryOptions, { retryDelaysSeconds } satisfies DeliveryOptions);
+  value(TOKENS.replyOptions, {
+    contextMessages,
+    retryDelaysMs: settings.replyRetryDelaysMs ?? [1_000, 4_000],
+    contextWindows: contextWindows(settings.models),
+  } satisfies ReplyOptions);
+  const decidedInStorage = adapters.storage.decidesRateLimits?.rateLimits === adapters.rateLimits;
+  value(TOKENS.rateLimiterOptions, { ...rateLimiterOptions(settings), decidedInStorage });
+  value(TOKENS.webhookTransport, settings.webhookTransport ?? undiciTransport({ allowPrivate }));
+  value(
+    TOKENS.tracing,
+    new Tracing({
+      ...(settings.tracer && { tracer: settings.tracer }),
+      ...(settings.traceMessageContent !== undefined && { captureContent: settings.traceMessageContent }),
+    }),
+  );
+  value(TOKENS.mcpClients, settings.mcpClients ?? sdkMcpClients({ allowPrivate }));
+  const lookup = admitFirstLookup(settings.hostResolver ?? systemHostResolver);
+  value(TOKENS.webhookTargets, new WebhookTargetPolicy({ allowPrivate, lookup }));
+  built(TOKENS.ids, (get) => settings.ids ?? ulids(get(TOKENS.clock)));
+  built(TOKENS.agentModels, (get) => agentModelNames(get(TOKENS.models)));
+  built(TOKENS.agentSchemas, (get) => agentSchemas(get(TOKENS.agentModels)));
+
+  // One of each service per core (the reply worker and the relay share the reply service).
+  for (const service of SERVICES) container.registerSingleton<object>(service);
+
+  built(OutboxRelay, (get) => {
+    const replies = get(ReplyService);
+    return new OutboxRelay(
+      get(TOKENS.storage),
+      [
+        new WebhookFanOut(get(TOKENS.storage), get(TOKENS.deliveryQueue)),
+        { name: 'replies', consume: (batch) => replies.queueAutomaticReplies(batch, logger) },
+      ],
+      { ...tuning.relay, ...(logger && { logger }) },
+    );
+  });
+  built(
+    DeliveryWorker,
+    (get) =>
+      new DeliveryWorker({
+        ...tuning.delivery,
+        storage: get(TOKENS.storage),
+        queue: get(TOKENS.deliveryQueue),
+        transport: get(TOKENS.webhookTransport),
+        clock: get(TOKENS.clock),
+        ids: get(TOKENS.ids),
+        retryDelaysSeconds: get(TOKENS.deliveryOptions).retryDelaysSeconds,
+        tracing: get(TOKENS.tracing),
+        ...(logger && { logger }),
+        ...(tuning.onDeliveryAttempt && { onAttempt: tuning.onDeliveryAttempt }),
+      }),
+  );
+  built(
+    ReplyWorker,
+    (get) =>
+      new ReplyWorker({
+        ...tuning.replies,
+        replies: get(ReplyService),
+        queue: get(TOKENS.replyQueue),
+        clock: get(TOKENS.clock),
+        giveUpMs,
+        ...(logger && { logger }),
+        ...(tuning.onReplyOutcome && { onOutcome: tuning.onReplyOutcome }),
+      }),
+  );
+  // One per core: its live streams share identical history reads in flight.
+  built(SharedPageReads, (get) => new SharedPageReads(get(TOKENS.storage)));
+
   settings.register?.(container);
 
-  const replies = container.resolve(ReplyService);
-  const logger = settings.logger;
-  const tuning = settings.workers ?? {};
-  const relay = new OutboxRelay(
-    adapters.storage,
-    [new WebhookFanOut(adapters.storage, adapters.deliveryQueue), { name: 'replies', consume: (batch) => replies.queueAutomaticReplies(batch) }],
-    { ...tuning.relay, ...(logger && { logger }) },
-  );
-  const delivery = new DeliveryWorker({
-    ...tuning.delivery,
-    storage: adapters.storage,
-    queue: adapters.deliveryQueue,
-    transport,
-    clock,
-    ids,
-    retryDelaysSeconds,
-    ...(logger && { logger }),
-    ...(tuning.onDeliveryAttempt && { onAttempt: tuning.onDeliveryAttempt }),
-  });
-  const replyWorker = new ReplyWorker({
-    ...tuning.replies,
-    replies,
-    queue: adapters.replyQueue,
-    giveUpMs: positiveMs(settings.replyGiveUpMs, 600_000, 'replyGiveUpMs'),
-    ...(logger && { logger }),
-    ...(tuning.onReplyOutcome && { onOutcome: tuning.onReplyOutcome }),
-  });
-  const workers: CoreWorkers = {
-    relay,
-    delivery,
-    replies: replyWorker,
-    start() {
-      relay.start();
-      delivery.start();
-      replyWorker.start();
-    },
-    async stop() {
-      await Promise.all([relay.stop(), delivery.stop(), replyWorker.stop()]);
-    },
-  };
-
-  // One per core: its live streams share identical history reads in flight.
-  const streamReads = new SharedPageReads(adapters.storage);
-
+  const get: Get = (key) => container.resolve(key);
+  const streams = { storage: get(TOKENS.storage), feed: get(TOKENS.conversationFeed), reads: get(SharedPageReads) };
   return {
-    agents: container.resolve(AgentService),
-    conversations: container.resolve(ConversationService),
-    usage: container.resolve(UsageService),
-    webhooks: container.resolve(WebhookService),
-    events: container.resolve(EventService),
-    plants: container.resolve(PlantService),
-    apiKeys: container.resolve(ApiKeyService),
-    deliveries: container.resolve(DeliveryService),
-    replies,
-    rateLimiter: container.resolve(RateLimiter),
-    idempotency: adapters.idempotency,
-    feed: adapters.conversationFeed,
+    agents: get(AgentService),
+    conversations: get(ConversationService),
+    usage: get(UsageService),
+    webhooks: get(WebhookService),
+    events: get(EventService),
+    apiKeys: get(ApiKeyService),
+    deliveries: get(DeliveryService),
+    replies: get(ReplyService),
+    rateLimiter: get(RateLimiter),
+    idempotency: get(TOKENS.idempotency),
+    feed: get(TOKENS.conversationFeed),
     storage: adapters.storage,
-    clock,
-    agentModels,
-    openStream: (workspaceId, conversationId, streamOptions) =>
-      openConversationStream({ storage: adapters.storage, feed: adapters.conversationFeed, reads: streamReads }, workspaceId, conversationId, streamOptions),
-    workers,
+    adapters,
+    clock: get(TOKENS.clock),
+    tracing: get(TOKENS.tracing),
+    agentModels: get(TOKENS.agentModels),
+    openStream: (scope, conversationId, streamOptions) =>
+      openConversationStream(streams, scope, conversationId, streamOptions),
+    workers: coreWorkers(get(OutboxRelay), get(DeliveryWorker), get(ReplyWorker)),
   };
 }
 
-/** Delivery settings of a core (`TOKENS.deliveryOptions`). */
-export interface DeliveryOptions {
-  /** Seconds between attempts (`CoreSettings.webhookRetryDelays`). */
-  retryDelaysSeconds: readonly number[];
+/** The services a core holds one of each (`MessageWriter` is shared by conversations and replies). */
+const SERVICES = [
+  AgentService,
+  ConversationService,
+  UsageService,
+  WebhookService,
+  EventService,
+  ApiKeyService,
+  DeliveryService,
+  ReplyService,
+  MessageWriter,
+  RateLimiter,
+] as const;
+
+/** What a core's container holds something under: a token, or the class it builds. */
+// `any[]` as in tsyringe's `constructor<T>`: a class is a key whatever its parameters.
+type Key<T> = Token<T> | (new (...args: any[]) => T);
+type Get = <T>(key: Key<T>) => T;
+
+/** Prefixed ULIDs stamped by `clock`. */
+function ulids(clock: Clock): IdGenerator {
+  return createUlidGenerator(() => clock.now());
+}
+
+/** The workers started and stopped together. */
+function coreWorkers(relay: OutboxRelay, delivery: DeliveryWorker, replies: ReplyWorker): CoreWorkers {
+  return {
+    relay,
+    delivery,
+    replies,
+    start() {
+      relay.start();
+      delivery.start();
+      replies.start();
+    },
+    async stop() {
+      await Promise.all([relay.stop(), delivery.stop(), replies.stop()]);
+    },
+  };
 }
 
 /** The rate limiter's options among `settings`. */

@@ -3,12 +3,25 @@ import { frozenCopy } from './frozen-records.js';
 
 describe('frozenCopy', () => {
   it('copies a JSON value and freezes every object and array in the copy, leaving the input as it was', () => {
-    const input = { id: 'agt_1', tags: ['a', { deep: [1, 2] }], metadata: { nested: { level: 3 } }, none: null, gone: undefined };
+    const input = {
+      id: 'agt_1',
+      tags: ['a', { deep: [1, 2] }],
+      metadata: { nested: { level: 3 } },
+      none: null,
+      gone: undefined,
+    };
     const copy = frozenCopy(input);
     expect(copy).toEqual(input);
     expect(copy).not.toBe(input);
     expect(Object.keys(copy)).toEqual(Object.keys(input));
-    for (const part of [copy, copy.tags, copy.tags[1], (copy.tags[1] as { deep: number[] }).deep, copy.metadata, copy.metadata.nested]) {
+    for (const part of [
+      copy,
+      copy.tags,
+      copy.tags[1],
+      (copy.tags[1] as { deep: number[] }).deep,
+      copy.metadata,
+      copy.metadata.nested,
+    ]) {
       expect(Object.isFrozen(part)).toBe(true);
     }
     expect(Object.isFrozen(input) || Object.isFrozen(input.metadata) || Object.isFrozen(input.tags)).toBe(false);

@@ -18,7 +18,8 @@ function freezeValue(value: unknown): unknown {
     for (const key of Object.keys(value)) {
       const field = freezeValue((value as Record<string, unknown>)[key]);
       // A JSON "__proto__" key is an own field; assigning it would set the prototype instead.
-      if (key === '__proto__') Object.defineProperty(object, key, { value: field, enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__')
+        Object.defineProperty(object, key, { value: field, enumerable: true, writable: true, configurable: true });
       else object[key] = field;
     }
     copy = object;

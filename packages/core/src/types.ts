@@ -12,6 +12,48 @@ export type AgentModel = (typeof AGENT_MODELS)[number];
 /** A JSON object as stored in `metadata` and `configuration`. */
 export type JsonObject = { [key: string]: unknown };
 
+/**
+ * A tool an agent may call (docs/replies-and-streams.md#defining-tools), as `ToolSchema`
+ * (schemas/tools.ts) validates it.
+ */
+export interface Tool {
+  /** 1–64 letters, digits, `_` or `-`; unique among the agent's tools. */
+  name: string;
+  description: string;
+  /** A JSON Schema (draft 2020-12) of type `object`: the call's arguments. */
+  parameters: JsonObject;
+  /** `webhook`: Parley POSTs the call to `url`; `client`: the caller runs it and posts the result. */
+  kind: 'webhook' | 'client';
+  /** A webhook tool's `http(s)` URL. */
+  url?: string;
+  /** The call waits for a person's approval first. */
+  requiresApproval?: boolean;
+  /** A webhook tool's deadline in ms (default 15 000, at most 60 000). */
+  timeoutMs?: number;
+}
+
+/**
+ * When calls of an MCP server's tools wait for a person's approval (docs/mcp.md#approvals):
+ * `always` (the default), `never`, or always but for the tools named in `never`.
+ */
+export type McpApproval = 'always' | 'never' | { never: string[] };
+
+/**
+ * An MCP server an agent's replies may call tools of (docs/mcp.md), as the API shows it: the values
+ * of its headers are never shown, only their names.
+ */
+export interface McpServer {
+  /** 1–32 letters, digits, `_` or `-`; unique among the agent's servers. The model sees `<label>__<tool>`. */
+  label: string;
+  /** The server's Streamable HTTP endpoint (`http(s)`). */
+  url: string;
+  /** The names of the headers sent with every request to the server (their values are write-only). */
+  headerNames: string[];
+  /** The only tools of the server the model sees; absent: all of them. */
+  allowedTools?: string[];
+  requireApproval: McpApproval;
+}
+
 /** An AI agent of a workspace (docs/api.md#resources). Timestamps are ISO 8601 UTC with milliseconds. */
 export interface Agent {
   id: string;
@@ -21,7 +63,16 @@ export interface Agent {
   systemPrompt: string | null;
   temperature: number | null;
   maxTokens: number | null;
+  /** The caller's own JSON object, stored and returned unchanged: Parley never reads it. */
   configuration: JsonObject;
+  /** The tools the agent may call (docs/replies-and-streams.md#tools), `[]` when none. */
+  tools: Tool[];
+  /** The most model calls one reply makes, 1–32 (default 8). */
+  maxSteps: number;
+  /** Whether the agent replies on its own to user messages (default `true`). */
+  autoReply: boolean;
+  /** The MCP servers whose tools the agent may call (docs/mcp.md), `[]` when none. */
+  mcpServers: McpServer[];
   status: AgentStatus;
   createdAt: string;
   updatedAt: string;
@@ -34,6 +85,11 @@ export interface Agent {
  */
 export interface AgentRecord extends Agent {
   toolsSecret?: string;
+  /**
+   * The header values of the agent's MCP servers, by server `label` then header name
+   * (docs/mcp.md#headers): a hidden field, in no response, event or log.
+   */
+  mcpHeaders?: Record<string, Record<string, string>>;
 }
 
 /** Conversation statuses (docs/api.md#resources): `active → completed` is the only transition. */
@@ -62,15 +118,22 @@ export interface Conversation {
 
 /** A tool call the model asked for: `arguments` is the parsed JSON object. */
 export interface ToolCall {
-  /** The provider's id of the call (e.g. `call_…`), unique within its conversation. */
+  /**
+   * Parley's id of the call, `call_` + a ULID, unique everywhere (docs/replies-and-streams.md#tools).
+   * Never the provider's id, which some servers reuse (`call_0` in every response); calls stored
+   * before Parley issued its own ids keep the provider's.
+   */
   id: string;
+  /** The tool's name: an agent tool's, or for an MCP tool its name on the server (the model sees `<server>__<name>`). */
   name: string;
   arguments: JsonObject;
+  /** The `label` of the MCP server whose tool this is (docs/mcp.md); absent for the agent's own tools. */
+  server?: string;
 }
 
 /** A tool call a paused reply waits for: a `client` tool's output or an approval. */
 export interface PendingToolCall extends ToolCall {
-  kind: 'webhook' | 'client';
+  kind: 'webhook' | 'client' | 'mcp';
   requiresApproval: boolean;
 }
 
@@ -110,6 +173,7 @@ export const EVENT_TYPES = [
   'conversation.deleted',
   'reply.failed',
   'reply.requires_action',
+  'reply.cancelled',
 ] as const;
 /** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -165,13 +229,6 @@ export interface WebhookEndpointRecord extends WebhookEndpoint {
   failingSince: string | null;
 }
 
-/** A plant of the sandbox (plants-openapi.json `NewPlant`): `id` is an int64 within JS's safe range. */
-export interface Plant {
-  id: number;
-  name: string;
-  tag?: string;
-}
-
 /**
  * Something that happened in a workspace, recorded in the event log by the same atomic step as the
  * change it describes (docs/events-and-webhooks.md). `data` is the resource as the API returns it;
@@ -182,7 +239,7 @@ export interface DomainEvent {
   type: EventType;
   workspaceId: string;
   occurredAt: string;
-  data: Agent | Conversation | Message | ReplyFailed | ReplyRequiresAction;
+  data: Agent | Conversation | Message | ReplyFailed | ReplyRequiresAction | ReplyCancelled;
 }
 
 /** Data of `reply.failed`: a reply given up (docs/replies-and-streams.md); `error` never quotes content. */
@@ -190,6 +247,27 @@ export interface ReplyFailed {
   conversationId: string;
   inReplyTo: string | null;
   error: string;
+}
+
+/**
+ * Data of `reply.cancelled`: a reply that was queued, being made or waiting for tool results was
+ * stopped (`POST /api/conversations/:id/reply/cancel`, docs/replies-and-streams.md#stopping-a-reply).
+ */
+export interface ReplyCancelled {
+  conversationId: string;
+  inReplyTo: string | null;
+}
+
+/**
+ * What a reply step's prompt held (`metadata.reply.context`, the stream's `context.trimmed`,
+ * docs/replies-and-streams.md#context-that-fits-the-model): `messages` the conversation's messages
+ * sent, `tokens` the prompt's estimated size (system prompt, tools and messages, o200k encoding),
+ * `trimmed` the older messages left out to fit the model's context window.
+ */
+export interface ReplyContext {
+  messages: number;
+  tokens: number;
+  trimmed: number;
 }
 
 /** Data of `reply.requires_action`: a reply paused until these calls are answered (docs/replies-and-streams.md#tools). */

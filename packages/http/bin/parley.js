@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 /**
- * @module The `parley` command's entry: loads the built `dist/cli.js`. It is a committed file,
- * not `dist/cli.js` itself, because npm links (and marks executable) a bin only when its file
+ * @module The `parley` command's entry: loads the built `dist/cli/cli.js`. It is a committed file,
+ * not `dist/cli/cli.js` itself, because npm links (and marks executable) a bin only when its file
  * exists at install time — in this repository `npm ci` runs before the first build.
  */
 import { fileURLToPath } from 'node:url';
 
-const cli = new URL('../dist/cli.js', import.meta.url);
+const cli = new URL('../dist/cli/cli.js', import.meta.url);
 try {
   await import(cli.href);
 } catch (error) {

@@ -1,6 +1,7 @@
 /**
- * @module The built package as others consume it: `import('@parley/http')` loads no Redis client
- * and no server (the ready-made server is `@parley/http/server`), and the `parley` bin runs both
+ * @module The built package as others consume it: `import('@parley/http')` loads no database driver
+ * and no server (the ready-made server is `@parley/http/server`, which loads a driver only when a
+ * backend is configured, from the optional adapter package), and the `parley` bin runs both
  * in this repository (`npx parley`) and from a packed tarball installed into another project.
  * Runs `dist/` (`npm test` builds before vitest starts) in fresh Node processes.
  */
@@ -44,22 +45,29 @@ process.stdout.write(JSON.stringify(Object.keys(createRequire(import.meta.url).c
   }
 }
 
-const IOREDIS = /[/\\]node_modules[/\\]ioredis[/\\]/;
-const SERVER = /[/\\]node_modules[/\\]@hono[/\\]node-server[/\\]|[/\\]http[/\\]dist[/\\](serve|start|config|backend|keys-command|server)\.js$/;
+/** The drivers of the optional adapter packages: ioredis, pg, PGlite. */
+const DRIVER = /[/\\]node_modules[/\\](ioredis|pg|@electric-sql[/\\]pglite)[/\\]/;
+const SERVER =
+  /[/\\]node_modules[/\\]@hono[/\\]node-server[/\\]|[/\\]http[/\\]dist[/\\](server\.js$|server[/\\]|cli[/\\])/;
 
 describe('package entries', () => {
-  it('import("@parley/http") loads neither ioredis nor the server', async () => {
+  it('import("@parley/http") loads neither a database driver nor the server', async () => {
     const loaded = await modulesLoadedBy('@parley/http');
     expect(loaded.some((url) => url.includes('/http/dist/index.js'))).toBe(true);
     expect(loaded.some((url) => url.includes('/node_modules/hono/'))).toBe(true);
-    expect(loaded.filter((url) => IOREDIS.test(url))).toEqual([]);
+    expect(loaded.filter((url) => DRIVER.test(url))).toEqual([]);
     expect(loaded.filter((url) => SERVER.test(url))).toEqual([]);
   });
 
-  it('import("@parley/http/server") does load them (so the check above can see them)', async () => {
+  it('import("@parley/http/server") loads the server but no database driver until one is configured', async () => {
     const loaded = await modulesLoadedBy('@parley/http/server');
-    expect(loaded.some((url) => IOREDIS.test(url))).toBe(true);
     expect(loaded.some((url) => SERVER.test(url))).toBe(true);
+    expect(loaded.filter((url) => DRIVER.test(url))).toEqual([]);
+  });
+
+  it('the adapter packages do load their drivers (so the checks above can see them)', async () => {
+    expect((await modulesLoadedBy('@parley/adapter-redis')).filter((url) => DRIVER.test(url))).not.toEqual([]);
+    expect((await modulesLoadedBy('@parley/adapter-postgres')).filter((url) => DRIVER.test(url))).not.toEqual([]);
   });
 });
 
@@ -78,20 +86,27 @@ describe('the parley bin', () => {
   it('runs as `npx parley --help` in another project that installed the packed @parley/http', async () => {
     const project = mkdtempSync(join(tmpdir(), 'parley-host-'));
     cleanups.push(() => rmSync(project, { recursive: true, force: true }));
-    const { stdout: packed } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], { cwd: packageDir });
+    const { stdout: packed } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], {
+      cwd: packageDir,
+    });
     const tarball = join(project, (JSON.parse(packed) as Array<{ filename: string }>)[0]!.filename);
     const installed = join(project, 'node_modules', '@parley', 'http');
     mkdirSync(installed, { recursive: true });
     await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
-    // What npm install would add around it: the declared dependencies and peers (from this
-    // repository's node_modules, so nothing is downloaded) and the bin link. An undeclared
-    // import would fail here, as it would for a user.
+    // What npm install would add around it: the declared dependencies and required peers (from
+    // this repository's node_modules, so nothing is downloaded; optional peers, the database
+    // adapters, are left out as npm does) and the bin link. An undeclared import would fail here,
+    // as it would for a user.
     const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
       bin: Record<string, string>;
       dependencies: Record<string, string>;
       peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
     };
-    for (const name of Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })) {
+    const peers = Object.keys(manifest.peerDependencies).filter(
+      (name) => !manifest.peerDependenciesMeta[name]?.optional,
+    );
+    for (const name of [...Object.keys(manifest.dependencies), ...peers]) {
       mkdirSync(dirname(join(project, 'node_modules', name)), { recursive: true });
       symlinkSync(join(root, 'node_modules', name), join(project, 'node_modules', name), 'dir');
     }

@@ -1,7 +1,6 @@
 /** @module The queues and the feed on PostgreSQL, made together over one `Sql` and one LISTEN connection per process. */
-import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
-import type { Sql } from '../sql.js';
+import type { PgliteDatabase, Sql } from '../sql.js';
 import { type Notifier, PgliteNotifier, PgNotifier } from './notifier.js';
 import { PostgresConversationFeed } from './postgres-conversation-feed.js';
 import { PostgresDeliveryQueue } from './postgres-delivery-queue.js';
@@ -21,7 +20,7 @@ export { QueueVacuum, type QueueVacuumOptions } from './queue-vacuum.js';
  * pooler), the PGlite instance itself, or `false` where LISTEN is unavailable (queues then poll
  * every ≤ 1 s, and the feed goes through its table; every process of a deployment must agree).
  */
-export type ListenOptions = { connection: pg.ClientConfig } | { pglite: PGlite } | false;
+export type ListenOptions = { connection: pg.ClientConfig } | { pglite: PgliteDatabase } | false;
 
 /** Options of {@link createPostgresQueues}. */
 export interface PostgresQueuesOptions {
@@ -55,11 +54,17 @@ export interface PostgresQueues {
  */
 export function createPostgresQueues(options: PostgresQueuesOptions): PostgresQueues {
   const { sql, schema, listen } = options;
-  const notifier: Notifier | null = listen === false ? null : 'pglite' in listen ? new PgliteNotifier(listen.pglite) : new PgNotifier({ connection: listen.connection });
+  const notifier: Notifier | null =
+    listen === false
+      ? null
+      : 'pglite' in listen
+        ? new PgliteNotifier(listen.pglite)
+        : new PgNotifier({ connection: listen.connection });
   const deliveryQueue = new PostgresDeliveryQueue({ sql, schema, notifier, leaseMs: options.deliveryLeaseMs });
   const replyQueue = new PostgresReplyQueue({ sql, schema, notifier, leaseMs: options.replyLeaseMs });
   const conversationFeed = new PostgresConversationFeed({ sql, schema, notifier });
-  const vacuum = options.vacuumEveryMs === false ? undefined : new QueueVacuum({ sql, schema, everyMs: options.vacuumEveryMs });
+  const vacuum =
+    options.vacuumEveryMs === false ? undefined : new QueueVacuum({ sql, schema, everyMs: options.vacuumEveryMs });
   vacuum?.start();
   let closing: Promise<void> | undefined;
   return {

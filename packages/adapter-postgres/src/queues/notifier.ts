@@ -2,8 +2,8 @@
  * @module LISTEN on one dedicated connection per process: the wake-up hints of the queues and the
  * conversation feed's signals (docs/postgres-queues.md).
  */
-import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import type { PgliteDatabase } from '../sql.js';
 
 /** Stops one `listen` registration (idempotent). */
 export type Unlisten = () => Promise<void>;
@@ -126,29 +126,39 @@ export class PgNotifier extends BaseNotifier {
   constructor(options: PgNotifierOptions) {
     super();
     // Deadlines, so a database that stopped answering (paused, a dead peer) is noticed and left.
-    this.connection = { keepAlive: true, application_name: 'parley-listen', connectionTimeoutMillis: 2_000, query_timeout: 5_000, ...options.connection };
+    this.connection = {
+      keepAlive: true,
+      application_name: 'parley-listen',
+      connectionTimeoutMillis: 2_000,
+      query_timeout: 5_000,
+      ...options.connection,
+    };
     this.heartbeatMs = options.heartbeatMs ?? 5_000;
   }
 
   protected subscribe(channel: string): Promise<void> {
     // LISTEN/UNLISTEN run in order on the one connection; a later registration of a channel waits
     // for the queue, and LISTENs itself when the first one's LISTEN failed.
-    const run = this.pending.catch(() => {}).then(async () => {
-      const client = await this.connected();
-      if (!this.channels.has(channel) || this.active.has(channel)) return;
-      await client.query(`LISTEN ${channel}`);
-      if (this.client === client) this.active.add(channel);
-    });
+    const run = this.pending
+      .catch(() => {})
+      .then(async () => {
+        const client = await this.connected();
+        if (!this.channels.has(channel) || this.active.has(channel)) return;
+        await client.query(`LISTEN ${channel}`);
+        if (this.client === client) this.active.add(channel);
+      });
     this.pending = run;
     return run;
   }
 
   protected unsubscribe(channel: string): Promise<void> {
-    const run = this.pending.catch(() => {}).then(async () => {
-      if (this.channels.has(channel) || !this.client || !this.active.has(channel)) return;
-      this.active.delete(channel);
-      await this.client.query(`UNLISTEN ${channel}`);
-    });
+    const run = this.pending
+      .catch(() => {})
+      .then(async () => {
+        if (this.channels.has(channel) || !this.client || !this.active.has(channel)) return;
+        this.active.delete(channel);
+        await this.client.query(`UNLISTEN ${channel}`);
+      });
     this.pending = run;
     return run;
   }
@@ -240,7 +250,7 @@ export class PgNotifier extends BaseNotifier {
 export class PgliteNotifier extends BaseNotifier {
   private readonly unlistens = new Map<string, Promise<(() => Promise<void>) | undefined>>();
 
-  constructor(private readonly db: PGlite) {
+  constructor(private readonly db: PgliteDatabase) {
     super();
   }
 

@@ -1,5 +1,5 @@
 /** @module The conversation feed on PostgreSQL: NOTIFY on a channel per conversation, or a polled table where LISTEN is unavailable. */
-import type { ConversationFeed, FeedSignal, FeedSubscription } from '@parley/core';
+import type { ConversationFeed, FeedSignal, FeedSubscription, WorkspaceScope } from '@parley/core/adapter';
 import { DEFAULT_SCHEMA, quoteSchema } from '../schema.js';
 import type { Sql } from '../sql.js';
 import { feedChannel } from './channels.js';
@@ -66,7 +66,8 @@ export class PostgresConversationFeed implements ConversationFeed {
     this.sql = options.sql;
     this.notifier = options.notifier;
     this.pollMs = options.pollMs ?? 200;
-    if (!Number.isSafeInteger(this.pollMs) || this.pollMs < 1) throw new RangeError(`pollMs must be a positive integer, got ${this.pollMs}`);
+    if (!Number.isSafeInteger(this.pollMs) || this.pollMs < 1)
+      throw new RangeError(`pollMs must be a positive integer, got ${this.pollMs}`);
   }
 
   /**
@@ -76,7 +77,7 @@ export class PostgresConversationFeed implements ConversationFeed {
    * could otherwise commit them out of order); past {@link MAX_WAITING_SIGNALS} waiting, more are
    * dropped, and a send that fails is dropped too (the feed is at-most-once).
    */
-  async publish(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
+  async publish({ workspaceId }: WorkspaceScope, conversationId: string, signal: FeedSignal): Promise<void> {
     const channel = feedChannel(this.schema, workspaceId, conversationId);
     const send = () => this.send(channel, signal).catch(() => {});
     const queued = this.outgoing.get(channel);
@@ -103,11 +104,17 @@ export class PostgresConversationFeed implements ConversationFeed {
     }
   }
 
-  async subscribe(workspaceId: string, conversationId: string, listener: Listener): Promise<FeedSubscription> {
+  async subscribe(
+    { workspaceId }: WorkspaceScope,
+    conversationId: string,
+    listener: Listener,
+  ): Promise<FeedSubscription> {
     const channel = feedChannel(this.schema, workspaceId, conversationId);
     const own: Listener = (signal) => listener(signal);
     if (this.notifier) {
-      const unlisten = await this.notifier.listen(channel, (payload) => deliver(own, payload.slice(payload.indexOf(' ') + 1)));
+      const unlisten = await this.notifier.listen(channel, (payload) =>
+        deliver(own, payload.slice(payload.indexOf(' ') + 1)),
+      );
       return { unsubscribe: unlisten };
     }
     const [row] = await this.sql.query<{ last: number }>(this.text.last, []);
@@ -151,7 +158,10 @@ export class PostgresConversationFeed implements ConversationFeed {
     try {
       const channels = [...this.polled.keys()];
       const after = channels.map((channel) => this.polled.get(channel)!.after);
-      const rows = await this.sql.query<{ seq: number; channel: string; signal: string }>(this.text.poll, [channels, after]);
+      const rows = await this.sql.query<{ seq: number; channel: string; signal: string }>(this.text.poll, [
+        channels,
+        after,
+      ]);
       for (const row of rows) {
         const entry = this.polled.get(row.channel);
         if (!entry || row.seq <= entry.after) continue;

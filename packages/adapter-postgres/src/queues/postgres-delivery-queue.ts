@@ -1,5 +1,12 @@
 /** @module The delivery queue on PostgreSQL: job rows in two lanes, claimed with FOR UPDATE SKIP LOCKED under a lease. */
-import { DEFAULT_DELIVERY_LEASE_MS, type DeliveryJob, type DeliveryLane, type DeliveryQueue, type DeliveryQueueStats, type LeasedJob } from '@parley/core';
+import {
+  DEFAULT_DELIVERY_LEASE_MS,
+  type DeliveryJob,
+  type DeliveryLane,
+  type DeliveryQueue,
+  type DeliveryQueueStats,
+  type LeasedJob,
+} from '@parley/core/adapter';
 import { quoteSchema, DEFAULT_SCHEMA } from '../schema.js';
 import type { Sql } from '../sql.js';
 import { queueChannel } from './channels.js';
@@ -55,7 +62,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
   /** @throws TypeError for a schema that is not a plain identifier; RangeError for a `leaseMs` or `pollMs` out of range. */
   constructor(options: PostgresDeliveryQueueOptions) {
     const leaseMs = options.leaseMs ?? DEFAULT_DELIVERY_LEASE_MS;
-    if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new RangeError(`leaseMs must be a positive integer, got ${leaseMs}`);
+    if (!Number.isSafeInteger(leaseMs) || leaseMs < 1)
+      throw new RangeError(`leaseMs must be a positive integer, got ${leaseMs}`);
     const schema = options.schema ?? DEFAULT_SCHEMA;
     this.text = statements(quoteSchema(schema));
     this.sql = options.sql;
@@ -73,7 +81,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
   async lease(lane: DeliveryLane, max: number, waitMs: number): Promise<LeasedJob[]> {
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`max must be an integer ≥ 1, got ${max}`);
     if (!(waitMs >= 0)) throw new RangeError(`waitMs must be a number of ms ≥ 0, got ${waitMs}`);
-    if (lane !== 'first' && lane !== 'retry') throw new RangeError(`lane must be 'first' or 'retry', got ${String(lane)}`);
+    if (lane !== 'first' && lane !== 'retry')
+      throw new RangeError(`lane must be 'first' or 'retry', got ${String(lane)}`);
     if (waitMs > 0) await this.wakeups.ready(Math.min(waitMs, this.pollMs));
     const deadline = Date.now() + waitMs;
     for (;;) {
@@ -108,7 +117,12 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
   /** Exact counts in one statement: a scan of the queue's rows, which are the jobs waiting or in flight only. */
   async stats(): Promise<DeliveryQueueStats> {
     const [row] = await this.sql.query<DeliveryQueueStats & Record<string, unknown>>(this.text.stats, []);
-    return { first: Number(row!.first), retry: Number(row!.retry), scheduled: Number(row!.scheduled), leased: Number(row!.leased) };
+    return {
+      first: Number(row!.first),
+      retry: Number(row!.retry),
+      scheduled: Number(row!.scheduled),
+      leased: Number(row!.leased),
+    };
   }
 
   /** Ends waiting `lease` calls with `[]` and stops listening; the `Sql` and notifier belong to the caller. */
@@ -167,6 +181,7 @@ function statements(schema: string) {
 
 /** @throws TypeError for a receipt this queue did not issue. */
 function parseReceipt(receipt: string): number {
-  if (typeof receipt !== 'string' || !RECEIPT.test(receipt)) throw new TypeError('Not a receipt of PostgresDeliveryQueue.');
+  if (typeof receipt !== 'string' || !RECEIPT.test(receipt))
+    throw new TypeError('Not a receipt of PostgresDeliveryQueue.');
   return Number(receipt);
 }

@@ -34,7 +34,8 @@ export class QueueVacuum {
   constructor(options: QueueVacuumOptions) {
     const schema = quoteSchema(options.schema ?? DEFAULT_SCHEMA);
     this.everyMs = options.everyMs ?? 30_000;
-    if (!Number.isSafeInteger(this.everyMs) || this.everyMs < 1_000) throw new RangeError(`everyMs must be an integer ≥ 1 000, got ${this.everyMs}`);
+    if (!Number.isSafeInteger(this.everyMs) || this.everyMs < 1_000)
+      throw new RangeError(`everyMs must be an integer ≥ 1 000, got ${this.everyMs}`);
     this.sql = options.sql;
     this.statement = `VACUUM (SKIP_LOCKED) ${schema}.delivery_jobs, ${schema}.reply_jobs, ${schema}.feed_signals`;
   }

@@ -1,5 +1,5 @@
 /** @module Fitting a feed signal into NOTIFY payloads, which PostgreSQL caps below 8 000 bytes. */
-import type { FeedSignal } from '@parley/core';
+import type { FeedSignal } from '@parley/core/adapter';
 
 /** Largest payload sent, in UTF-8 bytes (PostgreSQL refuses 8 000 and more by default). */
 export const MAX_PAYLOAD_BYTES = 7_900;

@@ -31,7 +31,10 @@ export class Wakeups {
    * `notifier` (none: poll only) carries the wake-ups on `channel`; a payload names the topic
    * woken. A reconnect wakes every topic, since notifications may have been lost meanwhile.
    */
-  constructor(private readonly notifier: Notifier | null, private readonly channel: string) {
+  constructor(
+    private readonly notifier: Notifier | null,
+    private readonly channel: string,
+  ) {
     notifier?.onReconnect(() => this.wakeAll());
   }
 
@@ -94,6 +97,7 @@ export class Wakeups {
   }
 
   private wakeAll(): void {
-    for (const topic of new Set([...this.generations.keys(), ...[...this.waiters].map((waiter) => waiter.topic)])) this.wake(topic);
+    for (const topic of new Set([...this.generations.keys(), ...[...this.waiters].map((waiter) => waiter.topic)]))
+      this.wake(topic);
   }
 }

@@ -11,7 +11,7 @@ import { PostgresReplyQueue } from './postgres-reply-queue.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 await onEachBackend('queue wake-ups', (backend, kind) => {
-  it('a waiting lease wakes on another instance\'s enqueue well within its 1 s poll', async () => {
+  it("a waiting lease wakes on another instance's enqueue well within its 1 s poll", async () => {
     const schema = await openTestSchema(backend());
     const [a, b] = [schema.open(), schema.open()];
     const waiting = new PostgresDeliveryQueue({ ...a, schema: schema.schema, pollMs: 1_000 });
@@ -21,14 +21,16 @@ await onEachBackend('queue wake-ups', (backend, kind) => {
     try {
       // Warm up: the first lease with a wait starts LISTENing.
       await waiting.lease('first', 1, 1);
-      await replies.lease(1);
+      await replies.lease(1, { models: ['m'] });
       for (let round = 0; round < 3; round += 1) {
         const lease = waiting.lease('first', 1, 5_000);
-        const replyLease = replies.lease(5_000);
+        const replyLease = replies.lease(5_000, { models: ['m'] });
         await sleep(150);
         const sent = Date.now();
         await other.enqueue([contractJob(round)]);
-        await otherReplies.enqueue({ id: `rpl_${round}`, workspaceId: 'ws', conversationId: `conv_${round}`, inReplyTo: null, requestedAt: sent });
+        const conversationId = `conv_${round}`;
+        const job = { id: `rpl_${round}`, workspaceId: 'ws', conversationId, inReplyTo: null, requestedAt: sent };
+        await otherReplies.enqueue({ ...job, model: 'm' });
         const [leased] = await lease;
         const reply = await replyLease;
         expect(Date.now() - sent).toBeLessThan(400);
@@ -45,7 +47,11 @@ await onEachBackend('queue wake-ups', (backend, kind) => {
 
   it('without LISTEN, a waiting lease finds the job by polling within its poll interval', async () => {
     const schema = await openTestSchema(backend());
-    const waiting = new PostgresDeliveryQueue({ ...schema.open({ listen: false }), schema: schema.schema, pollMs: 300 });
+    const waiting = new PostgresDeliveryQueue({
+      ...schema.open({ listen: false }),
+      schema: schema.schema,
+      pollMs: 300,
+    });
     const other = new PostgresDeliveryQueue({ ...schema.open({ listen: false }), schema: schema.schema });
     try {
       const lease = waiting.lease('first', 1, 5_000);
@@ -69,7 +75,10 @@ await onEachBackend('queue wake-ups', (backend, kind) => {
       const other = new PostgresDeliveryQueue({ ...b, schema: schema.schema });
       try {
         await waiting.lease('first', 1, 1);
-        const listeners = () => b.sql.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'parley-listen'`);
+        const listeners = () =>
+          b.sql.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'parley-listen'`,
+          );
         // Kill every LISTENing backend of this database (the waiting worker's; the other never listened).
         // The LISTEN connection opens in the background, possibly after lease() returned.
         await expect.poll(async () => (await listeners()).length, { timeout: 5_000 }).toBe(1);

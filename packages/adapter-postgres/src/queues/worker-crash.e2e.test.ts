@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { contractJob } from '@parley/core/testing';
-import type { LeasedJob, ReplyJob } from '@parley/core';
+import type { LeasedJob, ReplyJob } from '@parley/core/adapter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../migrate.js';
 import { sqlFromPool, type Sql } from '../sql.js';
@@ -22,7 +22,9 @@ const LEASE_MS = 1_500;
 /** Starts the child worker and resolves with the ids it leased, once it printed them; `kill()` SIGKILLs it. */
 async function leaseInChild(url: string, schema: string, kind: 'delivery' | 'reply', count: number) {
   if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm test\`, which builds before testing.`);
-  const process_ = spawn(process.execPath, [child, url, schema, kind, String(count), String(LEASE_MS)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const process_ = spawn(process.execPath, [child, url, schema, kind, String(count), String(LEASE_MS)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   process_.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const ids = await new Promise<string[]>((resolve, reject) => {
@@ -49,7 +51,14 @@ describeIfPostgres({ describe, it }, await probePostgres())('a queue worker kill
     pool = new pg.Pool({ connectionString: database.url, max: 4 });
     sql = sqlFromPool(pool);
     await migrate(sql, schema);
-    queues = createPostgresQueues({ sql, schema, listen: { connection: { connectionString: database.url } }, deliveryLeaseMs: LEASE_MS, replyLeaseMs: LEASE_MS, vacuumEveryMs: false });
+    queues = createPostgresQueues({
+      sql,
+      schema,
+      listen: { connection: { connectionString: database.url } },
+      deliveryLeaseMs: LEASE_MS,
+      replyLeaseMs: LEASE_MS,
+      vacuumEveryMs: false,
+    });
   });
   afterAll(async () => {
     await queues?.close();
@@ -82,7 +91,15 @@ describeIfPostgres({ describe, it }, await probePostgres())('a queue worker kill
     const jobs: ReplyJob[] = [];
     for (let n = 0; n < 3; n += 1) {
       for (let c = 0; c < 4; c += 1) {
-        const job = { id: `rpl_${c}_${n}`, workspaceId: 'ws_crash', conversationId: `conv_${c}`, inReplyTo: null, requestedAt: (clock += 1) };
+        const requestedAt = (clock += 1);
+        const job = {
+          id: `rpl_${c}_${n}`,
+          workspaceId: 'ws_crash',
+          conversationId: `conv_${c}`,
+          inReplyTo: null,
+          requestedAt,
+          model: 'm',
+        };
         jobs.push(job);
         await queues.replyQueue.enqueue(job);
       }
@@ -90,18 +107,19 @@ describeIfPostgres({ describe, it }, await probePostgres())('a queue worker kill
     const worker = await leaseInChild(database.url, schema, 'reply', 4);
     expect(worker.ids.sort()).toEqual(['rpl_0_0', 'rpl_1_0', 'rpl_2_0', 'rpl_3_0']);
     // While it lives, its conversations are held: nothing else of them is handed out.
-    expect(await queues.replyQueue.lease(0)).toBeNull();
+    expect(await queues.replyQueue.lease(0, { models: ['m'] })).toBeNull();
     await worker.kill();
     const served: string[] = [];
     for (;;) {
-      const leased = await queues.replyQueue.lease(5_000);
+      const leased = await queues.replyQueue.lease(5_000, { models: ['m'] });
       if (!leased) break;
       served.push(leased.job.id);
       expect(await queues.replyQueue.ack(leased)).toBe(true);
       if (served.length === jobs.length) break;
     }
     expect([...served].sort()).toEqual(jobs.map((job) => job.id).sort());
-    for (let c = 0; c < 4; c += 1) expect(served.filter((id) => id.startsWith(`rpl_${c}_`))).toEqual([0, 1, 2].map((n) => `rpl_${c}_${n}`));
+    for (let c = 0; c < 4; c += 1)
+      expect(served.filter((id) => id.startsWith(`rpl_${c}_`))).toEqual([0, 1, 2].map((n) => `rpl_${c}_${n}`));
     expect(await queues.replyQueue.size()).toBe(0);
   });
 });

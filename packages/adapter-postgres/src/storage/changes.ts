@@ -16,7 +16,17 @@
  * waits for a concurrent writer and then reads its committed row. Concurrent changes of one row
  * queue on that lock; none is retried or lost.
  */
-import { withVersion, type Change, type Condition, type DeleteConditions, type DomainEvent, type EventDraft, type WriteResult } from '@parley/core';
+import type { DomainEvent } from '@parley/core';
+import {
+  traceContextOf,
+  withVersion,
+  type WorkspaceScope,
+  type Change,
+  type Condition,
+  type DeleteOptions,
+  type EventDraft,
+  type WriteResult,
+} from '@parley/core/adapter';
 import { eventJson, HIDDEN_FIELDS_SQL, recordEvent, type StoreContext } from './context.js';
 
 /** The later of a stored ISO timestamp (jsonb) and `$param`, as jsonb: ISO 8601 UTC strings sort bytewise. */
@@ -75,12 +85,20 @@ const draftJson = (workspaceId: string, event: EventDraft) => JSON.stringify({ .
 export async function applyChange<T extends object>(
   { sql, s, recorded }: StoreContext,
   table: RecordTable,
-  workspaceId: string,
+  scope: WorkspaceScope,
   id: string,
   change: Change<T>,
 ): Promise<WriteResult<T> | null> {
+  const { workspaceId } = scope;
   const { id: _id, ...set } = (change.set ?? {}) as Record<string, unknown>;
-  const params: unknown[] = [workspaceId, id, JSON.stringify(set), change.touch ?? null, change.keepVersion ? 0 : 1, change.ifVersion ?? null];
+  const params: unknown[] = [
+    workspaceId,
+    id,
+    JSON.stringify(set),
+    change.touch ?? null,
+    change.keepVersion ? 0 : 1,
+    change.ifVersion ?? null,
+  ];
   const where = conditionsSql('cur', change.where, params);
   const merged = `cur.data || $3::jsonb`;
   const touched = `(${merged}) || CASE WHEN $4::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('updatedAt', ${later(`(${merged})->'updatedAt'`, '$4')}) END`;
@@ -91,9 +109,14 @@ export async function applyChange<T extends object>(
   if (change.event) {
     const given = change.event;
     const complete = isComplete(given);
-    params.push(given.id, given.type, isComplete(given) ? eventJson(workspaceId, given) : draftJson(workspaceId, given));
+    params.push(
+      given.id,
+      given.type,
+      isComplete(given) ? eventJson(workspaceId, given) : draftJson(workspaceId, given),
+      traceContextOf(scope) ?? null,
+    );
     const n = params.length;
-    event = `, ${recordEvent(s, 'upd', { ws: '$1', id: `$${n - 2}`, type: `$${n - 1}`, event: complete ? `$${n}` : eventJsonSql(`$${n}`, '(SELECT data FROM upd)') })}`;
+    event = `, ${recordEvent(s, 'upd', { ws: '$1', id: `$${n - 3}`, type: `$${n - 2}`, event: complete ? `$${n - 1}` : eventJsonSql(`$${n - 1}`, '(SELECT data FROM upd)'), trace: `$${n}` })}`;
   }
   const t = `${s}.${table.name}`;
   const [row] = await sql.query<ChangeRow<T>>(
@@ -121,16 +144,21 @@ export async function applyChange<T extends object>(
 export async function deleteRecord<T extends object>(
   { sql, s, recorded }: StoreContext,
   table: RecordTable,
-  workspaceId: string,
+  scope: WorkspaceScope,
   id: string,
-  conditions: DeleteConditions | undefined,
-  options: { before?: string; event?: EventDraft } = {},
+  options: DeleteOptions & { before?: string } = {},
 ): Promise<WriteResult<T> | null> {
-  const params: unknown[] = [workspaceId, id, conditions?.ifVersion ?? null];
+  const { workspaceId } = scope;
+  const params: unknown[] = [workspaceId, id, options.ifVersion ?? null];
   let event = '';
   if (options.event) {
-    params.push(options.event.id, options.event.type, draftJson(workspaceId, options.event));
-    event = `, ${recordEvent(s, 'del', { ws: '$1', id: '$4', type: '$5', event: eventJsonSql('$6', '(SELECT data FROM del)') })}`;
+    params.push(
+      options.event.id,
+      options.event.type,
+      draftJson(workspaceId, options.event),
+      traceContextOf(scope) ?? null,
+    );
+    event = `, ${recordEvent(s, 'del', { ws: '$1', id: '$4', type: '$5', event: eventJsonSql('$6', '(SELECT data FROM del)'), trace: '$7' })}`;
   }
   const t = `${s}.${table.name}`;
   const [row] = await sql.query<ChangeRow<T>>(

@@ -1,5 +1,6 @@
 /** @module Conversations on PostgreSQL: each write, its preconditions (its agent, on insert) and its event in one statement. */
-import type { Conversation, ConversationStore } from '@parley/core';
+import type { Conversation } from '@parley/core';
+import { traceContextOf, type ConversationStore } from '@parley/core/adapter';
 import { applyChange, deleteRecord, type RecordTable } from './changes.js';
 import { eventJson, offsetPage, pageItems, recordEvent, type StoreContext } from './context.js';
 import { recordReader } from './record-reader.js';
@@ -11,7 +12,8 @@ const CONVERSATIONS: RecordTable = { name: 'conversations', columns: { status: '
 export function conversationStore(context: StoreContext): ConversationStore {
   const { sql, s, recorded } = context;
   return {
-    insert: async (workspaceId, conversation, event) => {
+    insert: async (scope, conversation, { event }) => {
+      const { workspaceId } = scope;
       // FOR SHARE on the agent: a concurrent deactivation or delete (which lock it for update)
       // either commits first and is seen here, or waits for this insert to commit.
       const [row] = await sql.query<{ agent_status: string | null; inserted: number }>(
@@ -19,9 +21,20 @@ export function conversationStore(context: StoreContext): ConversationStore {
          rec AS (
            INSERT INTO ${s}.conversations (workspace_id, id, agent_id, user_id, status, data)
            SELECT $1, $2, $3, $4, $5, $6::jsonb FROM agent WHERE agent.status = 'active' RETURNING 1
-         ), ${recordEvent(s, 'rec', { ws: '$1', id: '$7', type: '$8', event: '$9' })}
+         ), ${recordEvent(s, 'rec', { ws: '$1', id: '$7', type: '$8', event: '$9', trace: '$10' })}
          SELECT (SELECT status FROM agent) AS agent_status, (SELECT count(*)::int FROM rec) AS inserted`,
-        [workspaceId, conversation.id, conversation.agentId, conversation.userId, conversation.status, JSON.stringify(conversation), event.id, event.type, eventJson(workspaceId, event)],
+        [
+          workspaceId,
+          conversation.id,
+          conversation.agentId,
+          conversation.userId,
+          conversation.status,
+          JSON.stringify(conversation),
+          event.id,
+          event.type,
+          eventJson(workspaceId, event),
+          traceContextOf(scope) ?? null,
+        ],
       );
       if (row?.inserted) {
         recorded();
@@ -32,7 +45,7 @@ export function conversationStore(context: StoreContext): ConversationStore {
 
     get: recordReader<Conversation>(context, CONVERSATIONS),
 
-    list: async (workspaceId, { offset, limit, agentId, userId, status }) => {
+    list: async ({ workspaceId }, { offset, limit, agentId, userId, status }) => {
       const filter = `workspace_id = $1 AND ($2::text IS NULL OR agent_id = $2) AND ($3::text IS NULL OR user_id = $3) AND ($4::text IS NULL OR status = $4)`;
       const [row] = await sql.query<{ total: number; items: [Conversation, number][] }>(
         `SELECT (SELECT count(*)::int FROM ${s}.conversations WHERE ${filter}) AS total,
@@ -43,9 +56,9 @@ export function conversationStore(context: StoreContext): ConversationStore {
       return offsetPage(row);
     },
 
-    update: (workspaceId, id, change) => applyChange<Conversation>(context, CONVERSATIONS, workspaceId, id, change),
+    update: (scope, id, change) => applyChange<Conversation>(context, CONVERSATIONS, scope, id, change),
 
     // Its messages go by ON DELETE CASCADE, in the same statement.
-    delete: (workspaceId, id, conditions, event) => deleteRecord<Conversation>(context, CONVERSATIONS, workspaceId, id, conditions, event ? { event } : {}),
+    delete: (scope, id, options) => deleteRecord<Conversation>(context, CONVERSATIONS, scope, id, options),
   };
 }

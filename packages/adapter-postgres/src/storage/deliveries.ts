@@ -2,7 +2,8 @@
  * @module Each webhook endpoint's deliveries log on PostgreSQL, kept for the event retention.
  * Pages are keyset reads of the primary key (workspace_id, endpoint_id, id), newest first.
  */
-import type { DeliveryAttempt, DeliveryStore } from '@parley/core';
+import type { DeliveryAttempt } from '@parley/core';
+import type { DeliveryStore } from '@parley/core/adapter';
 import { retained, type StoreContext } from './context.js';
 
 /** SQLSTATE foreign_key_violation: the endpoint was deleted meanwhile. */
@@ -12,7 +13,7 @@ const FOREIGN_KEY_VIOLATION = '23503';
 export function deliveryStore({ sql, s, retentionMs }: StoreContext): DeliveryStore {
   const live = retained('recorded_at', '$3');
   return {
-    record: async (workspaceId, attempt) => {
+    record: async ({ workspaceId }, attempt) => {
       const succeeded = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
       try {
         await sql.query(
@@ -25,10 +26,14 @@ export function deliveryStore({ sql, s, retentionMs }: StoreContext): DeliverySt
         if ((error as { code?: string }).code !== FOREIGN_KEY_VIOLATION) throw error;
       }
     },
-    get: async (workspaceId, endpointId, id) =>
-      (await sql.query<{ data: DeliveryAttempt }>(`SELECT data FROM ${s}.deliveries WHERE workspace_id = $1 AND endpoint_id = $2 AND ${live} AND id = $4`, [workspaceId, endpointId, retentionMs, id]))[0]
-        ?.data ?? null,
-    list: async (workspaceId, endpointId, { before, limit, eventId }) => {
+    get: async ({ workspaceId }, endpointId, id) =>
+      (
+        await sql.query<{ data: DeliveryAttempt }>(
+          `SELECT data FROM ${s}.deliveries WHERE workspace_id = $1 AND endpoint_id = $2 AND ${live} AND id = $4`,
+          [workspaceId, endpointId, retentionMs, id],
+        )
+      )[0]?.data ?? null,
+    list: async ({ workspaceId }, endpointId, { before, limit, eventId }) => {
       const [row] = await sql.query<{ cursor: boolean; rows: DeliveryAttempt[] }>(
         `SELECT ($4::text IS NULL OR EXISTS (SELECT 1 FROM ${s}.deliveries WHERE workspace_id = $1 AND endpoint_id = $2 AND id = $4 AND ${live})) AS cursor,
                 coalesce((SELECT json_agg(data ORDER BY id DESC) FROM (
@@ -40,7 +45,7 @@ export function deliveryStore({ sql, s, retentionMs }: StoreContext): DeliverySt
       if (!row?.cursor) return null;
       return { deliveries: row.rows.slice(0, limit), hasMore: row.rows.length > limit };
     },
-    delivered: async (workspaceId, endpointId, eventIds) => {
+    delivered: async ({ workspaceId }, endpointId, eventIds) => {
       const rows = await sql.query<{ event_id: string }>(
         `SELECT DISTINCT event_id FROM ${s}.deliveries WHERE workspace_id = $1 AND endpoint_id = $2 AND ${live} AND event_id = ANY($4::text[]) AND succeeded`,
         [workspaceId, endpointId, retentionMs, [...eventIds]],

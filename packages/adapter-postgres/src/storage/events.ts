@@ -4,17 +4,23 @@
  * one taker at a time, claiming the workspace's lease row with FOR UPDATE SKIP LOCKED.
  */
 import { randomUUID } from 'node:crypto';
-import type { DomainEvent, EventOutbox, EventStore, OutboxBatch } from '@parley/core';
+import type { DomainEvent } from '@parley/core';
+import type { EventOutbox, EventStore, OutboxBatch } from '@parley/core/adapter';
 import { retained, type StoreContext } from './context.js';
 
 /** `storage.events` on PostgreSQL. */
 export function eventStore({ sql, s, retentionMs }: StoreContext): EventStore {
   const live = retained('recorded_at', '$2');
   return {
-    get: async (workspaceId, id) =>
-      (await sql.query<{ event: DomainEvent }>(`SELECT event FROM ${s}.events WHERE workspace_id = $1 AND ${live} AND id = $3`, [workspaceId, retentionMs, id]))[0]?.event ?? null,
+    get: async ({ workspaceId }, id) =>
+      (
+        await sql.query<{ event: DomainEvent }>(
+          `SELECT event FROM ${s}.events WHERE workspace_id = $1 AND ${live} AND id = $3`,
+          [workspaceId, retentionMs, id],
+        )
+      )[0]?.event ?? null,
     // Without `type`: a range scan of the primary key (workspace_id, seq); with it, of events_by_type.
-    list: async (workspaceId, { after, limit, type }) => {
+    list: async ({ workspaceId }, { after, limit, type }) => {
       const [row] = await sql.query<{ cursor: number | null; rows: DomainEvent[] }>(
         `WITH cursor AS (SELECT CASE WHEN $3::text IS NULL THEN 0 ELSE (SELECT seq FROM ${s}.events WHERE workspace_id = $1 AND id = $3 AND ${live}) END AS seq)
          SELECT (SELECT seq FROM cursor) AS cursor,
@@ -59,7 +65,11 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
   // Served workspaces go to the back (served_at), so one busy workspace cannot starve the others.
   const takeNow = async (max: number): Promise<OutboxBatch | null> => {
     const receipt = randomUUID();
-    const [row] = await sql.query<{ workspace_id: string; events: DomainEvent[] }>(
+    const [row] = await sql.query<{
+      workspace_id: string;
+      events: DomainEvent[];
+      traces: Record<string, string> | null;
+    }>(
       `WITH candidate AS (
          SELECT l.workspace_id FROM ${s}.outbox_leases l
          WHERE (l.lease_until IS NULL OR l.lease_until <= clock_timestamp())
@@ -70,13 +80,19 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
          UPDATE ${s}.outbox_leases l SET receipt = $1, lease_until = clock_timestamp() + $4::bigint * interval '1 millisecond', served_at = clock_timestamp()
          FROM candidate WHERE l.workspace_id = candidate.workspace_id RETURNING l.workspace_id
        )
-       SELECT leased.workspace_id, (SELECT coalesce(json_agg(event ORDER BY seq), '[]'::json) FROM (
-         SELECT e.seq, e.event FROM ${s}.outbox o JOIN ${s}.events e ON e.workspace_id = o.workspace_id AND e.seq = o.seq
-         WHERE o.workspace_id = leased.workspace_id AND ${live('o.recorded_at')} ORDER BY o.seq LIMIT $2) page) AS events
-       FROM leased`,
+       SELECT leased.workspace_id, page.events, page.traces FROM leased, LATERAL (
+         SELECT coalesce(json_agg(event ORDER BY seq), '[]'::json) AS events,
+                json_object_agg(id, trace_context) FILTER (WHERE trace_context IS NOT NULL) AS traces
+         FROM (
+           SELECT e.seq, e.id, e.event, o.trace_context FROM ${s}.outbox o JOIN ${s}.events e ON e.workspace_id = o.workspace_id AND e.seq = o.seq
+           WHERE o.workspace_id = leased.workspace_id AND ${live('o.recorded_at')} ORDER BY o.seq LIMIT $2
+         ) rows
+       ) page`,
       [receipt, max, retentionMs, leaseMs],
     );
-    return row && row.events.length > 0 ? { workspaceId: row.workspace_id, events: row.events, receipt } : null;
+    if (!row || row.events.length === 0) return null;
+    const batch: OutboxBatch = { workspaceId: row.workspace_id, events: row.events, receipt };
+    return row.traces ? { ...batch, traceContexts: row.traces } : batch;
   };
   return {
     take: async (max, waitMs) => {

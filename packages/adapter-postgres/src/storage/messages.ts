@@ -5,16 +5,25 @@
  * (workspace_id, conversation_id, id): `EXPLAIN` shows an Index Scan Backward with the cursor as
  * an index condition and a Limit on top, so a page costs O(limit) at any history length.
  */
-import { usageDay, usageIncrements, type Message, type MessagePage, type MessageStore, type UsageRecord } from '@parley/core';
+import type { Message } from '@parley/core';
+import {
+  traceContextOf,
+  usageDay,
+  usageIncrements,
+  type MessagePage,
+  type MessageStore,
+  type UsageRecord,
+} from '@parley/core/adapter';
 import { later } from './changes.js';
 import { eventJson, recordEvent, type StoreContext } from './context.js';
 
-
 /** `storage.messages` on PostgreSQL. */
 export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
-  const exists = (cursor: string) => `EXISTS (SELECT 1 FROM ${s}.messages WHERE workspace_id = $1 AND conversation_id = $2 AND id = ${cursor})`;
+  const exists = (cursor: string) =>
+    `EXISTS (SELECT 1 FROM ${s}.messages WHERE workspace_id = $1 AND conversation_id = $2 AND id = ${cursor})`;
   return {
-    append: async (workspaceId, message, event, usage) => {
+    append: async (scope, message, { event, usage }) => {
+      const { workspaceId } = scope;
       const counted = usage ? countersOf(usage) : { fields: [], values: [] };
       const [row] = await sql.query<{ appended: number; found: boolean }>(
         `WITH conv AS (
@@ -25,7 +34,7 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
            WHERE workspace_id = $1 AND id = $2 AND status = 'active' RETURNING 1
          ),
          rec AS (INSERT INTO ${s}.messages (workspace_id, conversation_id, id, data) SELECT $1, $2, $3, $5::json FROM conv RETURNING 1),
-         ${recordEvent(s, 'rec', { ws: '$1', id: '$6', type: '$7', event: '$8' })},
+         ${recordEvent(s, 'rec', { ws: '$1', id: '$6', type: '$7', event: '$8', trace: '$12' })},
          -- A reply step's tokens, counted with the message (after the workspace's event counter
          -- lock, so appends of one workspace never take these row locks in different orders).
          counted AS (
@@ -35,7 +44,20 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
          )
          SELECT (SELECT count(*)::int FROM rec) AS appended,
                 EXISTS (SELECT 1 FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2) AS found`,
-        [workspaceId, message.conversationId, message.id, message.createdAt, JSON.stringify(message), event.id, event.type, eventJson(workspaceId, event), usageDay(message.createdAt), counted.fields, counted.values],
+        [
+          workspaceId,
+          message.conversationId,
+          message.id,
+          message.createdAt,
+          JSON.stringify(message),
+          event.id,
+          event.type,
+          eventJson(workspaceId, event),
+          usageDay(message.createdAt),
+          counted.fields,
+          counted.values,
+          traceContextOf(scope) ?? null,
+        ],
       );
       if (row?.appended) {
         recorded();
@@ -44,11 +66,19 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
       return row?.found ? 'conversation_completed' : 'conversation_not_found';
     },
 
-    get: async (workspaceId, conversationId, id) =>
-      (await sql.query<{ data: Message }>(`SELECT data FROM ${s}.messages WHERE workspace_id = $1 AND conversation_id = $2 AND id = $3`, [workspaceId, conversationId, id]))[0]?.data ??
-      null,
+    get: async ({ workspaceId }, conversationId, id) =>
+      (
+        await sql.query<{ data: Message }>(
+          `SELECT data FROM ${s}.messages WHERE workspace_id = $1 AND conversation_id = $2 AND id = $3`,
+          [workspaceId, conversationId, id],
+        )
+      )[0]?.data ?? null,
 
-    page: async (workspaceId, conversationId, { before, after, limit, requireConversation }): Promise<MessagePage | null> => {
+    page: async (
+      { workspaceId },
+      conversationId,
+      { before, after, limit, requireConversation },
+    ): Promise<MessagePage | null> => {
       const cursor = after ?? before ?? null;
       const newer = after !== undefined;
       // limit + 1 rows tell whether more follow; one round trip answers cursor, existence and page.

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import type { PgliteDatabase } from '../sql.js';
 
 /** The shared server's maintenance database: `PARLEY_TEST_DATABASE_URL`, or the local default. */
 export const POSTGRES_ADMIN_URL = process.env.PARLEY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -40,17 +41,24 @@ export interface SuiteRunner<Describe extends { skip: unknown }> {
  * and returns `t.describe.skip`, and outside CI warns loudly and returns `t.describe.skip`:
  * `describeIfPostgres({ describe, it }, await probePostgres())`.
  */
-export function describeIfPostgres<Describe extends { skip: unknown }>(t: SuiteRunner<Describe>, problem: string | null): Describe | Describe['skip'] {
+export function describeIfPostgres<Describe extends { skip: unknown }>(
+  t: SuiteRunner<Describe>,
+  problem: string | null,
+): Describe | Describe['skip'] {
   if (problem === null) return t.describe;
   const message = `PostgreSQL is unavailable (${problem}).`;
   if (process.env.CI === 'true') {
     (t.describe as unknown as (name: string, body: () => void) => void)('PostgreSQL', () => {
       t.it('is available (required when CI=true)', () => {
-        throw new Error(`${message} CI=true requires it: start PostgreSQL on 127.0.0.1:5432 or set PARLEY_TEST_DATABASE_URL.`);
+        throw new Error(
+          `${message} CI=true requires it: start PostgreSQL on 127.0.0.1:5432 or set PARLEY_TEST_DATABASE_URL.`,
+        );
       });
     });
   } else {
-    console.warn(`\n⚠️  ${'='.repeat(70)}\n⚠️  SKIPPING PostgreSQL tests: ${message}\n⚠️  Start PostgreSQL on 127.0.0.1:5432 or set PARLEY_TEST_DATABASE_URL.\n⚠️  ${'='.repeat(70)}\n`);
+    console.warn(
+      `\n⚠️  ${'='.repeat(70)}\n⚠️  SKIPPING PostgreSQL tests: ${message}\n⚠️  Start PostgreSQL on 127.0.0.1:5432 or set PARLEY_TEST_DATABASE_URL.\n⚠️  ${'='.repeat(70)}\n`,
+    );
   }
   return t.describe.skip;
 }
@@ -83,7 +91,7 @@ async function admin(url: string, statement: string): Promise<void> {
 
 /** A PGlite database for one test: in memory, or in a new temporary folder when `onDisk`. */
 export interface TestPglite {
-  db: PGlite;
+  db: PgliteDatabase;
   /** The temporary folder, when on disk. */
   dataDir?: string;
   close(): Promise<void>;

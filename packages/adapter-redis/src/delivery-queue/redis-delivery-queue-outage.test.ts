@@ -7,7 +7,13 @@ import { ErrorCode, isParleyError } from '@parley/core';
 import { contractJob } from '@parley/core/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeIfAvailable } from '../../test/redis-available.js';
-import { freePort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '../../test/redis-available.js';
+import {
+  freePort,
+  probeRedisBinaries,
+  startRedisServer,
+  tempDir,
+  type RedisProcess,
+} from '../../test/redis-available.js';
 import { RedisDeliveryQueue } from './redis-delivery-queue.js';
 
 const describeServer = describeIfAvailable('A private redis-server', await probeRedisBinaries());

@@ -1,13 +1,30 @@
 /** @module The delivery queue on Redis: two Streams with consumer groups, XAUTOCLAIM leases, a ZSET of scheduled retries. */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { checkWaitMs, DEFAULT_DELIVERY_LEASE_MS, positiveInteger, type DeliveryJob, type DeliveryLane, type DeliveryQueue, type DeliveryQueueStats, type LeasedJob } from '@parley/core';
+import {
+  checkWaitMs,
+  DEFAULT_DELIVERY_LEASE_MS,
+  positiveInteger,
+  type DeliveryJob,
+  type DeliveryLane,
+  type DeliveryQueue,
+  type DeliveryQueueStats,
+  type LeasedJob,
+} from '@parley/core/adapter';
 import { Cluster } from 'ioredis';
 import { RedisAdapter, RedisRunner, type RedisAdapterOptions, type RedisClient } from '../connection.js';
 import { deliveryQueueKeys, type DeliveryQueueKeys } from '../keys.js';
 import { strings } from '../script.js';
 import { TurnBatcher } from '../turn-batcher.js';
-import { QUEUE_ACK, QUEUE_ENQUEUE, QUEUE_FORGET_CONSUMERS, QUEUE_LEASE, QUEUE_PROMOTE, QUEUE_RETRY, QUEUE_STATS } from './redis-delivery-queue.lua.js';
+import {
+  QUEUE_ACK,
+  QUEUE_ENQUEUE,
+  QUEUE_FORGET_CONSUMERS,
+  QUEUE_LEASE,
+  QUEUE_PROMOTE,
+  QUEUE_RETRY,
+  QUEUE_STATS,
+} from './redis-delivery-queue.lua.js';
 
 /** Options of {@link RedisDeliveryQueue}: the connection options of every adapter of this package, and: */
 export type RedisDeliveryQueueOptions = RedisAdapterOptions & {
@@ -69,7 +86,12 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
   private readonly blockSliceMs: number;
   /** Acks asked for in this turn, grouped by lane (see {@link ack}). */
   private readonly acks = new TurnBatcher<{ lane: DeliveryLane; id: string }>(this.runner, (acks) =>
-    this.runner.script(QUEUE_ACK, { keys: { stream: this.keys[acks[0]!.lane] }, args: { group: GROUP, ids: acks.map((ack) => ack.id) } }).then(() => undefined),
+    this.runner
+      .script(QUEUE_ACK, {
+        keys: { stream: this.keys[acks[0]!.lane] },
+        args: { group: GROUP, ids: acks.map((ack) => ack.id) },
+      })
+      .then(() => undefined),
   );
   /** Where each lane's scan for expired leases goes on (`0-0`: the last scan reached the end). */
   private readonly cursors: Record<DeliveryLane, string> = { first: '0-0', retry: '0-0' };
@@ -100,7 +122,10 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
   async enqueue(jobs: readonly DeliveryJob[]): Promise<void> {
     for (let i = 0; i < jobs.length; i += ENQUEUE_BATCH) {
       const batch = jobs.slice(i, i + ENQUEUE_BATCH).map((job) => JSON.stringify(job));
-      await this.runner.script(QUEUE_ENQUEUE, { keys: { stream: this.keys.first }, args: { group: GROUP, jobs: batch } });
+      await this.runner.script(QUEUE_ENQUEUE, {
+        keys: { stream: this.keys.first },
+        args: { group: GROUP, jobs: batch },
+      });
     }
   }
 
@@ -150,8 +175,16 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
 
   async stats(): Promise<DeliveryQueueStats> {
     const { first, retry, scheduled } = this.keys;
-    const reply = await this.runner.script(QUEUE_STATS, { keys: { first, retry, scheduled }, args: { group: GROUP, now: Date.now() } });
-    const [firstReady, retryReady, notDue, leased] = (reply as number[]).map(Number) as [number, number, number, number];
+    const reply = await this.runner.script(QUEUE_STATS, {
+      keys: { first, retry, scheduled },
+      args: { group: GROUP, now: Date.now() },
+    });
+    const [firstReady, retryReady, notDue, leased] = (reply as number[]).map(Number) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     return { first: firstReady, retry: retryReady, scheduled: notDue, leased };
   }
 
@@ -227,7 +260,18 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
     try {
       reply = await blocker.run(
         (client) =>
-          client.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', max, 'BLOCK', blockMs, 'STREAMS', this.keys[lane], '>') as Promise<StreamReply>,
+          client.xreadgroup(
+            'GROUP',
+            GROUP,
+            this.consumer,
+            'COUNT',
+            max,
+            'BLOCK',
+            blockMs,
+            'STREAMS',
+            this.keys[lane],
+            '>',
+          ) as Promise<StreamReply>,
       );
     } catch (error) {
       // The connection may still hold the blocked command: never reuse it.
@@ -247,7 +291,9 @@ export class RedisDeliveryQueue extends RedisAdapter implements DeliveryQueue {
     const timeoutMs = this.blockSliceMs + this.runner.timeoutMs;
     const client =
       this.client instanceof Cluster
-        ? this.client.duplicate([], { redisOptions: { ...this.client.options.redisOptions, commandTimeout: timeoutMs } })
+        ? this.client.duplicate([], {
+            redisOptions: { ...this.client.options.redisOptions, commandTimeout: timeoutMs },
+          })
         : this.client.duplicate({ commandTimeout: timeoutMs });
     client.on('error', () => {});
     this.blockers.add(client);

@@ -1,5 +1,5 @@
 /** @module The conversation feed on Redis pub/sub: live stream signals across every instance. */
-import type { ConversationFeed, FeedSignal, FeedSubscription } from '@parley/core';
+import type { ConversationFeed, FeedSignal, FeedSubscription, WorkspaceScope } from '@parley/core/adapter';
 import { Cluster } from 'ioredis';
 import { RedisAdapter, RedisRunner, type RedisAdapterOptions, type RedisClient } from '../connection.js';
 import { namedScript, runScript } from '../script.js';
@@ -10,7 +10,12 @@ type Listener = (signal: FeedSignal) => void;
  * PUBLISH with the channel named as a key, so ioredis sends it to the node owning the channel's
  * slot (every channel carries the `{live}` hash tag): on a Cluster, all signals leave from one node.
  */
-const FEED_PUBLISH = namedScript({ name: 'feed_publish', keys: ['channel'], args: ['text'], lua: `return redis.call('PUBLISH', channel, text)` });
+const FEED_PUBLISH = namedScript({
+  name: 'feed_publish',
+  keys: ['channel'],
+  args: ['text'],
+  lua: `return redis.call('PUBLISH', channel, text)`,
+});
 
 /** A deadline (Redis server time, ms) no script reaches: the year 275 760. */
 const NO_DEADLINE = 8.64e15;
@@ -56,13 +61,15 @@ export class RedisConversationFeed extends RedisAdapter implements ConversationF
    * is at-most-once). While the client is not connected, waits as every call does and rejects
    * with ParleyError `service_unavailable` after the deadline.
    */
-  async publish(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
+  async publish({ workspaceId }: WorkspaceScope, conversationId: string, signal: FeedSignal): Promise<void> {
     const channel = this.channel(workspaceId, conversationId);
     const text = JSON.stringify(signal);
     const send = () =>
       this.runner.run((client) =>
         // A signal published late is harmless (a hint), so the script has no deadline to keep.
-        client instanceof Cluster ? runScript(client, FEED_PUBLISH, { keys: { channel }, args: { text } }, NO_DEADLINE) : client.publish(channel, text),
+        client instanceof Cluster
+          ? runScript(client, FEED_PUBLISH, { keys: { channel }, args: { text } }, NO_DEADLINE)
+          : client.publish(channel, text),
       );
     const queued = this.outgoing.get(channel);
     if (!queued && this.client.status !== 'ready') {
@@ -80,7 +87,11 @@ export class RedisConversationFeed extends RedisAdapter implements ConversationF
     this.outgoing.set(channel, entry);
   }
 
-  async subscribe(workspaceId: string, conversationId: string, listener: Listener): Promise<FeedSubscription> {
+  async subscribe(
+    { workspaceId }: WorkspaceScope,
+    conversationId: string,
+    listener: Listener,
+  ): Promise<FeedSubscription> {
     const channel = this.channel(workspaceId, conversationId);
     const own: Listener = (signal) => listener(signal);
     let listeners = this.channels.get(channel);

@@ -1,8 +1,25 @@
 /** @module The reply queue on Redis: a list per conversation, a ZSET of ready conversations, leases with tokens. */
 import { randomUUID } from 'node:crypto';
-import { checkWaitMs, DEFAULT_REPLY_LEASE_MS, positiveInteger, type LeasedReply, type ReplyJob, type ReplyQueue } from '@parley/core';
+import type { CancelledReplyJobs, ReplyClaim, WorkspaceScope } from '@parley/core/adapter';
+import {
+  checkWaitMs,
+  DEFAULT_REPLY_LEASE_MS,
+  positiveInteger,
+  type LeasedReply,
+  type ReplyJob,
+  type ReplyQueue,
+} from '@parley/core/adapter';
 import { RedisAdapter, type RedisAdapterOptions } from '../connection.js';
-import { REPLY_ACK, REPLY_ENQUEUE, REPLY_EXTEND, REPLY_LEASE } from './redis-reply-queue.lua.js';
+import type { ScriptReply } from '../script.js';
+import {
+  REPLY_ACK,
+  REPLY_CANCEL,
+  REPLY_CANCELLED,
+  REPLY_ENQUEUE,
+  REPLY_EXTEND,
+  REPLY_LEASE,
+  REPLY_REROUTE,
+} from './redis-reply-queue.lua.js';
 
 /** Options of {@link RedisReplyQueue}: the connection options of every adapter of this package, and: */
 export type RedisReplyQueueOptions = RedisAdapterOptions & {
@@ -21,13 +38,20 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * hands the request out again.
  *
  * Layout (`P` the prefix, all under the hash tag `{replies}`, so each script's keys share a slot):
- * `P{replies}:fifo:<member>` LIST per conversation (`<requestedAt>|<job JSON>` entries),
- * `P{replies}:heads` HASH member → head entry, `P{replies}:ready` ZSET of conversations with a
- * head and no lease (score: the head's request time), `P{replies}:leases` ZSET member → lease end
- * (ms), `P{replies}:receipts` HASH member → lease token, `P{replies}:count` (jobs in the queue).
- * A member is the JSON of `[workspaceId, conversationId]`. Why not the delivery queue's Streams:
- * replies need per-conversation order and exclusivity (message groups), which a consumer group
- * does not give; this is the smallest structure that does, with the same lease semantics.
+ * `P{replies}:fifo:<member>` LIST per conversation (`<requestedAt>|<route>|<job JSON>` entries,
+ * the route being the job's model URI-encoded), `P{replies}:heads` HASH member → head entry; a
+ * conversation with a head and no lease is ready: in `P{replies}:asked` ZSET (score: the head's
+ * request time) and in `P{replies}:routed` ZSET as `<route>|<time>|<member>` (scores 0), so a
+ * lease finds the oldest ready head of each model it claims with one ZRANGEBYLEX, O(log n) however
+ * many wait for other models. `P{replies}:leases` ZSET member → lease end (ms),
+ * `P{replies}:receipts` HASH member → lease token, `P{replies}:count` (jobs in the queue),
+ * `P{replies}:cancelled` HASH member → 1 while the conversation's leased head was cancelled and
+ * not yet acked (`cancel` marks it in the same script that removes the waiting entries; workers
+ * ask `cancelled` for all their leases in one script call).
+ * `P{replies}:ready`, Parley 0.1's ready set, is only drained. A member is the JSON of
+ * `[workspaceId, conversationId]`. Why not the delivery queue's Streams: replies need
+ * per-conversation order and exclusivity (message groups), which a consumer group does not give;
+ * this is the smallest structure that does, with the same lease semantics.
  *
  * A waiting `lease` polls every `pollMs` (a reply takes seconds; 100 ms of latency is noise).
  * Times are this process's clock, so instances need synchronized clocks (NTP). Faults reject with
@@ -54,34 +78,42 @@ export class RedisReplyQueue extends RedisAdapter implements ReplyQueue {
     return {
       fifo: `${base}fifo:${member ?? ''}`,
       heads: `${base}heads`,
-      ready: `${base}ready`,
+      asked: `${base}asked`,
+      routed: `${base}routed`,
+      legacy: `${base}ready`,
       leases: `${base}leases`,
       receipts: `${base}receipts`,
       count: `${base}count`,
+      cancelled: `${base}cancelled`,
     };
   }
 
   async enqueue(job: ReplyJob): Promise<void> {
     const member = memberOf(job);
-    const { fifo, heads, ready, leases, count } = this.keys(member);
-    const requestedAt = Math.max(0, Math.floor(job.requestedAt));
+    const { fifo, heads, asked, routed, leases, count } = this.keys(member);
     await this.runner.script(REPLY_ENQUEUE, {
-      keys: { fifo, heads, ready, leases, count },
-      args: { member, entry: `${requestedAt}|${JSON.stringify(job)}`, requestedAt },
+      keys: { fifo, heads, asked, routed, leases, count },
+      args: { member, entry: entryOf(job) },
     });
   }
 
-  async lease(waitMs: number): Promise<LeasedReply | null> {
+  async lease(waitMs: number, claim: ReplyClaim): Promise<LeasedReply | null> {
     checkWaitMs(waitMs);
     const deadline = Date.now() + waitMs;
-    const { heads, ready, leases, receipts } = this.keys();
+    const { heads, asked, routed, legacy, leases, receipts, cancelled } = this.keys();
+    // '': jobs of Parley 0.1, which every worker leases.
+    const routes = ['', ...new Set(claim.models.map(encodeURIComponent))];
+    const askedBefore = claim.askedBefore === undefined ? 0 : Math.max(0, Math.floor(claim.askedBefore));
     for (;;) {
       if (this.closed) return null;
       const token = randomUUID();
-      const reply = await this.runner.script(REPLY_LEASE, { keys: { heads, ready, leases, receipts }, args: { now: Date.now(), leaseMs: this.leaseMs, token } });
+      const reply = await this.runner.script(REPLY_LEASE, {
+        keys: { heads, asked, routed, legacy, leases, receipts, cancelled },
+        args: { now: Date.now(), leaseMs: this.leaseMs, token, askedBefore, routes },
+      });
       if (Array.isArray(reply)) {
-        const entry = String(reply[1]);
-        return { job: JSON.parse(entry.slice(entry.indexOf('|') + 1)) as ReplyJob, receipt: token };
+        const leased: LeasedReply = { job: jobOf(String(reply[1])), receipt: token };
+        return reply[2] === 1 ? { ...leased, cancelled: true } : leased;
       }
       const left = deadline - Date.now();
       if (left <= 0 || this.closed) return null;
@@ -98,14 +130,54 @@ export class RedisReplyQueue extends RedisAdapter implements ReplyQueue {
     return renewed === 1;
   }
 
+  async reroute(leased: LeasedReply, model: string): Promise<boolean> {
+    const member = memberOf(leased.job);
+    const { fifo, heads, asked, routed, leases, receipts } = this.keys(member);
+    const done = await this.runner.script(REPLY_REROUTE, {
+      keys: { fifo, heads, asked, routed, leases, receipts },
+      args: { member, token: leased.receipt, now: Date.now(), entry: entryOf({ ...leased.job, model }) },
+    });
+    return done === 1;
+  }
+
   async ack(leased: LeasedReply): Promise<boolean> {
     const member = memberOf(leased.job);
-    const { fifo, heads, ready, leases, receipts, count } = this.keys(member);
+    const { fifo, heads, asked, routed, leases, receipts, count, cancelled } = this.keys(member);
     const done = await this.runner.script(REPLY_ACK, {
-      keys: { fifo, heads, ready, leases, receipts, count },
+      keys: { fifo, heads, asked, routed, leases, receipts, count, cancelled },
       args: { member, token: leased.receipt, now: Date.now() },
     });
     return done === 1;
+  }
+
+  async waiting(scope: WorkspaceScope, conversationId: string): Promise<number> {
+    const { fifo } = this.keys(memberOf({ workspaceId: scope.workspaceId, conversationId }));
+    return Number(await this.runner.run((client) => client.llen(fifo)));
+  }
+
+  async cancel(scope: WorkspaceScope, conversationId: string): Promise<CancelledReplyJobs> {
+    const member = memberOf({ workspaceId: scope.workspaceId, conversationId });
+    const { fifo, heads, asked, routed, legacy, leases, receipts, count, cancelled } = this.keys(member);
+    const reply = await this.runner.script(REPLY_CANCEL, {
+      keys: { fifo, heads, asked, routed, legacy, leases, receipts, count, cancelled },
+      args: { member, now: Date.now() },
+    });
+    const [removed, running] = reply as [ScriptReply[], ScriptReply[]];
+    return { removed: removed.map((entry) => jobOf(String(entry))), running: running.map((e) => jobOf(String(e))) };
+  }
+
+  async cancelled(leases: readonly LeasedReply[]): Promise<string[]> {
+    if (leases.length === 0) return [];
+    const keys = this.keys();
+    const found = await this.runner.script(REPLY_CANCELLED, {
+      keys: { leases: keys.leases, receipts: keys.receipts, cancelled: keys.cancelled },
+      args: {
+        now: Date.now(),
+        members: leases.map((leased) => memberOf(leased.job)),
+        tokens: leases.map((l) => l.receipt),
+      },
+    });
+    return (found as number[]).map((index) => leases[index - 1]!.receipt);
   }
 
   async size(): Promise<number> {
@@ -122,4 +194,17 @@ export class RedisReplyQueue extends RedisAdapter implements ReplyQueue {
 
 function memberOf(job: Pick<ReplyJob, 'workspaceId' | 'conversationId'>): string {
   return JSON.stringify([job.workspaceId, job.conversationId]);
+}
+
+/** A list entry: `<requestedAt>|<route>|<job JSON>` (see redis-reply-queue.lua.ts). */
+function entryOf(job: ReplyJob): string {
+  return `${Math.max(0, Math.floor(job.requestedAt))}|${encodeURIComponent(job.model)}|${JSON.stringify(job)}`;
+}
+
+/** The job of an entry, also of Parley 0.1's `<requestedAt>|<job JSON>` (its job has no model: `''`). */
+function jobOf(entry: string): ReplyJob {
+  const afterTime = entry.indexOf('|') + 1;
+  const json = entry[afterTime] === '{' ? entry.slice(afterTime) : entry.slice(entry.indexOf('|', afterTime) + 1);
+  const job = JSON.parse(json) as ReplyJob;
+  return { ...job, model: job.model ?? '' };
 }

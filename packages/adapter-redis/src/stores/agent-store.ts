@@ -1,5 +1,15 @@
 /** @module Agents on Redis: a HASH of records, an index of all agents and one per status. */
-import { AGENT_STATUSES, type Admission, type Agent, type AgentStatus, type AgentStore, type Change, type DeleteConditions, type DomainEvent, type EventDraft, type OffsetPage, type PageResult, type WriteResult } from '@parley/core';
+import type { Agent, AgentStatus, DomainEvent, PageResult } from '@parley/core';
+import {
+  AGENT_STATUSES,
+  type WorkspaceScope,
+  type AgentStore,
+  type Change,
+  type DeleteOptions,
+  type EventDraft,
+  type OffsetPage,
+  type WriteResult,
+} from '@parley/core/adapter';
 import { workspaceKeys } from '../keys.js';
 import { strings } from '../script.js';
 import { AGENT_DELETE } from './agent-store.lua.js';
@@ -14,73 +24,93 @@ import { pageOf, writeResult } from './record-replies.js';
  * change and records its event in one step (records.lua.ts); `delete` then removes the agent's
  * conversations in bounded batches (see `finishCascade`). Faults reject with `service_unavailable`.
  */
-export class RedisAgentStore implements AgentStore {
-  constructor(private readonly log: EventLog) {}
+export function agentStore(log: EventLog): AgentStore {
+  const { runner } = log;
+  const keysOf = (workspaceId: string) => workspaceKeys(runner.prefix, workspaceId);
 
-  private get runner() {
-    return this.log.runner;
-  }
-
-  private keys(workspaceId: string) {
-    return workspaceKeys(this.runner.prefix, workspaceId);
-  }
-
-  async insert(workspaceId: string, agent: Agent, event: DomainEvent, admission?: Admission): Promise<void> {
-    const keys = this.keys(workspaceId);
-    const stored = encodeRecord(agent);
-    await this.log.write(RECORD_INSERT, workspaceId, { keys: { hash: keys.agent, indexes: [keys.agents, keys.agentsByStatus(agent.status)] }, args: { id: agent.id, stored } }, event, admission);
-  }
-
-  async get(workspaceId: string, id: string, admission?: Admission): Promise<Agent | null> {
-    const raw = await this.runner.hget(this.keys(workspaceId).agent, id, admission);
-    return raw === null ? null : decodeRecord<Agent>(raw);
-  }
-
-  /** O(log n + limit) by rank in the index; `total` is ZCARD. */
-  async list(workspaceId: string, { offset, limit, status }: OffsetPage & { status?: AgentStatus }, admission?: Admission): Promise<PageResult<Agent>> {
-    const keys = this.keys(workspaceId);
-    const index = status === undefined ? keys.agents : keys.agentsByStatus(status);
-    return pageOf<Agent>(await this.runner.script(PAGE, { keys: { index, hash: keys.agent }, args: { offset, limit } }, admission));
-  }
-
-  /** One script (records.lua.ts `RECORD_UPDATE`); a change of `status` moves the agent between the status indexes. */
-  async update(workspaceId: string, id: string, change: Change<Agent>, admission?: Admission): Promise<WriteResult<Agent> | null> {
-    const keys = this.keys(workspaceId);
-    const status = change.set?.status;
-    const reply = await this.log.write(
-      RECORD_UPDATE,
-      workspaceId,
-      {
-        keys: { hash: keys.agent, leave: status === undefined ? [] : AGENT_STATUSES.map((each) => keys.agentsByStatus(each)), join: status === undefined ? [] : [keys.agentsByStatus(status)] },
-        args: { id, ...changeArgs(change) },
-      },
-      change.event,
-      admission,
-    );
-    return writeResult<Agent>(reply);
-  }
-
-  /**
-   * Removes the agent and its index entries in one script that records `agent.deleted` — from
-   * then on it cannot be read and no conversation can be inserted for it — then deletes its
-   * conversations and messages in bounded batches before resolving. Any cascade an earlier,
-   * interrupted delete left pending in the workspace is finished too.
-   */
-  async delete(workspaceId: string, id: string, event: EventDraft, conditions: DeleteConditions = {}, admission?: Admission): Promise<WriteResult<Agent> | null> {
-    const keys = this.keys(workspaceId);
-    const [outcome, stored, ...pending] = strings(
-      await this.log.write(
-        AGENT_DELETE,
-        workspaceId,
+  return {
+    async insert(scope: WorkspaceScope, agent: Agent, { event }: { event: DomainEvent }): Promise<void> {
+      const keys = keysOf(scope.workspaceId);
+      const stored = encodeRecord(agent);
+      await log.write(
+        RECORD_INSERT,
+        scope,
         {
-          keys: { agent: keys.agent, indexes: [keys.agents, ...AGENT_STATUSES.map((status) => keys.agentsByStatus(status))], cascades: keys.cascades },
-          args: { id, ...conditionArgs(conditions) },
+          keys: { hash: keys.agent, indexes: [keys.agents, keys.agentsByStatus(agent.status)] },
+          args: { id: agent.id, stored },
         },
         event,
-        admission,
-      ),
-    );
-    for (const agentId of pending) await finishCascade(this.runner, workspaceId, agentId);
-    return outcome === 'gone' ? null : { outcome: outcome as 'applied' | 'unmet', record: decodeRecord<Agent>(stored!) };
-  }
+      );
+    },
+
+    async get(scope: WorkspaceScope, id: string): Promise<Agent | null> {
+      const raw = await runner.hget(keysOf(scope.workspaceId).agent, id, scope);
+      return raw === null ? null : decodeRecord<Agent>(raw);
+    },
+
+    /** O(log n + limit) by rank in the index; `total` is ZCARD. */
+    async list(
+      scope: WorkspaceScope,
+      { offset, limit, status }: OffsetPage & { status?: AgentStatus },
+    ): Promise<PageResult<Agent>> {
+      const keys = keysOf(scope.workspaceId);
+      const index = status === undefined ? keys.agents : keys.agentsByStatus(status);
+      return pageOf<Agent>(
+        await runner.script(PAGE, { keys: { index, hash: keys.agent }, args: { offset, limit } }, scope),
+      );
+    },
+
+    /** One script (records.lua.ts `RECORD_UPDATE`); a change of `status` moves the agent between the status indexes. */
+    async update(scope: WorkspaceScope, id: string, change: Change<Agent>): Promise<WriteResult<Agent> | null> {
+      const keys = keysOf(scope.workspaceId);
+      const status = change.set?.status;
+      const reply = await log.write(
+        RECORD_UPDATE,
+        scope,
+        {
+          keys: {
+            hash: keys.agent,
+            leave: status === undefined ? [] : AGENT_STATUSES.map((each) => keys.agentsByStatus(each)),
+            join: status === undefined ? [] : [keys.agentsByStatus(status)],
+          },
+          args: { id, ...changeArgs(change) },
+        },
+        change.event,
+      );
+      return writeResult<Agent>(reply);
+    },
+
+    /**
+     * Removes the agent and its index entries in one script that records `agent.deleted` — from
+     * then on it cannot be read and no conversation can be inserted for it — then deletes its
+     * conversations and messages in bounded batches before resolving. Any cascade an earlier,
+     * interrupted delete left pending in the workspace is finished too.
+     */
+    async delete(
+      scope: WorkspaceScope,
+      id: string,
+      { event, ...conditions }: DeleteOptions & { event: EventDraft },
+    ): Promise<WriteResult<Agent> | null> {
+      const keys = keysOf(scope.workspaceId);
+      const [outcome, stored, ...pending] = strings(
+        await log.write(
+          AGENT_DELETE,
+          scope,
+          {
+            keys: {
+              agent: keys.agent,
+              indexes: [keys.agents, ...AGENT_STATUSES.map((status) => keys.agentsByStatus(status))],
+              cascades: keys.cascades,
+            },
+            args: { id, ...conditionArgs(conditions) },
+          },
+          event,
+        ),
+      );
+      for (const agentId of pending) await finishCascade(runner, scope.workspaceId, agentId);
+      return outcome === 'gone'
+        ? null
+        : { outcome: outcome as 'applied' | 'unmet', record: decodeRecord<Agent>(stored!) };
+    },
+  };
 }

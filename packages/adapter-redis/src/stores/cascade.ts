@@ -1,5 +1,5 @@
 /** @module Finishing an agent's cascade delete: its conversations and messages, in bounded batches. */
-import { CONVERSATION_STATUSES } from '@parley/core';
+import { CONVERSATION_STATUSES } from '@parley/core/adapter';
 import type { RedisRunner } from '../connection.js';
 import { workspaceKeys } from '../keys.js';
 import { strings } from '../script.js';
@@ -50,7 +50,10 @@ export async function finishCascade(runner: RedisRunner, workspaceId: string, ag
       // Without an owner (an index entry without a record) there is no user index to leave.
       const userId = owner ? parseOwner(owner).userId : null;
       conversationKeys.push(keys.msg(id), keys.msgs(id));
-      const userKeys = userId === null ? [] : [keys.convsByUser(userId), ...CONVERSATION_STATUSES.map((status) => keys.convsByUser(userId, status))];
+      const userKeys =
+        userId === null
+          ? []
+          : [keys.convsByUser(userId), ...CONVERSATION_STATUSES.map((status) => keys.convsByUser(userId, status))];
       conversationKeys.push(...userKeys);
       ids.push(id);
       owners.push(owner);

@@ -3,20 +3,18 @@
  * and sorted-set indexes per workspace, per status, per agent, per user, and per agent or
  * user × status.
  */
+import type { Conversation, DomainEvent, PageResult } from '@parley/core';
 import {
   CONVERSATION_STATUSES,
-  type Admission,
   type Change,
-  type Conversation,
   type ConversationFilter,
   type ConversationStore,
-  type DeleteConditions,
-  type DomainEvent,
+  type DeleteOptions,
   type EventDraft,
   type OffsetPage,
-  type PageResult,
   type WriteResult,
-} from '@parley/core';
+} from '@parley/core/adapter';
+import type { WorkspaceScope } from '@parley/core';
 import { workspaceKeys, type WorkspaceKeys } from '../keys.js';
 import { CONVERSATION_DELETE, CONVERSATION_INSERT, INTERSECTION_PAGE } from './conversation-store.lua.js';
 import type { EventLog } from './event-log.js';
@@ -42,8 +40,16 @@ export function parseOwner(owner: string): ConversationOwner {
 }
 
 /** Every index a conversation with these fields belongs to. */
-function indexesOf(keys: WorkspaceKeys, { agentId, userId, status }: Pick<Conversation, 'agentId' | 'userId' | 'status'>): string[] {
-  const indexes = [keys.convs, keys.convsByStatus(status), keys.convsByAgent(agentId), keys.convsByAgent(agentId, status)];
+function indexesOf(
+  keys: WorkspaceKeys,
+  { agentId, userId, status }: Pick<Conversation, 'agentId' | 'userId' | 'status'>,
+): string[] {
+  const indexes = [
+    keys.convs,
+    keys.convsByStatus(status),
+    keys.convsByAgent(agentId),
+    keys.convsByAgent(agentId, status),
+  ];
   if (userId !== null) indexes.push(keys.convsByUser(userId), keys.convsByUser(userId, status));
   return indexes;
 }
@@ -70,101 +76,144 @@ function leavableIndexes(keys: WorkspaceKeys, { agentId, userId }: ConversationO
  * has no combined index: the smaller of the two indexes is walked and checked against the other,
  * O(min(conversations of the agent, conversations of the user)).
  */
-export class RedisConversationStore implements ConversationStore {
-  constructor(private readonly log: EventLog) {}
-
-  private get runner() {
-    return this.log.runner;
-  }
-
-  private keys(workspaceId: string) {
-    return workspaceKeys(this.runner.prefix, workspaceId);
-  }
-
-  async insert(workspaceId: string, conversation: Conversation, event: DomainEvent, admission?: Admission): Promise<'inserted' | 'agent_not_found' | 'agent_inactive'> {
-    const keys = this.keys(workspaceId);
-    const reply = await this.log.write(
-      CONVERSATION_INSERT,
-      workspaceId,
-      {
-        keys: { agent: keys.agent, activeAgents: keys.agentsByStatus('active'), conv: keys.conv, convOwner: keys.convOwner, indexes: indexesOf(keys, conversation) },
-        args: { agentId: conversation.agentId, id: conversation.id, stored: encodeRecord(conversation), owner: conversationOwner(conversation) },
-      },
-      event,
-      admission,
-    );
-    return reply as 'inserted' | 'agent_not_found' | 'agent_inactive';
-  }
-
-  async get(workspaceId: string, id: string, admission?: Admission): Promise<Conversation | null> {
-    const raw = await this.runner.hget(this.keys(workspaceId).conv, id, admission);
-    return raw === null ? null : decodeRecord<Conversation>(raw);
-  }
+export function conversationStore(log: EventLog): ConversationStore {
+  const { runner } = log;
+  const keysOf = (workspaceId: string) => workspaceKeys(runner.prefix, workspaceId);
 
   /** The conversation's owner as stored, or `null` when there is none. */
-  private owner(workspaceId: string, id: string, admission?: Admission): Promise<string | null> {
-    return this.runner.hget(this.keys(workspaceId).convOwner, id, admission);
+  function ownerOf(scope: WorkspaceScope, id: string): Promise<string | null> {
+    return runner.hget(keysOf(scope.workspaceId).convOwner, id, scope);
   }
 
-  async list(workspaceId: string, { offset, limit, agentId, userId, status }: OffsetPage & ConversationFilter, admission?: Admission): Promise<PageResult<Conversation>> {
-    const keys = this.keys(workspaceId);
-    if (agentId !== undefined && userId !== undefined) {
-      const reply = await this.runner.script(INTERSECTION_PAGE, {
-        keys: { indexA: keys.convsByAgent(agentId, status), indexB: keys.convsByUser(userId, status), conv: keys.conv },
-        args: { offset, limit },
-      }, admission);
-      return pageOf<Conversation>(reply);
-    }
-    const index =
-      agentId !== undefined
-        ? keys.convsByAgent(agentId, status)
-        : userId !== undefined
-          ? keys.convsByUser(userId, status)
-          : status !== undefined
-            ? keys.convsByStatus(status)
-            : keys.convs;
-    return pageOf<Conversation>(await this.runner.script(PAGE, { keys: { index, hash: keys.conv }, args: { offset, limit } }, admission));
-  }
+  return {
+    async insert(
+      scope: WorkspaceScope,
+      conversation: Conversation,
+      { event }: { event: DomainEvent },
+    ): Promise<'inserted' | 'agent_not_found' | 'agent_inactive'> {
+      const keys = keysOf(scope.workspaceId);
+      const reply = await log.write(
+        CONVERSATION_INSERT,
+        scope,
+        {
+          keys: {
+            agent: keys.agent,
+            activeAgents: keys.agentsByStatus('active'),
+            conv: keys.conv,
+            convOwner: keys.convOwner,
+            indexes: indexesOf(keys, conversation),
+          },
+          args: {
+            agentId: conversation.agentId,
+            id: conversation.id,
+            stored: encodeRecord(conversation),
+            owner: conversationOwner(conversation),
+          },
+        },
+        event,
+      );
+      return reply as 'inserted' | 'agent_not_found' | 'agent_inactive';
+    },
 
-  /**
-   * One script (records.lua.ts `RECORD_UPDATE`). A change of `status` moves the conversation
-   * between the status indexes of its owner, read first: callers never change `agentId` or
-   * `userId`, so the owner is the same when the script runs. `admission` is decided by the
-   * first of the two.
-   */
-  async update(workspaceId: string, id: string, change: Change<Conversation>, admission?: Admission): Promise<WriteResult<Conversation> | null> {
-    const keys = this.keys(workspaceId);
-    const status = change.set?.status;
-    let leave: string[] = [];
-    let join: string[] = [];
-    if (status !== undefined) {
-      const owner = await this.owner(workspaceId, id, admission);
+    async get(scope: WorkspaceScope, id: string): Promise<Conversation | null> {
+      const raw = await runner.hget(keysOf(scope.workspaceId).conv, id, scope);
+      return raw === null ? null : decodeRecord<Conversation>(raw);
+    },
+
+    async list(
+      scope: WorkspaceScope,
+      { offset, limit, agentId, userId, status }: OffsetPage & ConversationFilter,
+    ): Promise<PageResult<Conversation>> {
+      const keys = keysOf(scope.workspaceId);
+      if (agentId !== undefined && userId !== undefined) {
+        const reply = await runner.script(
+          INTERSECTION_PAGE,
+          {
+            keys: {
+              indexA: keys.convsByAgent(agentId, status),
+              indexB: keys.convsByUser(userId, status),
+              conv: keys.conv,
+            },
+            args: { offset, limit },
+          },
+          scope,
+        );
+        return pageOf<Conversation>(reply);
+      }
+      const index =
+        agentId !== undefined
+          ? keys.convsByAgent(agentId, status)
+          : userId !== undefined
+            ? keys.convsByUser(userId, status)
+            : status !== undefined
+              ? keys.convsByStatus(status)
+              : keys.convs;
+      return pageOf<Conversation>(
+        await runner.script(PAGE, { keys: { index, hash: keys.conv }, args: { offset, limit } }, scope),
+      );
+    },
+
+    /**
+     * One script (records.lua.ts `RECORD_UPDATE`). A change of `status` moves the conversation
+     * between the status indexes of its owner, read first: callers never change `agentId` or
+     * `userId`, so the owner is the same when the script runs. The scope's pending rate limit is
+     * decided by the first of the two.
+     */
+    async update(
+      scope: WorkspaceScope,
+      id: string,
+      change: Change<Conversation>,
+    ): Promise<WriteResult<Conversation> | null> {
+      const keys = keysOf(scope.workspaceId);
+      const status = change.set?.status;
+      let leave: string[] = [];
+      let join: string[] = [];
+      if (status !== undefined) {
+        const owner = await ownerOf(scope, id);
+        if (owner === null) return null;
+        const { agentId, userId } = parseOwner(owner);
+        leave = leavableIndexes(keys, { agentId, userId });
+        join = indexesOf(keys, { agentId, userId, status });
+      }
+      return writeResult(
+        await log.write(
+          RECORD_UPDATE,
+          scope,
+          { keys: { hash: keys.conv, leave, join }, args: { id, ...changeArgs(change) } },
+          change.event,
+        ),
+      );
+    },
+
+    /**
+     * Reads the stored owner (which decides the index keys), then deletes in one script if
+     * `ifVersion` holds, recording `event` (`conversation.deleted`) with the removal. The read
+     * decides the scope's pending rate limit.
+     */
+    async delete(
+      scope: WorkspaceScope,
+      id: string,
+      { event, ...conditions }: DeleteOptions = {},
+    ): Promise<WriteResult<Conversation> | null> {
+      const keys = keysOf(scope.workspaceId);
+      const owner = await ownerOf(scope, id);
       if (owner === null) return null;
-      const { agentId, userId } = parseOwner(owner);
-      leave = leavableIndexes(keys, { agentId, userId });
-      join = indexesOf(keys, { agentId, userId, status });
-    }
-    return writeResult(await this.log.write(RECORD_UPDATE, workspaceId, { keys: { hash: keys.conv, leave, join }, args: { id, ...changeArgs(change) } }, change.event, admission));
-  }
-
-  /**
-   * Reads the stored owner (which decides the index keys), then deletes in one script if
-   * `conditions` hold, recording `event` (`conversation.deleted`) with the removal. The read
-   * decides `admission`.
-   */
-  async delete(workspaceId: string, id: string, conditions: DeleteConditions = {}, event?: EventDraft, admission?: Admission): Promise<WriteResult<Conversation> | null> {
-    const keys = this.keys(workspaceId);
-    const owner = await this.owner(workspaceId, id, admission);
-    if (owner === null) return null;
-    const reply = await this.log.write(
-      CONVERSATION_DELETE,
-      workspaceId,
-      {
-        keys: { conv: keys.conv, convOwner: keys.convOwner, indexes: [keys.convs, ...leavableIndexes(keys, parseOwner(owner))], msg: keys.msg(id), msgs: keys.msgs(id) },
-        args: { id, owner, ...conditionArgs(conditions) },
-      },
-      event,
-    );
-    return writeResult(reply);
-  }
+      const reply = await log.write(
+        CONVERSATION_DELETE,
+        scope,
+        {
+          keys: {
+            conv: keys.conv,
+            convOwner: keys.convOwner,
+            indexes: [keys.convs, ...leavableIndexes(keys, parseOwner(owner))],
+            msg: keys.msg(id),
+            msgs: keys.msgs(id),
+          },
+          args: { id, owner, ...conditionArgs(conditions) },
+        },
+        event,
+      );
+      return writeResult(reply);
+    },
+  };
 }

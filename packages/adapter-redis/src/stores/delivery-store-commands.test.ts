@@ -22,12 +22,19 @@ describeServer('RedisDeliveryStore: commands run', () => {
     const records = new Records();
     const [one, two] = [await records.insertEndpoint(storage, 'ws'), await records.insertEndpoint(storage, 'ws')];
     const event = records.event('ws', 'agent.created', records.agent());
-    const attempts = [...Array.from({ length: 6 }, () => records.attempt(one.id, event)), records.attempt(two.id, event)];
+    const attempts = [
+      ...Array.from({ length: 6 }, () => records.attempt(one.id, event)),
+      records.attempt(two.id, event),
+    ];
     const before = await calls('hexists');
-    await Promise.all(attempts.map((attempt) => storage.deliveries.record('ws', attempt)));
+    await Promise.all(attempts.map((attempt) => storage.deliveries.record({ workspaceId: 'ws' }, attempt)));
     // One script per endpoint, each checking its endpoint once.
     expect((await calls('hexists')) - before).toBe(2);
-    expect((await storage.deliveries.list('ws', one.id, { limit: 10 }))!.deliveries).toEqual(attempts.slice(0, 6).reverse());
-    expect((await storage.deliveries.list('ws', two.id, { limit: 10 }))!.deliveries).toEqual(attempts.slice(6));
+    expect((await storage.deliveries.list({ workspaceId: 'ws' }, one.id, { limit: 10 }))!.deliveries).toEqual(
+      attempts.slice(0, 6).reverse(),
+    );
+    expect((await storage.deliveries.list({ workspaceId: 'ws' }, two.id, { limit: 10 }))!.deliveries).toEqual(
+      attempts.slice(6),
+    );
   });
 });

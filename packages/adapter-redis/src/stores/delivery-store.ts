@@ -1,5 +1,6 @@
 /** @module Each webhook endpoint's deliveries log on Redis (see delivery-store.lua.ts). */
-import { firstIdAt, type DeliveryAttempt, type DeliveryPage, type DeliveryStore } from '@parley/core';
+import type { DeliveryAttempt, WorkspaceScope } from '@parley/core';
+import { firstIdAt, type DeliveryPage, type DeliveryStore } from '@parley/core/adapter';
 import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
 import { DELIVERY_PAGE, DELIVERY_RECORD, DELIVERY_TRIM_EVERY } from './delivery-store.lua.js';
@@ -29,30 +30,16 @@ interface RecordedAttempt {
  * the same turn of the event loop (a worker's attempts that ended together) are written by one
  * script (`TurnBatcher`).
  */
-export class RedisDeliveryStore implements DeliveryStore {
-  private readonly records: TurnBatcher<RecordedAttempt>;
-
-  constructor(private readonly log: EventLog) {
-    this.records = new TurnBatcher(log.runner, (records) => this.write(records));
-  }
-
-  private get runner() {
-    return this.log.runner;
-  }
-
-  async record(workspaceId: string, attempt: DeliveryAttempt): Promise<void> {
-    const { endpointId } = attempt;
-    // Serialised now, not when the batch leaves: the caller may reuse the object meanwhile.
-    const delivered = attempt.status !== null && attempt.status >= 200 && attempt.status < 300 ? attempt.eventId : undefined;
-    await this.records.add(`${workspaceId}\n${endpointId}`, { workspaceId, endpointId, id: attempt.id, json: JSON.stringify(attempt), delivered });
-  }
+export function deliveryStore(log: EventLog): DeliveryStore {
+  const { runner } = log;
+  const batches = new TurnBatcher<RecordedAttempt>(runner, write);
 
   /** Writes `records`, all of one endpoint, with one script. */
-  private async write(records: RecordedAttempt[]): Promise<void> {
+  async function write(records: RecordedAttempt[]): Promise<void> {
     const { workspaceId, endpointId } = records[0]!;
-    const keys = workspaceKeys(this.runner.prefix, workspaceId);
-    const retainedFrom = this.log.retainedFrom();
-    await this.runner.script(DELIVERY_RECORD, {
+    const keys = workspaceKeys(runner.prefix, workspaceId);
+    const retainedFrom = log.retainedFrom();
+    await runner.script(DELIVERY_RECORD, {
       keys: {
         webhook: keys.webhook,
         delivery: keys.delivery(endpointId),
@@ -64,7 +51,7 @@ export class RedisDeliveryStore implements DeliveryStore {
         ids: records.map((record) => record.id),
         jsons: records.map((record) => record.json),
         eventIds: records.flatMap((record) => (record.delivered === undefined ? [] : [record.delivered])),
-        now: this.log.options.clock.now(),
+        now: log.options.clock.now(),
         retainedFrom,
         retainedBelow: firstIdAt('dlv', retainedFrom),
         trim: records.some((record) => trimDue(record.id)) ? '1' : '0',
@@ -72,40 +59,64 @@ export class RedisDeliveryStore implements DeliveryStore {
     });
   }
 
-  /** One HGET, unless the id's time says the attempt is past its retention. */
-  async get(workspaceId: string, endpointId: string, id: string): Promise<DeliveryAttempt | null> {
-    if (this.log.isExpired(id)) return null;
-    const key = workspaceKeys(this.runner.prefix, workspaceId).delivery(endpointId);
-    const raw = await this.runner.run((client) => client.hget(key, id));
-    return raw === null ? null : (JSON.parse(raw) as DeliveryAttempt);
-  }
+  return {
+    async record({ workspaceId }: WorkspaceScope, attempt: DeliveryAttempt): Promise<void> {
+      const { endpointId } = attempt;
+      // Serialised now, not when the batch leaves: the caller may reuse the object meanwhile.
+      const delivered =
+        attempt.status !== null && attempt.status >= 200 && attempt.status < 300 ? attempt.eventId : undefined;
+      await batches.add(`${workspaceId}\n${endpointId}`, {
+        workspaceId,
+        endpointId,
+        id: attempt.id,
+        json: JSON.stringify(attempt),
+        delivered,
+      });
+    },
 
-  async list(workspaceId: string, endpointId: string, { before, limit, eventId }: { before?: string; limit: number; eventId?: string }): Promise<DeliveryPage | null> {
-    const keys = workspaceKeys(this.runner.prefix, workspaceId);
-    const retainedFrom = this.log.retainedFrom();
-    const reply = await this.runner.script(DELIVERY_PAGE, {
-      keys: { delivery: keys.delivery(endpointId), deliveries: keys.deliveries(endpointId) },
-      args: {
-        hasBefore: before === undefined ? '0' : '1',
-        before: before ?? '',
-        limit,
-        // The exact text JSON.stringify wrote for this field (escapes included).
-        eventField: eventId === undefined ? '' : JSON.stringify({ eventId }).slice(1, -1),
-        retainedFrom,
-        retainedBelow: firstIdAt('dlv', retainedFrom),
-      },
-    });
-    if (reply === null) return null;
-    const [more, ...rows] = strings(reply);
-    return { deliveries: records<DeliveryAttempt>(rows), hasMore: more === '1' };
-  }
+    /** One HGET, unless the id's time says the attempt is past its retention. */
+    async get({ workspaceId }: WorkspaceScope, endpointId: string, id: string): Promise<DeliveryAttempt | null> {
+      if (log.isExpired(id)) return null;
+      const key = workspaceKeys(runner.prefix, workspaceId).delivery(endpointId);
+      const raw = await runner.run((client) => client.hget(key, id));
+      return raw === null ? null : (JSON.parse(raw) as DeliveryAttempt);
+    },
 
-  /** One ZMSCORE on the endpoint's delivered events. */
-  async delivered(workspaceId: string, endpointId: string, eventIds: readonly string[]): Promise<Set<string>> {
-    if (eventIds.length === 0) return new Set();
-    const key = workspaceKeys(this.runner.prefix, workspaceId).delivered(endpointId);
-    const scores = await this.runner.run((client) => client.zmscore(key, ...eventIds));
-    const from = this.log.retainedFrom();
-    return new Set(eventIds.filter((_, i) => scores[i] !== null && Number(scores[i]) >= from));
-  }
+    async list(
+      { workspaceId }: WorkspaceScope,
+      endpointId: string,
+      { before, limit, eventId }: { before?: string; limit: number; eventId?: string },
+    ): Promise<DeliveryPage | null> {
+      const keys = workspaceKeys(runner.prefix, workspaceId);
+      const retainedFrom = log.retainedFrom();
+      const reply = await runner.script(DELIVERY_PAGE, {
+        keys: { delivery: keys.delivery(endpointId), deliveries: keys.deliveries(endpointId) },
+        args: {
+          hasBefore: before === undefined ? '0' : '1',
+          before: before ?? '',
+          limit,
+          // The exact text JSON.stringify wrote for this field (escapes included).
+          eventField: eventId === undefined ? '' : JSON.stringify({ eventId }).slice(1, -1),
+          retainedFrom,
+          retainedBelow: firstIdAt('dlv', retainedFrom),
+        },
+      });
+      if (reply === null) return null;
+      const [more, ...rows] = strings(reply);
+      return { deliveries: records<DeliveryAttempt>(rows), hasMore: more === '1' };
+    },
+
+    /** One ZMSCORE on the endpoint's delivered events. */
+    async delivered(
+      { workspaceId }: WorkspaceScope,
+      endpointId: string,
+      eventIds: readonly string[],
+    ): Promise<Set<string>> {
+      if (eventIds.length === 0) return new Set();
+      const key = workspaceKeys(runner.prefix, workspaceId).delivered(endpointId);
+      const scores = await runner.run((client) => client.zmscore(key, ...eventIds));
+      const from = log.retainedFrom();
+      return new Set(eventIds.filter((_, i) => scores[i] !== null && Number(scores[i]) >= from));
+    },
+  };
 }

@@ -4,7 +4,8 @@
  * sweep check.
  *
  * Per workspace (all under its hash tag): `event` HASH id → JSON, `events` ZSET scored by a commit
- * sequence (`eventSeq`, INCR), one such ZSET per type, and the `outbox` LIST of ids. Retention is
+ * sequence (`eventSeq`, INCR), one such ZSET per type, and the `outbox` LIST of entries: an event's
+ * id, followed by a space and the W3C trace context it was recorded in when it had one. Retention is
  * judged from the time in the event's id (`evt_<ULID>`: the first 10 ULID characters are ms since
  * the epoch), compared as a number — never by Lua string order, which follows the server's locale.
  */
@@ -15,9 +16,10 @@ export const EVENT_KEYS = ['event', 'events', 'eventSeq', 'outbox', 'eventsOfTyp
 /**
  * Args every write script declares (after its own; {@link writeScript} adds them): `eventId` ''
  * records nothing; `eventHead` is the event's JSON without `data` and its closing brace;
- * `eventData` the JSON of `data`, or '' when the script supplies it (the record as it stored it).
+ * `eventData` the JSON of `data`, or '' when the script supplies it (the record as it stored it);
+ * `eventTrace` the write's W3C trace context, '' for none (kept with the outbox entry).
  */
-export const EVENT_ARGS = ['eventId', 'eventHead', 'eventData'] as const;
+export const EVENT_ARGS = ['eventId', 'eventHead', 'eventData', 'eventTrace'] as const;
 
 /** A write script: its own keys `K` and args `A`, plus {@link EVENT_KEYS} and {@link EVENT_ARGS}. */
 export interface WriteScript<K extends string, A extends string> {
@@ -34,6 +36,15 @@ export const TRIM_STEP = 64;
  * state, so the log stays at its retention.
  */
 export const TRIM_EVERY = 16;
+
+/** `entryId(entry)`: the event id of an outbox entry (`id`, or `id traceContext`). */
+export const LUA_OUTBOX_ENTRY = `
+local function entryId(entry)
+  local space = string.find(entry, ' ', 1, true)
+  if space then return string.sub(entry, 1, space - 1) end
+  return entry
+end
+`;
 
 /** `idTime(id)`: ms since the epoch in `<prefix>_<ULID>`, nil when malformed; `expired(id, from)`. */
 export const LUA_ID_TIME = `
@@ -56,14 +67,15 @@ end
 `;
 
 /**
- * `beginEvents(count)` and `recordEvents(first, ids, jsons, typeKeys)`, which read the locals
+ * `beginEvents(count)` and `recordEvents(first, ids, jsons, typeKeys, traces)`, which read the locals
  * `event`, `events`, `eventSeq` and `outbox` (the workspace's keys, {@link EVENT_KEYS}): events
  * recorded by one script, in order. A script calls `beginEvents(count)` once its preconditions
  * hold and before its first write: it takes the next `count` commit sequence numbers (INCRBY) and
  * returns the first — the only command of the events' that can fail (a corrupted counter); Redis
  * does not roll a script back, so failing before any write is what keeps "no change without its
  * event". After the change's writes, `recordEvents` appends the events (ids, their JSON and the
- * key of each one's type index) to the log, the type indexes and the outbox — one HSET, one ZADD
+ * key of each one's type index, and each one's trace context or '') to the log, the type indexes
+ * and the outbox (`id` or `id traceContext`) — one HSET, one ZADD
  * per index and one RPUSH however many — and returns `recorded`, 1 when the outbox was empty
  * before (takers need a hint), 2 when events were already waiting there (whatever hands those on —
  * their hint, the holder's ack, which hints again while events are left, or the sweep — hands
@@ -77,9 +89,10 @@ export const LUA_RECORD_EVENTS = `
 local function beginEvents(count)
   return redis.call('INCRBY', eventSeq, count) - count + 1
 end
-local function recordEvents(first, ids, jsons, typeKeys)
-  local fields, scored, typed, types = {}, {}, {}, {}
+local function recordEvents(first, ids, jsons, typeKeys, traces)
+  local fields, scored, typed, types, entries = {}, {}, {}, {}, {}
   for i = 1, #ids do
+    if traces[i] ~= '' then entries[i] = ids[i] .. ' ' .. traces[i] else entries[i] = ids[i] end
     local seq = first + i - 1
     fields[2 * i - 1], fields[2 * i] = ids[i], jsons[i]
     scored[2 * i - 1], scored[2 * i] = seq, ids[i]
@@ -96,7 +109,7 @@ local function recordEvents(first, ids, jsons, typeKeys)
   redis.call('ZADD', events, unpack(scored))
   for _, key in ipairs(types) do redis.call('ZADD', key, unpack(typed[key])) end
   local recorded, trimDue = 1, 0
-  if redis.call('RPUSH', outbox, unpack(ids)) > #ids then recorded = 2 end
+  if redis.call('RPUSH', outbox, unpack(entries)) > #ids then recorded = 2 end
   if math.floor((first + #ids - 1) / ${TRIM_EVERY}) > math.floor((first - 1) / ${TRIM_EVERY}) then trimDue = 1 end
   return recorded, trimDue
 end
@@ -117,7 +130,7 @@ end
 local function recordEvent(seq, data)
   if not seq then return end
   if eventData ~= '' then data = eventData end
-  recorded, trimDue = recordEvents(seq, {eventId}, {eventHead .. ',"data":' .. data .. '}'}, {eventsOfType})
+  recorded, trimDue = recordEvents(seq, {eventId}, {eventHead .. ',"data":' .. data .. '}'}, {eventsOfType}, {eventTrace})
 end
 `;
 
@@ -131,7 +144,7 @@ export const EVENT_TRIM = namedScript({
   name: 'event_trim',
   keys: ['event', 'events', 'outbox', 'eventTypes[]'],
   args: ['retainedFrom'],
-  lua: `${LUA_ID_TIME}
+  lua: `${LUA_ID_TIME}${LUA_OUTBOX_ENTRY}
 local oldest = redis.call('ZRANGE', events, 0, ${TRIM_STEP - 1}, 'WITHSCORES')
 local gone, last = {}, nil
 for i = 1, #oldest, 2 do
@@ -145,7 +158,7 @@ redis.call('ZREMRANGEBYSCORE', events, '-inf', last)
 for _, typed in ipairs(eventTypes) do redis.call('ZREMRANGEBYSCORE', typed, '-inf', last) end
 for _ = 1, ${TRIM_STEP} do
   local head = redis.call('LINDEX', outbox, 0)
-  if not head or redis.call('HEXISTS', event, head) == 1 then break end
+  if not head or redis.call('HEXISTS', event, entryId(head)) == 1 then break end
   redis.call('LPOP', outbox)
 end
 return #gone
@@ -160,7 +173,12 @@ return #gone
  * one caller: it passes the event part, registers the workspace, hints the outbox and sends the
  * trim, so a new write script cannot forget a step.
  */
-export function writeScript<const K extends string, const A extends string>(definition: { name: string; keys: readonly K[]; args: readonly A[]; lua: string }): WriteScript<K, A> {
+export function writeScript<const K extends string, const A extends string>(definition: {
+  name: string;
+  keys: readonly K[];
+  args: readonly A[];
+  lua: string;
+}): WriteScript<K, A> {
   const { name, keys, args, lua } = definition;
   return {
     script: namedScript({
@@ -217,25 +235,28 @@ return out
  * Takes the outbox's lock (`SET NX PX leaseMs` with `receipt`) and reads its first `max` events;
  * ids whose event was trimmed or left the retention are dropped from the outbox on the way.
  * Returns `{'held'}` (another taker holds it), `{'empty'}` (lock released), `{'more'}` (only
- * trimmed ids seen so far; lock released, call again), or `{'batch', id, json, …}`.
+ * trimmed ids seen so far; lock released, call again), or `{'batch', entry, json, …}` (each
+ * outbox entry: the id, then a space and the trace context when there is one).
  */
 export const OUTBOX_TAKE = namedScript({
   name: 'outbox_take',
   keys: ['outbox', 'outboxLock', 'event'],
   args: ['receipt', 'max', 'leaseMs', 'retainedFrom'],
-  lua: `${LUA_ID_TIME}
+  lua: `${LUA_ID_TIME}${LUA_OUTBOX_ENTRY}
 if not redis.call('SET', outboxLock, receipt, 'NX', 'PX', leaseMs) then return {'held'} end
 for _ = 1, 10 do
-  local ids = redis.call('LRANGE', outbox, 0, tonumber(max) - 1)
-  if #ids == 0 then break end
+  local entries = redis.call('LRANGE', outbox, 0, tonumber(max) - 1)
+  if #entries == 0 then break end
+  local ids = {}
+  for i = 1, #entries do ids[i] = entryId(entries[i]) end
   local rows = redis.call('HMGET', event, unpack(ids))
   local out = {'batch'}
   for i = 1, #ids do
     if rows[i] and not expired(ids[i], retainedFrom) then
-      out[#out + 1] = ids[i]
+      out[#out + 1] = entries[i]
       out[#out + 1] = rows[i]
     else
-      redis.call('LREM', outbox, 1, ids[i])
+      redis.call('LREM', outbox, 1, entries[i])
     end
   end
   if #out > 1 then return out end
@@ -256,13 +277,13 @@ export const OUTBOX_ACK = namedScript({
   name: 'outbox_ack',
   keys: ['outbox', 'outboxLock'],
   args: ['receipt', 'ids[]'],
-  lua: `
+  lua: `${LUA_OUTBOX_ENTRY}
 local taken = {}
 for _, id in ipairs(ids) do taken[id] = true end
 if #ids > 0 then
   local head = redis.call('LRANGE', outbox, 0, #ids - 1)
   local done = 0
-  while done < #head and taken[head[done + 1]] do done = done + 1 end
+  while done < #head and taken[entryId(head[done + 1])] do done = done + 1 end
   if done > 0 then redis.call('LTRIM', outbox, done, -1) end
 end
 if redis.call('GET', outboxLock) == receipt then redis.call('DEL', outboxLock) end

@@ -3,7 +3,16 @@
  * keys and args, the workspace registry, the outbox hint) — message appends, which several calls
  * share, take the same steps themselves (message-store.ts) — and `storage.events`.
  */
-import { EVENT_TYPES, withoutHiddenFields, type Admission, type Clock, type DomainEvent, type EventDraft, type EventPage, type EventStore, type EventType } from '@parley/core';
+import { EVENT_TYPES, type DomainEvent, type EventType } from '@parley/core';
+import {
+  traceContextOf,
+  withoutHiddenFields,
+  type WorkspaceScope,
+  type Clock,
+  type EventDraft,
+  type EventPage,
+  type EventStore,
+} from '@parley/core/adapter';
 import type { RedisRunner } from '../connection.js';
 import { outboxKeys, workspaceKeys, type WorkspaceKeys } from '../keys.js';
 import { records, strings, type ScriptCall, type ScriptReply } from '../script.js';
@@ -45,7 +54,12 @@ export function eventHead(event: DomainEvent | EventDraft, workspaceId: string):
 }
 
 /** The keys a script recording events reads (`event`, `events`, `eventSeq`, `outbox`; event-log.lua.ts). */
-export function recordingKeys(keys: WorkspaceKeys): { event: string; events: string; eventSeq: string; outbox: string } {
+export function recordingKeys(keys: WorkspaceKeys): {
+  event: string;
+  events: string;
+  eventSeq: string;
+  outbox: string;
+} {
   return { event: keys.event, events: keys.events, eventSeq: keys.eventSeq, outbox: keys.outbox };
 }
 
@@ -54,7 +68,8 @@ const typeKeys = new WeakMap<WorkspaceKeys, readonly string[]>();
 
 function eventTypeKeys(keys: WorkspaceKeys): readonly string[] {
   let found = typeKeys.get(keys);
-  if (found === undefined) typeKeys.set(keys, (found = Object.freeze(EVENT_TYPES.map((type) => keys.eventsOfType(type)))));
+  if (found === undefined)
+    typeKeys.set(keys, (found = Object.freeze(EVENT_TYPES.map((type) => keys.eventsOfType(type)))));
   return found;
 }
 
@@ -84,40 +99,47 @@ export class EventLog {
 
   /**
    * Runs a write script (see `writeScript`) in `workspaceId` — the one path by which inserts,
-   * changes and deletes reach Redis, message appends aside (`RedisMessageStore`): adds the event
+   * changes and deletes reach Redis, message appends aside (`messageStore`): adds the event
    * part of the call for `event` (none when absent; a {@link EventDraft} gets the `data` the
    * script builds, a full event its own `data` — without hidden fields either way:
    * `withoutHiddenFields`, records.lua.ts), makes sure first that the workspace is in the outbox
    * registry (so the sweep finds its events even if every hint is lost), and after the reply
    * hints takers or sends the trim as the script says ({@link written}). `call` names the
-   * script's own keys and args, or is built from the workspace's key names. With `admission`, the
-   * script decides the request's rate limit first (`RedisRunner.script`). Resolves with what the
+   * script's own keys and args, or is built from the workspace's key names. For a `scope` whose
+   * rate limit is pending, the script decides it first (`RedisRunner.script`). Resolves with what the
    * script's body returned.
    */
   async write<K extends string, A extends string>(
     write: WriteScript<K, A>,
-    workspaceId: string,
+    scope: WorkspaceScope,
     call: ScriptCall<K, A> | ((keys: WorkspaceKeys) => ScriptCall<K, A>),
     event?: DomainEvent | EventDraft,
-    admission?: Admission,
   ): Promise<ScriptReply> {
+    const { workspaceId } = scope;
+    // Read in the caller's context, before anything is awaited.
+    const traceTaken = event && traceContextOf(scope);
     if (event) await this.register(workspaceId);
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     if (typeof call === 'function') call = call(keys);
-    const reply = (await this.runner.script(write.script, {
-      keys: {
-        ...call.keys,
-        ...recordingKeys(keys),
-        // Not touched without an event; any key of the workspace's slot will do.
-        eventsOfType: event ? keys.eventsOfType(event.type) : keys.events,
-      },
-      args: {
-        ...call.args,
-        eventId: event?.id ?? '',
-        eventHead: event ? eventHead(event, workspaceId) : '',
-        eventData: event && 'data' in event ? JSON.stringify(eventData(event.data)) : '',
-      },
-    } as ScriptCall<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>, admission)) as [number, ScriptReply?, number?];
+    const reply = (await this.runner.script(
+      write.script,
+      {
+        keys: {
+          ...call.keys,
+          ...recordingKeys(keys),
+          // Not touched without an event; any key of the workspace's slot will do.
+          eventsOfType: event ? keys.eventsOfType(event.type) : keys.events,
+        },
+        args: {
+          ...call.args,
+          eventId: event?.id ?? '',
+          eventHead: event ? eventHead(event, workspaceId) : '',
+          eventData: event && 'data' in event ? JSON.stringify(eventData(event.data)) : '',
+          eventTrace: (event && traceTaken) || '',
+        },
+      } as ScriptCall<K | (typeof EVENT_KEYS)[number], A | (typeof EVENT_ARGS)[number]>,
+      scope,
+    )) as [number, ScriptReply?, number?];
     this.written(workspaceId, reply[0], reply[2]);
     return reply[1] ?? null;
   }
@@ -142,7 +164,10 @@ export class EventLog {
   trim(workspaceId: string): Promise<void> {
     const keys = workspaceKeys(this.runner.prefix, workspaceId);
     return this.runner
-      .script(EVENT_TRIM, { keys: { event: keys.event, events: keys.events, outbox: keys.outbox, eventTypes: eventTypeKeys(keys) }, args: { retainedFrom: this.retainedFrom() } })
+      .script(EVENT_TRIM, {
+        keys: { event: keys.event, events: keys.events, outbox: keys.outbox, eventTypes: eventTypeKeys(keys) },
+        args: { retainedFrom: this.retainedFrom() },
+      })
       .then(
         () => undefined,
         () => undefined,
@@ -167,10 +192,12 @@ export class EventLog {
    */
   hint(workspaceId: string): Promise<void> {
     const { dirty } = outboxKeys(this.runner.prefix);
-    return this.runner.run((client) => client.zadd(dirty, 'NX', Date.now(), workspaceId)).then(
-      () => undefined,
-      () => undefined,
-    );
+    return this.runner
+      .run((client) => client.zadd(dirty, 'NX', Date.now(), workspaceId))
+      .then(
+        () => undefined,
+        () => undefined,
+      );
   }
 }
 
@@ -178,27 +205,43 @@ export class EventLog {
  * {@link EventStore} on Redis: `get` is one HGET, `list` one script, O(limit) (plus expired
  * entries not trimmed yet) on the whole log or one type's index.
  */
-export class RedisEventStore implements EventStore {
-  constructor(private readonly log: EventLog) {}
+export function eventStore(log: EventLog): EventStore {
+  return {
+    async get(scope: WorkspaceScope, id: string): Promise<DomainEvent | null> {
+      if (log.isExpired(id)) return null;
+      const { runner } = log;
+      const raw = await runner.hget(workspaceKeys(runner.prefix, scope.workspaceId).event, id, scope);
+      return raw === null ? null : (JSON.parse(raw) as DomainEvent);
+    },
 
-  async get(workspaceId: string, id: string, admission?: Admission): Promise<DomainEvent | null> {
-    if (this.log.isExpired(id)) return null;
-    const { runner } = this.log;
-    const raw = await runner.hget(workspaceKeys(runner.prefix, workspaceId).event, id, admission);
-    return raw === null ? null : (JSON.parse(raw) as DomainEvent);
-  }
-
-  async list(workspaceId: string, { after, limit, type }: { after?: string; limit: number; type?: EventType }, admission?: Admission): Promise<EventPage | null> {
-    const { runner } = this.log;
-    const keys = workspaceKeys(runner.prefix, workspaceId);
-    const reply = await runner.script(EVENT_PAGE, {
-      keys: { events: keys.events, index: type === undefined ? keys.events : keys.eventsOfType(type), event: keys.event },
-      args: { hasAfter: after === undefined ? '0' : '1', after: after ?? '', limit, retainedFrom: this.log.retainedFrom() },
-    }, admission);
-    if (reply === null) return null;
-    const [more, ...rows] = strings(reply);
-    return { events: records<DomainEvent>(rows), hasMore: more === '1' };
-  }
+    async list(
+      scope: WorkspaceScope,
+      { after, limit, type }: { after?: string; limit: number; type?: EventType },
+    ): Promise<EventPage | null> {
+      const { runner } = log;
+      const keys = workspaceKeys(runner.prefix, scope.workspaceId);
+      const reply = await runner.script(
+        EVENT_PAGE,
+        {
+          keys: {
+            events: keys.events,
+            index: type === undefined ? keys.events : keys.eventsOfType(type),
+            event: keys.event,
+          },
+          args: {
+            hasAfter: after === undefined ? '0' : '1',
+            after: after ?? '',
+            limit,
+            retainedFrom: log.retainedFrom(),
+          },
+        },
+        scope,
+      );
+      if (reply === null) return null;
+      const [more, ...rows] = strings(reply);
+      return { events: records<DomainEvent>(rows), hasMore: more === '1' };
+    },
+  };
 }
 
 /** An event's `data` as recorded: an object without its hidden fields (an agent's tools secret). */

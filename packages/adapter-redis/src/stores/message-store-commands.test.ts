@@ -5,7 +5,7 @@
  * with one command each; and what such a script does when the rate-limit state cannot be read or
  * written (an ACL refusal, as `NOPERM` or `OOM` would be).
  */
-import { RateLimiter, type Principal } from '@parley/core';
+import { Admission, RateLimiter, type Principal } from '@parley/core';
 import { ManualClock, Records } from '@parley/core/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -22,12 +22,18 @@ describeServer('RedisMessageStore: commands run', () => {
   afterAll(() => storage?.close());
 
   const counted = ['evalsha', 'hget', 'hset', 'zadd', 'incrby', 'rpush'] as const;
-  const calls = async () => Object.fromEntries(await Promise.all(counted.map(async (command) => [command, await redis.calls(command)] as const)));
+  const calls = async () =>
+    Object.fromEntries(
+      await Promise.all(counted.map(async (command) => [command, await redis.calls(command)] as const)),
+    );
 
   it('writes the appends one workspace receives in the same turn with one script, each conversation read and written once', async () => {
     const records = new Records();
     const agent = await records.insertAgent(storage, 'ws');
-    const [first, second] = [await records.insertConversation(storage, 'ws', agent.id), await records.insertConversation(storage, 'ws', agent.id)];
+    const [first, second] = [
+      await records.insertConversation(storage, 'ws', agent.id),
+      await records.insertConversation(storage, 'ws', agent.id),
+    ];
     const other = await records.insertConversation(storage, 'other', (await records.insertAgent(storage, 'other')).id);
     await records.appendMessages(storage, 'ws', first.id, 1); // the script is loaded, the workspaces registered
     await records.appendMessages(storage, 'other', other.id, 1);
@@ -37,8 +43,10 @@ describeServer('RedisMessageStore: commands run', () => {
     const messages = targets.map((conversationId) => records.message(conversationId));
     const elsewhere = records.message(other.id);
     const outcomes = await Promise.all([
-      ...messages.map((message) => storage.messages.append('ws', message, records.sent('ws', message))),
-      storage.messages.append('other', elsewhere, records.sent('other', elsewhere)),
+      ...messages.map((message) =>
+        storage.messages.append({ workspaceId: 'ws' }, message, { event: records.sent('ws', message) }),
+      ),
+      storage.messages.append({ workspaceId: 'other' }, elsewhere, { event: records.sent('other', elsewhere) }),
     ]);
     const after = await calls();
 
@@ -48,8 +56,15 @@ describeServer('RedisMessageStore: commands run', () => {
     // per conversation its history, per workspace its conversations and its events; the ZADDs: per
     // conversation its history, per workspace its log and its one type index.
     expect(ran).toEqual({ evalsha: 2, hget: 3, hset: 3 + 2 + 2, zadd: 3 + 2 + 2, incrby: 2, rpush: 2 });
-    expect((await storage.messages.page('ws', first.id, { limit: 10 }))!.messages.slice(1)).toEqual([messages[0], messages[2], messages[3]]);
-    expect((await storage.messages.page('ws', second.id, { limit: 10 }))!.messages).toEqual([messages[1], messages[4]]);
+    expect((await storage.messages.page({ workspaceId: 'ws' }, first.id, { limit: 10 }))!.messages.slice(1)).toEqual([
+      messages[0],
+      messages[2],
+      messages[3],
+    ]);
+    expect((await storage.messages.page({ workspaceId: 'ws' }, second.id, { limit: 10 }))!.messages).toEqual([
+      messages[1],
+      messages[4],
+    ]);
   });
 
   /**
@@ -59,18 +74,43 @@ describeServer('RedisMessageStore: commands run', () => {
    */
   async function appendWithout(state: 'read' | 'write', failure: 'open' | 'closed') {
     const user = `no-${state}-${failure}`;
-    await redis.admin.call('ACL', 'SETUSER', user, 'on', `>${user}`, '~*', '&*', '+@all', state === 'read' ? '-get' : '-set');
+    await redis.admin.call(
+      'ACL',
+      'SETUSER',
+      user,
+      'on',
+      `>${user}`,
+      '~*',
+      '&*',
+      '+@all',
+      state === 'read' ? '-get' : '-set',
+    );
     const client = new Redis(redis.url, { username: user, password: user });
     const adapters = redisAdapters({ client, prefix: `${user}:` });
-    const limiter = new RateLimiter(adapters.rateLimits, new ManualClock(1_800_000_000_000), { failure, onStoreError: () => {} });
-    const principal: Principal = { keyId: 'key', workspaceId: 'ws', plan: 'enterprise', scopes: ['*'], limitPerHour: 100 };
+    const limiter = new RateLimiter(adapters.rateLimits, new ManualClock(1_800_000_000_000), {
+      failure,
+      onStoreError: () => {},
+    });
+    const principal: Principal = {
+      keyId: 'key',
+      workspaceId: 'ws',
+      plan: 'enterprise',
+      scopes: ['*'],
+      limitPerHour: 100,
+    };
     const records = new Records();
     const { storage } = adapters;
     const conversation = await records.insertConversation(storage, 'ws', (await records.insertAgent(storage, 'ws')).id);
     const messages = [records.message(conversation.id), records.message(conversation.id)];
-    const admissions = messages.map(() => limiter.admission(principal));
-    const outcomes = await Promise.allSettled(messages.map((message, index) => storage.messages.append('ws', message, records.sent('ws', message), undefined, admissions[index])));
-    const stored = (await storage.messages.page('ws', conversation.id, { limit: 10 }))!.messages;
+    const admissions = messages.map(() => new Admission(limiter, principal));
+    const outcomes = await Promise.allSettled(
+      messages.map((message, index) =>
+        storage.messages.append({ workspaceId: 'ws', admission: admissions[index] }, message, {
+          event: records.sent('ws', message),
+        }),
+      ),
+    );
+    const stored = (await storage.messages.page({ workspaceId: 'ws' }, conversation.id, { limit: 10 }))!.messages;
     const results = await Promise.all(admissions.map((admission) => admission.result()));
     client.disconnect();
     return { outcomes, stored, messages, failures: results.map((result) => result.failure) };

@@ -27,7 +27,8 @@ import { LUA_RECORD } from './records.lua.js';
  *   up by one per append (records.lua.ts). A reply's usage (`increments[i]`: '' or the JSON of
  *   `[field, increment, …]`) is counted on its day's HASH `usage[i]`, kept `usageTtl` seconds.
  * - The event's JSON is `eventHead[i]` and its `data`: `eventData[i]`, or the message's JSON when
- *   that is '' (a message's JSON crosses the network once).
+ *   that is '' (a message's JSON crosses the network once); its outbox entry carries `eventTrace[i]`
+ *   (the append's W3C trace context, '' for none).
  *
  * So n appends to one conversation cost one HGET and one HSET of it, one HSET and one ZADD of its
  * history, and the events' commands of `recordEvents` (event-log.lua.ts) — the same commands as
@@ -38,7 +39,22 @@ import { LUA_RECORD } from './records.lua.js';
 export const MESSAGE_APPEND = namedScript({
   name: 'message_append',
   keys: ['conv', 'event', 'events', 'eventSeq', 'outbox', 'rateLimit', 'msg[]', 'msgs[]', 'usage[]', 'eventsOfType[]'],
-  args: ['usageTtl', 'conversationId[]', 'id[]', 'stored[]', 'at[]', 'increments[]', 'eventId[]', 'eventHead[]', 'eventData[]', 'gateNow[]', 'gateInterval[]', 'gateLimit[]', 'gateOpen[]'],
+  args: [
+    'usageTtl',
+    'conversationId[]',
+    'id[]',
+    'stored[]',
+    'at[]',
+    'increments[]',
+    'eventId[]',
+    'eventHead[]',
+    'eventData[]',
+    'eventTrace[]',
+    'gateNow[]',
+    'gateInterval[]',
+    'gateLimit[]',
+    'gateOpen[]',
+  ],
   lua: `${LUA_RECORD}${LUA_GCRA}${LUA_RECORD_EVENTS}
 local replies, conversations, appended = {}, {}, {}
 local stateRead, stateBroken, tat, seen, changedTat = false, false, nil, nil, false
@@ -94,7 +110,7 @@ if changedTat and gcraSet(rateLimit, tat, seen, redis.pcall).err then
 end
 if #appended == 0 then return {0, 0, unpack(replies)} end
 local first = beginEvents(#appended)
-local histories, changed, eventIds, eventJsons, typeKeys = {}, {}, {}, {}, {}
+local histories, changed, eventIds, eventJsons, typeKeys, traces = {}, {}, {}, {}, {}, {}
 for n, i in ipairs(appended) do
   local history = histories[conversationId[i]]
   if not history then
@@ -116,6 +132,7 @@ for n, i in ipairs(appended) do
   local data = eventData[i]
   if data == '' then data = stored[i] end
   eventIds[n], eventJsons[n], typeKeys[n] = eventId[i], eventHead[i] .. ',"data":' .. data .. '}', eventsOfType[i]
+  traces[n] = eventTrace[i]
 end
 local records = {}
 for _, each in ipairs(changed) do
@@ -129,7 +146,7 @@ for _, each in ipairs(changed) do
   records[#records + 1] = encodeRecord(conversation)
 end
 redis.call('HSET', conv, unpack(records))
-local recorded, trimDue = recordEvents(first, eventIds, eventJsons, typeKeys)
+local recorded, trimDue = recordEvents(first, eventIds, eventJsons, typeKeys, traces)
 return {recorded, trimDue, unpack(replies)}
 `,
 });

@@ -1,5 +1,14 @@
 /** @module Messages on Redis: per conversation, a HASH of records and a ZSET of ids (score 0). */
-import { usageDay, usageIncrements, type Admission, type DomainEvent, type Message, type MessagePage, type MessageStore, type UsageRecord } from '@parley/core';
+import type { DomainEvent, Message } from '@parley/core';
+import {
+  traceContextOf,
+  usageDay,
+  usageIncrements,
+  type WorkspaceScope,
+  type MessagePage,
+  type MessageStore,
+  type UsageRecord,
+} from '@parley/core/adapter';
 import { workspaceKeys } from '../keys.js';
 import { records, strings, type Gate, type ScriptReply } from '../script.js';
 import { TurnBatcher } from '../turn-batcher.js';
@@ -24,6 +33,8 @@ interface Append {
   eventId: string;
   eventHead: string;
   eventData: string;
+  /** The W3C trace context of the append ('' for none), kept with the event's outbox entry. */
+  eventTrace: string;
   /** The request's rate-limit hit, when this append decides it. */
   gate: Gate | undefined;
 }
@@ -37,56 +48,17 @@ interface Append {
  * HGET and HSET, its history's HSET and ZADD, the events' commands and the rate-limit state's GET
  * and SET once for several messages instead of once each.
  */
-export class RedisMessageStore implements MessageStore {
-  private readonly appends: TurnBatcher<Append, ScriptReply>;
-
-  constructor(private readonly log: EventLog) {
-    this.appends = new TurnBatcher(log.runner, (appends) => this.send(appends));
-  }
-
-  private get runner() {
-    return this.log.runner;
-  }
-
-  async append(workspaceId: string, message: Message, event: DomainEvent, usage?: UsageRecord, admission?: Admission): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
-    // The outbox's registry must list the workspace before its first event (EventLog.write).
-    await this.log.register(workspaceId);
-    const { conversationId } = message;
-    const keys = workspaceKeys(this.runner.prefix, workspaceId);
-    const append: Append = {
-      workspaceId,
-      msg: keys.msg(conversationId),
-      msgs: keys.msgs(conversationId),
-      usage: keys.usage(usageDay(message.createdAt)),
-      eventsOfType: keys.eventsOfType(event.type),
-      conversationId,
-      id: message.id,
-      stored: JSON.stringify(message),
-      at: JSON.stringify(message.createdAt),
-      increments: usage ? JSON.stringify(usageIncrements(usage).flatMap(([field, increment]) => [field, String(increment)])) : '',
-      eventId: event.id,
-      eventHead: eventHead(event, workspaceId),
-      // The event's data is the message as a rule: then the script uses the message's JSON for it.
-      eventData: event.data === message ? '' : JSON.stringify(eventData(event.data)),
-      gate: this.runner.gateFor(admission, keys.conv),
-    };
-    let reply: ScriptReply;
-    try {
-      reply = await this.appends.add(workspaceId, append);
-    } catch (error) {
-      if (append.gate) admission!.fail();
-      throw error;
-    }
-    return (append.gate ? this.runner.settle(admission!, append.gate, reply) : reply) as 'appended' | 'conversation_not_found' | 'conversation_completed';
-  }
+export function messageStore(log: EventLog): MessageStore {
+  const { runner } = log;
+  const batches = new TurnBatcher<Append, ScriptReply>(runner, send);
 
   /** Sends one workspace's appends of this turn as one {@link MESSAGE_APPEND}; resolves with each one's reply. */
-  private async send(appends: Append[]): Promise<ScriptReply[]> {
+  async function send(appends: Append[]): Promise<ScriptReply[]> {
     const { workspaceId } = appends[0]!;
-    const keys = workspaceKeys(this.runner.prefix, workspaceId);
+    const keys = workspaceKeys(runner.prefix, workspaceId);
     const each = <N extends keyof Append>(name: N) => appends.map((append) => append[name]);
     const gates = appends.map((append) => append.gate);
-    const reply = (await this.runner.script(MESSAGE_APPEND, {
+    const reply = (await runner.script(MESSAGE_APPEND, {
       keys: {
         conv: keys.conv,
         ...recordingKeys(keys),
@@ -106,44 +78,97 @@ export class RedisMessageStore implements MessageStore {
         eventId: each('eventId'),
         eventHead: each('eventHead'),
         eventData: each('eventData'),
+        eventTrace: each('eventTrace'),
         gateNow: gates.map((gate) => gate?.nowMs ?? ''),
         gateInterval: gates.map((gate) => gate?.intervalMs ?? ''),
         gateLimit: gates.map((gate) => gate?.limit ?? ''),
         gateOpen: gates.map((gate) => (gate === undefined ? '' : gate.failOpen ? '1' : '0')),
       },
     })) as ScriptReply[];
-    this.log.written(workspaceId, reply[0], reply[1]);
+    log.written(workspaceId, reply[0], reply[1]);
     return reply.slice(2);
   }
 
-  async get(workspaceId: string, conversationId: string, id: string, admission?: Admission): Promise<Message | null> {
-    const raw = await this.runner.hget(workspaceKeys(this.runner.prefix, workspaceId).msg(conversationId), id, admission);
-    return raw === null ? null : (JSON.parse(raw) as Message);
-  }
-
-  async page(
-    workspaceId: string,
-    conversationId: string,
-    { before, after, limit, requireConversation }: { before?: string; after?: string; limit: number; requireConversation?: boolean },
-    admission?: Admission,
-  ): Promise<MessagePage | null> {
-    const keys = workspaceKeys(this.runner.prefix, workspaceId);
-    const reply = await this.runner.script(MESSAGE_PAGE, {
-      keys: { msgs: keys.msgs(conversationId), msg: keys.msg(conversationId), conv: keys.conv },
-      args: {
-        hasBefore: before === undefined ? '0' : '1',
-        before: before ?? '',
-        hasAfter: after === undefined ? '0' : '1',
-        after: after ?? '',
-        limit,
-        requireConversation: requireConversation ? '1' : '0',
+  return {
+    async append(
+      scope: WorkspaceScope,
+      message: Message,
+      { event, usage }: { event: DomainEvent; usage?: UsageRecord },
+    ): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'> {
+      // Read in the caller's context, before anything is awaited.
+      const eventTrace = traceContextOf(scope) ?? '';
+      // The outbox's registry must list the workspace before its first event (EventLog.write).
+      await log.register(scope.workspaceId);
+      const { conversationId } = message;
+      const keys = workspaceKeys(runner.prefix, scope.workspaceId);
+      const append: Append = {
+        workspaceId: scope.workspaceId,
+        msg: keys.msg(conversationId),
+        msgs: keys.msgs(conversationId),
+        usage: keys.usage(usageDay(message.createdAt)),
+        eventsOfType: keys.eventsOfType(event.type),
         conversationId,
-      },
-    }, admission);
-    if (reply === null) return null;
-    const [more, ...rows] = strings(reply);
-    // Without `after` the script reads newest first (REV); a page is listed oldest first.
-    const messages = records<Message>(rows);
-    return { messages: after === undefined ? messages.reverse() : messages, hasMore: more === '1' };
-  }
+        id: message.id,
+        stored: JSON.stringify(message),
+        at: JSON.stringify(message.createdAt),
+        increments: usage
+          ? JSON.stringify(usageIncrements(usage).flatMap(([field, increment]) => [field, String(increment)]))
+          : '',
+        eventId: event.id,
+        eventHead: eventHead(event, scope.workspaceId),
+        // The event's data is the message as a rule: then the script uses the message's JSON for it.
+        eventData: event.data === message ? '' : JSON.stringify(eventData(event.data)),
+        eventTrace,
+        gate: runner.gateFor(scope, keys.conv),
+      };
+      let reply: ScriptReply;
+      try {
+        reply = await batches.add(scope.workspaceId, append);
+      } catch (error) {
+        if (append.gate) runner.failed(scope);
+        throw error;
+      }
+      return (append.gate ? runner.settle(scope, append.gate, reply) : reply) as
+        'appended' | 'conversation_not_found' | 'conversation_completed';
+    },
+
+    async get(scope: WorkspaceScope, conversationId: string, id: string): Promise<Message | null> {
+      const raw = await runner.hget(workspaceKeys(runner.prefix, scope.workspaceId).msg(conversationId), id, scope);
+      return raw === null ? null : (JSON.parse(raw) as Message);
+    },
+
+    async page(
+      scope: WorkspaceScope,
+      conversationId: string,
+      {
+        before,
+        after,
+        limit,
+        requireConversation,
+      }: { before?: string; after?: string; limit: number; requireConversation?: boolean },
+    ): Promise<MessagePage | null> {
+      const keys = workspaceKeys(runner.prefix, scope.workspaceId);
+      const reply = await runner.script(
+        MESSAGE_PAGE,
+        {
+          keys: { msgs: keys.msgs(conversationId), msg: keys.msg(conversationId), conv: keys.conv },
+          args: {
+            hasBefore: before === undefined ? '0' : '1',
+            before: before ?? '',
+            hasAfter: after === undefined ? '0' : '1',
+            after: after ?? '',
+            limit,
+            requireConversation: requireConversation ? '1' : '0',
+            conversationId,
+          },
+        },
+        scope,
+      );
+      if (reply === null) return null;
+      const [more, ...rows] = strings(reply);
+      // Without `after` the script reads newest first (REV); a page is listed oldest first.
+      const messages = records<Message>(rows);
+      return { messages: after === undefined ? messages.reverse() : messages, hasMore: more === '1' };
+    },
+  };
 }

@@ -13,7 +13,7 @@
  * numbers with 14 significant digits; segments are never decoded in Lua, so what was stored is
  * what comes back, byte for byte.
  */
-import { withVersion, type Change, type Condition } from '@parley/core';
+import { withVersion, type Change, type Condition } from '@parley/core/adapter';
 
 /** The separator between a record's version and its field segments (see the module's doc). */
 export const FIELD_SEPARATOR = '\x1f';
@@ -65,7 +65,13 @@ export function changeArgs<T>(change: Change<T>) {
 }
 
 /** The arguments of a script's `meets()` (records.lua.ts) for these preconditions. */
-export function conditionArgs<T>({ ifVersion, where }: { ifVersion?: readonly number[]; where?: readonly Condition<T>[] }) {
+export function conditionArgs<T>({
+  ifVersion,
+  where,
+}: {
+  ifVersion?: readonly number[];
+  where?: readonly Condition<T>[];
+}) {
   return {
     hasIfVersion: ifVersion === undefined ? '0' : '1',
     ifVersion: ifVersion ?? [],

@@ -1,5 +1,6 @@
 /** @module The replies of the record scripts (records.lua.ts), decoded into the storage port's shapes. */
-import type { PageResult, WriteResult } from '@parley/core';
+import type { PageResult } from '@parley/core';
+import type { WriteResult } from '@parley/core/adapter';
 import { strings, type ScriptReply } from '../script.js';
 import { decodeRecord, decodeRecords } from './record-format.js';
 

@@ -7,7 +7,7 @@
  * total is ZCARD, O(1). A change is merged into the stored record inside the script
  * (`LUA_RECORD`), so there is no read before a write and nothing to retry.
  */
-import { HIDDEN_FIELDS } from '@parley/core';
+import { HIDDEN_FIELDS } from '@parley/core/adapter';
 import { LUA_FETCH, namedScript } from '../script.js';
 import { writeScript } from './event-log.lua.js';
 
@@ -22,8 +22,8 @@ import { writeScript } from './event-log.lua.js';
  * secret), an event's `data`.
  * A field is found where it is needed, by a plain search for `0x1F"name":` (0x1F only ever
  * separates segments, record-format.ts), and replaced in place: no table of every segment is built
- * — splitting a conversation into its segments and joining them again was a third of a message
- * append's script time.
+ * — splitting a conversation into its segments and joining them again dominated a message
+ * append's script time (docs/performance.md).
  * Comparisons are byte-wise (`lessBytes`): Lua's `<` on strings follows the server's locale.
  * `lessBytes` skips the common prefix 8 bytes at a time (string equality is byte-wise), then
  * compares the first differing byte: two timestamps that differ in their milliseconds cost three

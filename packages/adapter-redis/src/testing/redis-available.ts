@@ -12,7 +12,12 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** `null` when Redis at `url` answers PING within 2 s, else why not. */
 export async function probeRedis(url: string = REDIS_URL): Promise<string | null> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   let cause: unknown;
   client.on('error', (error) => (cause ??= error));
   try {
@@ -40,7 +45,11 @@ export interface SuiteRunner<Describe extends { skip: unknown }> {
  * runner comes from the caller so this module does not depend on vitest:
  * `describeIfAvailable({ describe, it }, 'Redis', await probeRedis())`.
  */
-export function describeIfAvailable<Describe extends { skip: unknown }>(t: SuiteRunner<Describe>, what: string, problem: string | null): Describe | Describe['skip'] {
+export function describeIfAvailable<Describe extends { skip: unknown }>(
+  t: SuiteRunner<Describe>,
+  what: string,
+  problem: string | null,
+): Describe | Describe['skip'] {
   if (problem === null) return t.describe;
   const message = `${what} is unavailable (${problem}).`;
   if (process.env.CI === 'true') {
@@ -50,7 +59,9 @@ export function describeIfAvailable<Describe extends { skip: unknown }>(t: Suite
       });
     });
   } else {
-    console.warn(`\n⚠️  ${'='.repeat(70)}\n⚠️  SKIPPING Redis tests: ${message}\n⚠️  Start redis-server or set REDIS_URL to run them.\n⚠️  ${'='.repeat(70)}\n`);
+    console.warn(
+      `\n⚠️  ${'='.repeat(70)}\n⚠️  SKIPPING Redis tests: ${message}\n⚠️  Start redis-server or set REDIS_URL to run them.\n⚠️  ${'='.repeat(70)}\n`,
+    );
   }
   return t.describe.skip;
 }

@@ -49,7 +49,12 @@ export async function freePort(): Promise<number> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `redis-cli -p port <command…>` until `accept(output)`, or throws after `timeoutMs`. */
-export async function waitFor(port: number, command: string[], accept: (output: string) => boolean, timeoutMs = 15_000): Promise<void> {
+export async function waitFor(
+  port: number,
+  command: string[],
+  accept: (output: string) => boolean,
+  timeoutMs = 15_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
@@ -61,7 +66,9 @@ export async function waitFor(port: number, command: string[], accept: (output: 
     }
     await sleep(100);
   }
-  throw new Error(`redis on port ${port}: '${command.join(' ')}' not ready after ${timeoutMs} ms (last: ${last.trim()})`);
+  throw new Error(
+    `redis on port ${port}: '${command.join(' ')}' not ready after ${timeoutMs} ms (last: ${last.trim()})`,
+  );
 }
 
 /** A running private redis-server. */
@@ -79,7 +86,21 @@ export interface RedisProcess {
 export async function startRedisServer(port: number, dir: string, extra: string[] = []): Promise<RedisProcess> {
   const child: ChildProcess = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...extra],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'no',
+      ...extra,
+    ],
     { stdio: 'ignore' },
   );
   // If the test process dies without running its teardown, do not leave the server behind.
@@ -131,10 +152,23 @@ export async function startCluster(): Promise<RedisClusterProcesses> {
   try {
     for (let i = 0; i < 3; i += 1) {
       const port = await freePort();
-      servers.push(await startRedisServer(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`)]));
+      servers.push(
+        await startRedisServer(port, dir, [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          join(dir, `nodes-${port}.conf`),
+        ]),
+      );
     }
-    await run('redis-cli', ['--cluster', 'create', ...servers.map((server) => `127.0.0.1:${server.port}`), '--cluster-yes']);
-    for (const server of servers) await waitFor(server.port, ['cluster', 'info'], (output) => output.includes('cluster_state:ok'));
+    await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...servers.map((server) => `127.0.0.1:${server.port}`),
+      '--cluster-yes',
+    ]);
+    for (const server of servers)
+      await waitFor(server.port, ['cluster', 'info'], (output) => output.includes('cluster_state:ok'));
     return { nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })), stop };
   } catch (error) {
     await stop();

@@ -100,7 +100,7 @@ export interface paths {
         head?: never;
         /**
          * Update an agent
-         * @description Every field is optional; `null` clears `systemPrompt`, `temperature` and `maxTokens`; `configuration` is replaced as a whole. Emits `agent.updated`.
+         * @description Every field is optional; `null` clears `systemPrompt`, `temperature` and `maxTokens`; `configuration` and `tools` are replaced as a whole. Emits `agent.updated`.
          *
          *     Requires the scope `agents:write` (or `*`).
          */
@@ -226,11 +226,33 @@ export interface paths {
         put?: never;
         /**
          * Ask the agent for a reply
-         * @description Queues a reply of the conversation's agent to its latest message (also when the agent's `configuration.autoReply` is `false`). The reply arrives on the stream (deltas, then the stored `assistant` message, which emits `message.received`).
+         * @description Queues a reply of the conversation's agent to its latest message (also when the agent's `autoReply` is `false`). The reply arrives on the stream (deltas, then the stored `assistant` message, which emits `message.received`).
          *
          *     Requires the scope `conversations:write` (or `*`).
          */
         post: operations["requestReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{id}/reply/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop the replies being made
+         * @description Stops every reply of the conversation that is queued, being made (by whichever worker, within a second) or waiting for tool results. A reply being made stops its model call; the text it had written is stored as an `assistant` message with `metadata.reply.finishReason: "cancelled"`. A reply waiting for tool results is closed: each waiting call gets `{"error": "cancelled"}` as its result and `pendingToolCalls` is emptied. Each reply stopped records `reply.cancelled` (event, webhooks, stream). Answers the `inReplyTo` of the replies stopped, `[]` when there was nothing to stop.
+         *
+         *     Requires the scope `conversations:write` (or `*`).
+         */
+        post: operations["cancelReply"];
         delete?: never;
         options?: never;
         head?: never;
@@ -253,6 +275,8 @@ export interface paths {
          *     - `event: tool.call` with `{inReplyTo, toolCall}` when the model decides a tool call (its streamed argument deltas assembled: `toolCall` is `{id, name, arguments}`).
          *     - `event: tool.result` with the stored `tool` message (a tool's result); `id:` is a cursor like a message's.
          *     - `event: reply.requires_action` with `{conversationId, inReplyTo, toolCalls}` when a reply pauses for client tools or approvals (answer with `POST /api/conversations/{id}/tool-results`).
+         *     - `event: reply.cancelled` with `{conversationId, inReplyTo}` when a reply is stopped (`POST /api/conversations/{id}/reply/cancel`); the text it had written arrives after it as a `message` whose `metadata.reply.finishReason` is `cancelled`.
+         *     - `event: context.trimmed` with `{inReplyTo, messages, tokens, trimmed}` when a reply's prompt left `trimmed` older messages out to fit the model's context window (`messages` sent, about `tokens` tokens); the stored reply records the same in `metadata.reply.context`.
          *     - `event: conversation.completed` with the conversation; then the stream ends.
          *     - A `: keep-alive` comment after 15 s without events.
          *
@@ -508,11 +532,77 @@ export interface paths {
         };
         /**
          * Token usage totals
-         * @description Input and output tokens of the workspace's stored reply steps (each assistant message's `metadata.reply.usage`) from UTC day `from` to `to` (both included, at most 366 days; default the last 30 days), grouped by `agent`, `model`, `user` or `day`. Read from counters kept with each stored message, so its cost does not grow with the history.
+         * @description Input and output tokens of the workspace's stored reply steps (each assistant message's `metadata.reply.usage`) from UTC day `from` to `to` (both included, at most 366 days; default the last 30 days; each a date or an ISO 8601 timestamp, which stands for the UTC day containing it), grouped by `agent`, `model`, `user` or `day`. Read from counters kept with each stored message, so its cost does not grow with the history.
          *
          *     Requires the scope `agents:read` (or `*`).
          */
         get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a chat message and stream the reply (AI SDK)
+         * @description The AI SDK's chat protocol (`useChat` with `DefaultChatTransport({ api: '<base>/api/chat' })`): stores the last message when it is a `user` message (its text parts joined by line breaks), asks the agent for a reply when it does not reply on its own, and streams the reply as the UI message stream protocol (`x-vercel-ai-ui-message-stream: v1`): `start`, per step `start-step`, `text-start`/`text-delta`/`text-end`, `tool-input-available` and `tool-output-available`, `finish-step`; then `finish` and `data: [DONE]`. A reply that pauses for client tools or approvals ends its stream with the waiting calls (`tool-input-available` without output, `tool-approval-request` for approvals) and `finish`; a reply given up is an `error` chunk. A last message of role `assistant` that answers the waiting calls (tool parts with `output-available`, `output-error`, `approval-responded` or `output-denied`) submits those answers and streams the rest of the reply. See docs/ai-sdk-chat.md.
+         *
+         *     Requires the scope `conversations:write` (or `*`).
+         */
+        post: operations["chat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Resume the reply under way (AI SDK)
+         * @description Resumes the reply under way in the conversation (`useChat`'s `resume: true`, which calls `GET <api>/<chat id>/stream`): replays the reply's UI message stream from its `start` chunk (`messageId` is the reply's first stored step), its stored steps whole, then goes on live, as `DefaultChatTransport` expects by default (`resumeStreamIsReplay`). Deltas are not stored: the step being generated when the stream opens is sent once it is stored; later steps stream live. A reply paused for tool calls is replayed up to its waiting calls and `finish`. 204 when no reply is under way (none asked, stored already, given up, or the conversation is completed).
+         *
+         *     Requires the scope `conversations:read` (or `*`).
+         */
+        get: operations["resumeChatStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Describe the calling key
+         * @description The workspace, plan and scopes of the key the request is made with, and its own hourly limit if it has one. Any valid key may ask; the key itself is never returned. The rate-limit header fields say how much of the limit is left. The console reads it on sign-in to show which actions the key's scopes allow.
+         *
+         *     Any valid API key, whatever its scopes.
+         */
+        get: operations["getCallingKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -629,8 +719,25 @@ export interface components {
             systemPrompt: string | null;
             temperature: number | null;
             maxTokens: number | null;
-            /** @description A JSON object of at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. */
+            /** @description Yours: the JSON object you stored, unchanged. Parley never reads it. */
             configuration: Record<string, unknown>;
+            /** @description The tools the agent may call, at most 32 with distinct names; `[]` by default. */
+            tools: components["schemas"]["Tool"][];
+            /** @description The most model calls one reply makes, 1–32 (default 8). */
+            maxSteps: number;
+            /** @description Whether the agent replies on its own to each user message (default `true`); `POST /api/conversations/{id}/reply` asks for a reply either way. */
+            autoReply: boolean;
+            /** @description The MCP servers whose tools the agent may call (docs/mcp.md), `[]` when none; header values are never shown. */
+            mcpServers: {
+                label: string;
+                url: string;
+                /** @description The names of the headers sent to the server; their values are write-only. */
+                headerNames: string[];
+                allowedTools?: string[];
+                requireApproval: ("always" | "never") | {
+                    never: string[];
+                };
+            }[];
             /** @enum {string} */
             status: "active" | "inactive";
             /**
@@ -659,15 +766,34 @@ export interface components {
             systemPrompt?: string;
             temperature?: number;
             maxTokens?: number;
-            /** @description A JSON object; its fields other than `tools` take at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. `tools` and `maxSteps` define the agent's tools (docs/replies-and-streams.md#tools). */
-            configuration?: {
-                /** @description The tools the agent may call, with distinct names (docs/replies-and-streams.md#tools). */
-                tools?: components["schemas"]["Tool"][];
-                /** @description The most model calls a reply makes (default 8). */
-                maxSteps?: number;
-            } & {
-                [key: string]: unknown;
-            };
+            /** @description Yours: any JSON object, stored and returned unchanged; Parley never reads it. At most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. */
+            configuration?: Record<string, unknown>;
+            /** @description The tools the agent may call, at most 32 with distinct names; `[]` by default. */
+            tools?: components["schemas"]["Tool"][];
+            /** @description The most model calls one reply makes, 1–32 (default 8). */
+            maxSteps?: number;
+            /** @description Whether the agent replies on its own to each user message (default `true`); `POST /api/conversations/{id}/reply` asks for a reply either way. */
+            autoReply?: boolean;
+            /** @description The MCP servers whose tools the agent may call (docs/mcp.md), at most 8 with distinct labels; `[]` by default. A PATCH replaces the whole list, header values included. */
+            mcpServers?: {
+                /** @description Names the server: the model sees its tools as `<label>__<tool>`. Unique among the agent's servers. */
+                label: string;
+                /**
+                 * Format: uri
+                 * @description An absolute http(s) URL without credentials, control characters or surrounding whitespace, stored and returned in its normalised form (WHATWG URL href). A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
+                 */
+                url: string;
+                /** @description Headers sent with every request to the server, e.g. `{"Authorization": "Bearer …"}`. Write-only: stored and sent, never returned (responses list `headerNames`), never logged or put in events. */
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @description The only tools of the server the model sees; absent: all of the server's tools. */
+                allowedTools?: string[];
+                /** @description Which calls wait for approval (`POST /api/conversations/{id}/tool-results`): "always" (the default), "never", or {"never": [tool names]} (always but for those). */
+                requireApproval?: ("always" | "never") | {
+                    never: string[];
+                };
+            }[];
             /** @description Secret signing the calls of the agent's webhook tools (Standard Webhooks); returned only in this response. Generated when an agent first gets a webhook tool and has none. */
             toolsSecret?: string;
         };
@@ -679,15 +805,34 @@ export interface components {
             systemPrompt?: string | null;
             temperature?: number | null;
             maxTokens?: number | null;
-            /** @description A JSON object; its fields other than `tools` take at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. `tools` and `maxSteps` define the agent's tools (docs/replies-and-streams.md#tools). */
-            configuration?: {
-                /** @description The tools the agent may call, with distinct names (docs/replies-and-streams.md#tools). */
-                tools?: components["schemas"]["Tool"][];
-                /** @description The most model calls a reply makes (default 8). */
-                maxSteps?: number;
-            } & {
-                [key: string]: unknown;
-            };
+            /** @description Yours: any JSON object, stored and returned unchanged; Parley never reads it. At most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. */
+            configuration?: Record<string, unknown>;
+            /** @description The tools the agent may call, at most 32 with distinct names; `[]` by default. */
+            tools?: components["schemas"]["Tool"][];
+            /** @description The most model calls one reply makes, 1–32 (default 8). */
+            maxSteps?: number;
+            /** @description Whether the agent replies on its own to each user message (default `true`); `POST /api/conversations/{id}/reply` asks for a reply either way. */
+            autoReply?: boolean;
+            /** @description The MCP servers whose tools the agent may call (docs/mcp.md), at most 8 with distinct labels; `[]` by default. A PATCH replaces the whole list, header values included. */
+            mcpServers?: {
+                /** @description Names the server: the model sees its tools as `<label>__<tool>`. Unique among the agent's servers. */
+                label: string;
+                /**
+                 * Format: uri
+                 * @description An absolute http(s) URL without credentials, control characters or surrounding whitespace, stored and returned in its normalised form (WHATWG URL href). A host that is, or resolves to, a loopback, private, link-local, CGNAT, unspecified or cloud metadata address (or is localhost) is refused with 400 validation_failed at url, unless the server allows private webhook URLs.
+                 */
+                url: string;
+                /** @description Headers sent with every request to the server, e.g. `{"Authorization": "Bearer …"}`. Write-only: stored and sent, never returned (responses list `headerNames`), never logged or put in events. */
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @description The only tools of the server the model sees; absent: all of the server's tools. */
+                allowedTools?: string[];
+                /** @description Which calls wait for approval (`POST /api/conversations/{id}/tool-results`): "always" (the default), "never", or {"never": [tool names]} (always but for those). */
+                requireApproval?: ("always" | "never") | {
+                    never: string[];
+                };
+            }[];
             /** @description Secret signing the calls of the agent's webhook tools (Standard Webhooks); returned only in this response. Generated when an agent first gets a webhook tool and has none. */
             toolsSecret?: string;
             /** @enum {string} */
@@ -703,8 +848,25 @@ export interface components {
             systemPrompt: string | null;
             temperature: number | null;
             maxTokens: number | null;
-            /** @description A JSON object of at most 16384 bytes serialized, nested at most 8 levels, without `__proto__`, `constructor` or `prototype` keys. */
+            /** @description Yours: the JSON object you stored, unchanged. Parley never reads it. */
             configuration: Record<string, unknown>;
+            /** @description The tools the agent may call, at most 32 with distinct names; `[]` by default. */
+            tools: components["schemas"]["Tool"][];
+            /** @description The most model calls one reply makes, 1–32 (default 8). */
+            maxSteps: number;
+            /** @description Whether the agent replies on its own to each user message (default `true`); `POST /api/conversations/{id}/reply` asks for a reply either way. */
+            autoReply: boolean;
+            /** @description The MCP servers whose tools the agent may call (docs/mcp.md), `[]` when none; header values are never shown. */
+            mcpServers: {
+                label: string;
+                url: string;
+                /** @description The names of the headers sent to the server; their values are write-only. */
+                headerNames: string[];
+                allowedTools?: string[];
+                requireApproval: ("always" | "never") | {
+                    never: string[];
+                };
+            }[];
             /** @enum {string} */
             status: "active" | "inactive";
             /**
@@ -736,20 +898,27 @@ export interface components {
             timeoutMs?: number;
         };
         ToolCall: {
-            /** @description The call's id, given by the model's provider. */
+            /** @description Parley's id of the call (`call_` + a ULID), unique everywhere: its result's `toolCallId`, the `toolCallId` to answer it with and a webhook tool's `webhook-id`. Not the provider's id. */
             id: string;
             name: string;
             /** @description The arguments, parsed from the model's JSON (`{}` when it sent none that parse). */
             arguments: Record<string, unknown>;
+            /** @description The `label` of the MCP server whose tool is called (`name` is the tool's name on that server); absent for the agent's own tools. */
+            server?: string;
         };
         PendingToolCall: {
-            /** @description The call's id, given by the model's provider. */
+            /** @description Parley's id of the call (`call_` + a ULID), unique everywhere: its result's `toolCallId`, the `toolCallId` to answer it with and a webhook tool's `webhook-id`. Not the provider's id. */
             id: string;
             name: string;
             /** @description The arguments, parsed from the model's JSON (`{}` when it sent none that parse). */
             arguments: Record<string, unknown>;
-            /** @enum {string} */
-            kind: "webhook" | "client";
+            /** @description The `label` of the MCP server whose tool is called (`name` is the tool's name on that server); absent for the agent's own tools. */
+            server?: string;
+            /**
+             * @description `webhook` or `client` (the agent's tools), or `mcp` (a tool of the MCP server `server`).
+             * @enum {string}
+             */
+            kind: "webhook" | "client" | "mcp";
             requiresApproval: boolean;
         };
         ToolResults: {
@@ -782,6 +951,16 @@ export interface components {
             inReplyTo: string | null;
             toolCalls: components["schemas"]["PendingToolCall"][];
         };
+        ReplyCancelled: {
+            /** @description Opaque id starting with conv_, sortable by creation time. */
+            conversationId: string;
+            /** @description Opaque id starting with msg_, sortable by creation time. */
+            inReplyTo: string | null;
+        };
+        RepliesCancelled: {
+            /** @description The `inReplyTo` of each reply stopped (queued, being made, or waiting for tool results), oldest first; `[]` when none was. `null` stands for a reply asked for in a conversation without messages. */
+            cancelled: (string | null)[];
+        };
         UsageReport: {
             from: string;
             to: string;
@@ -798,6 +977,17 @@ export interface components {
             inputTokens: number;
             outputTokens: number;
             replies: number;
+        };
+        CallingKey: {
+            /** @description The key's id (`key_…`), as `parley keys list` shows it. */
+            keyId: string;
+            workspaceId: string;
+            /** @enum {string} */
+            plan: "free" | "pro" | "enterprise";
+            /** @description The scopes the key holds; `*` is every scope. The console shows what the others allow. */
+            scopes: ("agents:read" | "agents:write" | "conversations:read" | "conversations:write" | "webhooks:read" | "webhooks:write" | "events:read" | "plants:read" | "plants:write" | "*")[];
+            /** @description The key's own requests-per-hour limit; `null`: the plan's (RateLimit-Policy says it). */
+            limitPerHour: number | null;
         };
         Conversation: {
             /** @description Opaque id starting with conv_, sortable by creation time. */
@@ -894,7 +1084,7 @@ export interface components {
             /** @description The URL in its normalised form (WHATWG URL href). */
             url: string;
             /** @description The event types delivered, or ["*"]: every type, present and future. */
-            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "*")[];
+            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "reply.cancelled" | "*")[];
             /** @description False when disabled by PATCH, or by Parley (see disabledReason). */
             enabled: boolean;
             /**
@@ -919,7 +1109,7 @@ export interface components {
             /** @description The URL in its normalised form (WHATWG URL href). */
             url: string;
             /** @description The event types delivered, or ["*"]: every type, present and future. */
-            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "*")[];
+            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "reply.cancelled" | "*")[];
             /** @description False when disabled by PATCH, or by Parley (see disabledReason). */
             enabled: boolean;
             /**
@@ -954,7 +1144,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to deliver, or ["*"] for every type, present and future. */
-            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "*")[];
+            events: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "reply.cancelled" | "*")[];
             /** @description Signing secret: whsec_ + base64 of 24 to 64 bytes (Standard Webhooks), or 16 to 512 characters used as raw UTF-8. */
             secret?: string;
         };
@@ -965,7 +1155,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to deliver, or ["*"] for every type, present and future. */
-            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "*")[];
+            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "reply.cancelled" | "*")[];
             /** @description Signing secret: whsec_ + base64 of 24 to 64 bytes (Standard Webhooks), or 16 to 512 characters used as raw UTF-8. */
             secret?: string;
             enabled?: boolean;
@@ -976,7 +1166,7 @@ export interface components {
             /** @description The event delivered: its evt_ id, also the webhook-id header (evt_test_… for tests). */
             eventId: string;
             /** @enum {string} */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action";
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "reply.cancelled";
             /** @description 1-based number within its schedule; manual retries and tests count from 1. */
             attempt: number;
             /**
@@ -1044,20 +1234,20 @@ export interface components {
         };
         WebhookTestRequest: {
             /** @enum {string} */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action";
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "reply.cancelled";
         };
         Event: {
             /** @description Opaque id starting with evt_, sortable by creation time. */
             id: string;
             /** @enum {string} */
-            type: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action";
+            type: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "reply.cancelled";
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z.
              */
             timestamp: string;
-            /** @description The resource as the API returned it at the change: an agent, a conversation or a message, by type; for reply.failed and reply.requires_action the reply's state. */
-            data: components["schemas"]["Agent"] | components["schemas"]["Conversation"] | components["schemas"]["Message"] | components["schemas"]["ReplyFailed"] | components["schemas"]["ReplyRequiresAction"];
+            /** @description The resource as the API returned it at the change: an agent, a conversation or a message, by type; for reply.failed, reply.requires_action and reply.cancelled the reply's state. */
+            data: components["schemas"]["Agent"] | components["schemas"]["Conversation"] | components["schemas"]["Message"] | components["schemas"]["ReplyFailed"] | components["schemas"]["ReplyRequiresAction"] | components["schemas"]["ReplyCancelled"];
         };
         EventList: {
             events: components["schemas"]["Event"][];
@@ -1490,6 +1680,18 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
                 headers: {
@@ -1589,6 +1791,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
@@ -2134,6 +2348,18 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
                 headers: {
@@ -2233,6 +2459,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
@@ -2810,6 +3048,18 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
                 headers: {
@@ -2908,6 +3158,18 @@ export interface operations {
                     "application/json": components["schemas"]["ReplyRequested"];
                 };
             };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
                 headers: {
@@ -2944,6 +3206,128 @@ export interface operations {
                 };
             };
             /** @description `conflict`: the conversation is completed, its agent is inactive, or no language model is configured for the agent's `model`. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `internal_error`: something unexpected; the body reveals nothing, the log has the cause. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `service_unavailable`: storage (or the rate-limit store, when failing closed) is unreachable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    cancelReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (conv_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The replies stopped. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepliesCancelled"];
+                };
+            };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope of this operation (`details.requiredScope`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No conversation with this id in the key's workspace. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `conflict`: answers to the calls of a paused reply kept coming while it was being closed; cancel again. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3545,6 +3929,18 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
                 headers: {
@@ -3644,6 +4040,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
@@ -4026,6 +4434,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryResult"];
+                };
+            };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
@@ -4546,7 +4966,7 @@ export interface operations {
                 /** @description Cursor: the nextCursor of the previous page. */
                 after?: string;
                 limit?: number;
-                type?: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action";
+                type?: "agent.created" | "agent.updated" | "agent.deleted" | "conversation.started" | "conversation.completed" | "message.sent" | "message.received" | "conversation.deleted" | "reply.failed" | "reply.requires_action" | "reply.cancelled";
             };
             header?: never;
             path?: never;
@@ -4664,6 +5084,18 @@ export interface operations {
                     "application/json": components["schemas"]["Event"];
                 };
             };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
             401: {
                 headers: {
@@ -4741,9 +5173,9 @@ export interface operations {
     getUsage: {
         parameters: {
             query?: {
-                /** @description First UTC day counted (YYYY-MM-DD, included); default 29 days before `to`. */
+                /** @description First UTC day counted (included; default 29 days before `to`): a date YYYY-MM-DD, or an ISO 8601 timestamp with a time zone (Z or ±hh:mm), which counts from the start of the UTC day containing it. */
                 from?: string;
-                /** @description Last UTC day counted (YYYY-MM-DD, included); default today. */
+                /** @description Last UTC day counted (included; default today): a date YYYY-MM-DD, or an ISO 8601 timestamp with a time zone (Z or ±hh:mm), which counts to the end of the UTC day containing it. */
                 to?: string;
                 /** @description What the totals are grouped by (default `day`). */
                 groupBy?: "agent" | "model" | "user" | "day";
@@ -4795,6 +5227,397 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `internal_error`: something unexpected; the body reveals nothing, the log has the cause. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `service_unavailable`: storage (or the rate-limit store, when failing closed) is unreachable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    chat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The conversation's id (conv_…). */
+                    id: string;
+                    /** @description The chat's UI messages, oldest first; only the last one is read (Parley keeps the history). */
+                    messages: {
+                        id: string;
+                        /** @enum {string} */
+                        role: "system" | "user" | "assistant";
+                        parts: {
+                            type: string;
+                            text?: string;
+                        }[];
+                    }[];
+                    /**
+                     * @description `submit-message`; regenerating a reply (`regenerate-message`) is not supported: Parley keeps every reply.
+                     * @constant
+                     */
+                    trigger?: "submit-message";
+                    messageId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The reply as a UI message stream. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example data: {"type":"start"}
+                     *
+                     *     data: {"type":"start-step"}
+                     *
+                     *     data: {"type":"text-start","id":"text-1"}
+                     *
+                     *     data: {"type":"text-delta","id":"text-1","delta":"Hello"}
+                     *
+                     *     data: {"type":"text-end","id":"text-1"}
+                     *
+                     *     data: {"type":"finish-step"}
+                     *
+                     *     data: {"type":"finish","finishReason":"stop"}
+                     *
+                     *     data: [DONE]
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope of this operation (`details.requiredScope`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No conversation with this id in the key's workspace. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `conflict`: the conversation is completed, its agent is inactive or no language model is configured for the agent's `model`; or a tool call answered is not waiting. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the configured limit (`details.limitBytes`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `unsupported_media_type`: a non-empty body that is not `application/json` (charset utf-8), or one with a `Content-Encoding`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `internal_error`: something unexpected; the body reveals nothing, the log has the cause. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `service_unavailable`: storage (or the rate-limit store, when failing closed) is unreachable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    resumeChatStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (conv_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reply as a UI message stream. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example data: {"type":"start"}
+                     *
+                     *     data: {"type":"start-step"}
+                     *
+                     *     data: {"type":"text-start","id":"text-1"}
+                     *
+                     *     data: {"type":"text-delta","id":"text-1","delta":"Hello"}
+                     *
+                     *     data: {"type":"text-end","id":"text-1"}
+                     *
+                     *     data: {"type":"finish-step"}
+                     *
+                     *     data: {"type":"finish","finishReason":"stop"}
+                     *
+                     *     data: [DONE]
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description No reply is under way: nothing to resume. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request` (malformed JSON) or `validation_failed` (`details.issues: [{path, message}]`, never echoing input). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope of this operation (`details.requiredScope`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No conversation with this id in the key's workspace. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: over the plan's limit (`details.retryAfterSeconds`); costs no quota. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `internal_error`: something unexpected; the body reveals nothing, the log has the cause. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `service_unavailable`: storage (or the rate-limit store, when failing closed) is unreachable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    getCallingKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the key grants. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallingKey"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key. Not counted against the rate limit. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -5,6 +5,7 @@ import type { Storage } from '../ports/storage.js';
 import type { WebhookResponse, WebhookTransport } from '../ports/webhook-transport.js';
 import type { DeliveryAttempt, DeliveryTrigger, DomainEvent, WebhookEndpointRecord } from '../types.js';
 import { signWebhook } from './signing.js';
+import type { WorkspaceScope } from '../ports/scope.js';
 
 /** What an attempt needs. */
 export interface AttemptContext {
@@ -38,7 +39,7 @@ export type NextAttempt = (response: WebhookResponse) => number | null;
  */
 export async function attemptDelivery(
   context: AttemptContext,
-  workspaceId: string,
+  scope: WorkspaceScope,
   endpoint: WebhookEndpointRecord,
   event: Pick<DomainEvent, 'id' | 'type' | 'occurredAt' | 'data'>,
   attempt: number,
@@ -48,7 +49,10 @@ export async function attemptDelivery(
 ): Promise<AttemptOutcome> {
   const now = context.clock.now();
   const signed = signWebhook(endpoint, event, now);
-  const response = await context.transport.send({ url: endpoint.url, headers: signed.headers, body: signed.body }, signal);
+  const response = await context.transport.send(
+    { url: endpoint.url, headers: signed.headers, body: signed.body },
+    signal,
+  );
   const entry: DeliveryAttempt = {
     id: context.ids.next('dlv'),
     endpointId: endpoint.id,
@@ -63,7 +67,7 @@ export async function attemptDelivery(
     nextAttemptAt: isoOrNull(nextAttempt?.(response) ?? null),
     createdAt: new Date(now).toISOString(),
   };
-  await context.storage.deliveries.record(workspaceId, entry);
+  await context.storage.deliveries.record(scope, entry);
   return { entry, response };
 }
 

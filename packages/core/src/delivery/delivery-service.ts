@@ -28,6 +28,8 @@ import { parse } from '../validation.js';
 import { attemptDelivery } from './attempt.js';
 import { exampleEventData } from './example-events.js';
 import { livePreviousSecrets } from './signing.js';
+import type { WorkspaceScope } from '../ports/scope.js';
+import { activeTraceContext } from '../tracing/trace-context.js';
 
 /** Secrets replaced by rotations that may sign beside the current one: three sign at most. */
 const MAX_PREVIOUS_SECRETS = 2;
@@ -79,11 +81,11 @@ export class DeliveryService {
    * `before`, only those of `eventId` when given.
    * @throws ParleyError `validation_failed`, `invalid_request` (bad cursor), `not_found`
    */
-  async list(workspaceId: string, endpointId: string, query: DeliveryListQuery = {}): Promise<DeliveryList> {
+  async list(scope: WorkspaceScope, endpointId: string, query: DeliveryListQuery = {}): Promise<DeliveryList> {
     const { limit, before, eventId } = parse(DeliveryListQuerySchema, query);
-    await this.endpoint(workspaceId, endpointId);
+    await this.endpoint(scope, endpointId);
     const beforeId = before === undefined ? undefined : decodeCursor(endpointId, before);
-    const page = await this.storage.deliveries.list(workspaceId, endpointId, {
+    const page = await this.storage.deliveries.list(scope, endpointId, {
       limit,
       ...(beforeId !== undefined && { before: beforeId }),
       ...(eventId !== undefined && { eventId }),
@@ -102,14 +104,34 @@ export class DeliveryService {
    * attempt `deliveryId`, to be made now.
    * @throws ParleyError `not_found` (endpoint, attempt, or its event no longer retained), `conflict` (endpoint disabled)
    */
-  async retry(workspaceId: string, endpointId: string, deliveryId: string): Promise<{ eventId: string; queued: true }> {
-    const endpoint = await this.endpoint(workspaceId, endpointId);
-    const attempt = await this.storage.deliveries.get(workspaceId, endpointId, deliveryId);
+  async retry(
+    scope: WorkspaceScope,
+    endpointId: string,
+    deliveryId: string,
+  ): Promise<{ eventId: string; queued: true }> {
+    const endpoint = await this.endpoint(scope, endpointId);
+    const attempt = await this.storage.deliveries.get(scope, endpointId, deliveryId);
     if (!attempt) throw ParleyError.notFound('delivery', deliveryId);
     this.requireEnabled(endpoint);
-    const event = await this.storage.events.get(workspaceId, attempt.eventId);
-    if (!event) throw new ParleyError(ErrorCode.notFound, `The event '${attempt.eventId}' of this delivery is no longer retained (or was a test event).`);
-    await this.queue.enqueue([{ id: randomUUID(), workspaceId, endpointId, event, attempt: 1, trigger: 'manual' }]);
+    const event = await this.storage.events.get(scope, attempt.eventId);
+    if (!event)
+      throw new ParleyError(
+        ErrorCode.notFound,
+        `The event '${attempt.eventId}' of this delivery is no longer retained (or was a test event).`,
+      );
+    // The attempt joins the operator's request's trace (docs/observability.md#traces).
+    const traceContext = activeTraceContext();
+    await this.queue.enqueue([
+      {
+        id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        endpointId,
+        event,
+        attempt: 1,
+        trigger: 'manual',
+        ...(traceContext !== undefined && { traceContext }),
+      },
+    ]);
     return { eventId: event.id, queued: true };
   }
 
@@ -120,26 +142,42 @@ export class DeliveryService {
    * from its oldest event, so its cost grows with the retention, not with the window.
    * @throws ParleyError `validation_failed`, `not_found`, `conflict` (endpoint disabled: enable it first)
    */
-  async recover(workspaceId: string, endpointId: string, input: RecoverInput): Promise<{ events: number }> {
+  async recover(scope: WorkspaceScope, endpointId: string, input: RecoverInput): Promise<{ events: number }> {
     const { since, until } = parse(RecoverSchema, input);
-    const endpoint = await this.endpoint(workspaceId, endpointId);
+    const endpoint = await this.endpoint(scope, endpointId);
     this.requireEnabled(endpoint);
     const from = Date.parse(since);
     const to = until === undefined ? this.clock.now() : Date.parse(until);
     let after: string | undefined;
     let queued = 0;
+    const traceContext = activeTraceContext();
     for (;;) {
-      const page = await this.storage.events.list(workspaceId, { limit: RECOVER_PAGE, ...(after !== undefined && { after }) });
+      const page = await this.storage.events.list(scope, {
+        limit: RECOVER_PAGE,
+        ...(after !== undefined && { after }),
+      });
       if (!page || page.events.length === 0) break;
       const candidates = page.events.filter((event) => {
         const at = Date.parse(event.occurredAt);
         return at >= from && at <= to && subscribesTo(endpoint.events, event.type);
       });
       if (candidates.length > 0) {
-        const delivered = await this.storage.deliveries.delivered(workspaceId, endpointId, candidates.map((event) => event.id));
+        const delivered = await this.storage.deliveries.delivered(
+          scope,
+          endpointId,
+          candidates.map((event) => event.id),
+        );
         const jobs: DeliveryJob[] = candidates
           .filter((event) => !delivered.has(event.id))
-          .map((event) => ({ id: randomUUID(), workspaceId, endpointId, event, attempt: 1, trigger: 'recover' }));
+          .map((event) => ({
+            id: randomUUID(),
+            workspaceId: scope.workspaceId,
+            endpointId,
+            event,
+            attempt: 1,
+            trigger: 'recover',
+            ...(traceContext !== undefined && { traceContext }),
+          }));
         if (jobs.length > 0) await this.queue.enqueue(jobs);
         queued += jobs.length;
       }
@@ -157,13 +195,20 @@ export class DeliveryService {
    * The endpoint's state (`failingSince`, `enabled`) is not changed by a test.
    * @throws ParleyError `validation_failed`, `not_found`
    */
-  async test(workspaceId: string, endpointId: string, input: WebhookTestInput): Promise<DeliveryLogEntry> {
+  async test(scope: WorkspaceScope, endpointId: string, input: WebhookTestInput): Promise<DeliveryLogEntry> {
     const { eventType } = parse(WebhookTestSchema, input);
-    const endpoint = await this.endpoint(workspaceId, endpointId);
+    const endpoint = await this.endpoint(scope, endpointId);
     const at = new Date(this.clock.now()).toISOString();
     const id = this.ids.next('evt').replace(/^evt_/, 'evt_test_');
     const event = { id, type: eventType, occurredAt: at, data: exampleEventData(eventType, at) };
-    const { entry } = await attemptDelivery({ storage: this.storage, transport: this.transport, clock: this.clock, ids: this.ids }, workspaceId, endpoint, event, 1, 'test');
+    const { entry } = await attemptDelivery(
+      { storage: this.storage, transport: this.transport, clock: this.clock, ids: this.ids },
+      scope,
+      endpoint,
+      event,
+      1,
+      'test',
+    );
     return toDeliveryLogEntry(entry);
   }
 
@@ -177,31 +222,46 @@ export class DeliveryService {
    * Resolves with the new secret and when the one it replaced stops signing (ISO 8601).
    * @throws ParleyError `validation_failed`, `not_found`, `conflict` (the secret changed meanwhile)
    */
-  async rotateSecret(workspaceId: string, endpointId: string, input: RotateSecretInput = {}): Promise<{ secret: string; previousSecretExpiresAt: string }> {
+  async rotateSecret(
+    scope: WorkspaceScope,
+    endpointId: string,
+    input: RotateSecretInput = {},
+  ): Promise<{ secret: string; previousSecretExpiresAt: string }> {
     const fields = parse(RotateSecretSchema, input);
     const secret = fields.secret ?? generateWebhookSecret();
-    const current = await this.endpoint(workspaceId, endpointId);
+    const current = await this.endpoint(scope, endpointId);
     const now = this.clock.now();
     const previousSecretExpiresAt = new Date(now + SECRET_OVERLAP_MS).toISOString();
-    const result = await this.storage.webhookEndpoints.update(workspaceId, endpointId, {
+    const result = await this.storage.webhookEndpoints.update(scope, endpointId, {
       set: {
         secret,
-        previousSecrets: [{ secret: current.secret, expiresAt: previousSecretExpiresAt }, ...livePreviousSecrets(current, now)].slice(0, MAX_PREVIOUS_SECRETS),
+        previousSecrets: [
+          { secret: current.secret, expiresAt: previousSecretExpiresAt },
+          ...livePreviousSecrets(current, now),
+        ].slice(0, MAX_PREVIOUS_SECRETS),
       },
       touch: new Date(now).toISOString(),
       where: [{ field: 'secret', equals: current.secret }],
     });
     if (!result) throw ParleyError.notFound('webhook endpoint', endpointId);
-    if (result.outcome === 'unmet') throw new ParleyError(ErrorCode.conflict, 'The signing secret was changed by a concurrent request; rotate it again.');
+    if (result.outcome === 'unmet')
+      throw new ParleyError(
+        ErrorCode.conflict,
+        'The signing secret was changed by a concurrent request; rotate it again.',
+      );
     return { secret, previousSecretExpiresAt };
   }
 
   private requireEnabled(endpoint: WebhookEndpointRecord): void {
-    if (!endpoint.enabled) throw new ParleyError(ErrorCode.conflict, 'The webhook endpoint is disabled; enable it (PATCH {"enabled": true}) first.');
+    if (!endpoint.enabled)
+      throw new ParleyError(
+        ErrorCode.conflict,
+        'The webhook endpoint is disabled; enable it (PATCH {"enabled": true}) first.',
+      );
   }
 
-  private async endpoint(workspaceId: string, id: string): Promise<WebhookEndpointRecord> {
-    const record = await this.storage.webhookEndpoints.get(workspaceId, id);
+  private async endpoint(scope: WorkspaceScope, id: string): Promise<WebhookEndpointRecord> {
+    const record = await this.storage.webhookEndpoints.get(scope, id);
     if (!record) throw ParleyError.notFound('webhook endpoint', id);
     return record;
   }

@@ -5,7 +5,8 @@
 import { memoryAdapters } from '@parley/adapter-memory';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCore, type Adapters, type Core, type CoreWorkers, type DeliveryLane, type DeliveryQueue, type EventType } from '../index.js';
+import { createCore, type Adapters, type Core, type CoreWorkers, type EventType } from '../index.js';
+import type { DeliveryLane, DeliveryQueue } from '../ports/delivery-queue.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';
 import { eventually, startReceiver, verifyHeaders, type Receiver } from '../testing/receiver.js';
 import type { DeliveryAttemptReport, DeliveryWorkerOptions } from './delivery-worker.js';
@@ -24,8 +25,19 @@ interface Setup {
   worker: CoreWorkers;
 }
 
-function setup(options: { delays?: number[]; transportTimeoutMs?: number; concurrency?: { first?: number; retry?: number }; onAttempt?: DeliveryWorkerOptions['onAttempt']; adapters?: Adapters } = {}): Setup {
-  const transport = undiciTransport({ allowPrivate: true, ...(options.transportTimeoutMs && { timeoutMs: options.transportTimeoutMs }) });
+function setup(
+  options: {
+    delays?: number[];
+    transportTimeoutMs?: number;
+    concurrency?: { first?: number; retry?: number };
+    onAttempt?: DeliveryWorkerOptions['onAttempt'];
+    adapters?: Adapters;
+  } = {},
+): Setup {
+  const transport = undiciTransport({
+    allowPrivate: true,
+    ...(options.transportTimeoutMs && { timeoutMs: options.transportTimeoutMs }),
+  });
   const core = createCore(options.adapters ?? memoryAdapters(), {
     allowPrivateWebhookUrls: true,
     hostResolver: new StaticHostResolver(),
@@ -51,7 +63,10 @@ async function receiver(): Promise<Receiver> {
 }
 
 async function endpoint(core: Core, url: string, events: EventType[]) {
-  return core.webhooks.create(WS, { url, events: events as [EventType, ...EventType[]], secret: SECRET });
+  return core.webhooks.create(
+    { workspaceId: WS },
+    { url, events: events as [EventType, ...EventType[]], secret: SECRET },
+  );
 }
 
 const agentInput = { name: 'Ada', description: 'Answers', model: 'modelA-4' } as const;
@@ -80,24 +95,44 @@ describe('DeliveryWorker', () => {
   it('delivers every event type, signed (standardwebhooks verifies), with the payload {type, timestamp, data}', async () => {
     const { core } = setup();
     const target = await receiver();
-    await endpoint(core, target.url, ['agent.created', 'agent.updated', 'agent.deleted', 'conversation.started', 'conversation.completed', 'message.sent', 'message.received']);
-    const agent = await core.agents.create(WS, agentInput);
-    await core.agents.update(WS, agent.id, { name: 'Ada 2' });
-    const conversation = await core.conversations.create(WS, { agentId: agent.id });
-    const sent = await core.conversations.sendMessage(WS, conversation.id, { role: 'user', content: 'Hi' });
-    await core.conversations.sendMessage(WS, conversation.id, { role: 'assistant', content: 'Hello' });
-    await core.conversations.update(WS, conversation.id, { status: 'completed' });
-    await core.agents.delete(WS, agent.id);
+    await endpoint(core, target.url, [
+      'agent.created',
+      'agent.updated',
+      'agent.deleted',
+      'conversation.started',
+      'conversation.completed',
+      'message.sent',
+      'message.received',
+    ]);
+    const agent = await core.agents.create({ workspaceId: WS }, agentInput);
+    await core.agents.update({ workspaceId: WS }, agent.id, { name: 'Ada 2' });
+    const conversation = await core.conversations.create({ workspaceId: WS }, { agentId: agent.id });
+    const sent = await core.conversations.sendMessage({ workspaceId: WS }, conversation.id, {
+      role: 'user',
+      content: 'Hi',
+    });
+    await core.conversations.sendMessage({ workspaceId: WS }, conversation.id, { role: 'assistant', content: 'Hello' });
+    await core.conversations.update({ workspaceId: WS }, conversation.id, { status: 'completed' });
+    await core.agents.delete({ workspaceId: WS }, agent.id);
     await target.waitFor(7);
     const verifier = new Webhook(SECRET);
-    for (const received of target.received) expect(() => verifier.verify(received.body, verifyHeaders(received))).not.toThrow();
+    for (const received of target.received)
+      expect(() => verifier.verify(received.body, verifyHeaders(received))).not.toThrow();
     expect(new Set(target.received.map((received) => received.json.type))).toEqual(
-      new Set(['agent.created', 'agent.updated', 'agent.deleted', 'conversation.started', 'conversation.completed', 'message.sent', 'message.received']),
+      new Set([
+        'agent.created',
+        'agent.updated',
+        'agent.deleted',
+        'conversation.started',
+        'conversation.completed',
+        'message.sent',
+        'message.received',
+      ]),
     );
     const message = target.received.find((received) => received.json.type === 'message.sent')!;
     expect(message.json).toEqual({ type: 'message.sent', timestamp: expect.any(String), data: sent });
     expect(message.id).toMatch(/^evt_/);
-    expect((await core.events.get(WS, message.id)).data).toEqual(sent);
+    expect((await core.events.get({ workspaceId: WS }, message.id)).data).toEqual(sent);
   });
 
   it('sends each endpoint only the types it subscribes to, and nothing to disabled endpoints', async () => {
@@ -106,13 +141,13 @@ describe('DeliveryWorker', () => {
     await endpoint(core, agents.url, ['agent.created']);
     await endpoint(core, messages.url, ['message.sent']);
     const off = await endpoint(core, disabled.url, ['agent.created', 'message.sent']);
-    await core.webhooks.update(WS, off.id, { enabled: false });
-    const agent = await core.agents.create(WS, agentInput);
-    const conversation = await core.conversations.create(WS, { agentId: agent.id });
-    await core.conversations.sendMessage(WS, conversation.id, { role: 'user', content: 'Hi' });
+    await core.webhooks.update({ workspaceId: WS }, off.id, { enabled: false });
+    const agent = await core.agents.create({ workspaceId: WS }, agentInput);
+    const conversation = await core.conversations.create({ workspaceId: WS }, { agentId: agent.id });
+    await core.conversations.sendMessage({ workspaceId: WS }, conversation.id, { role: 'user', content: 'Hi' });
     await Promise.all([agents.waitFor(1), messages.waitFor(1)]);
     // A later event reaching its receiver shows the earlier ones were handed out already.
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await agents.waitFor(2);
     expect(agents.received.map((received) => received.json.type)).toEqual(['agent.created', 'agent.created']);
     expect(messages.received.map((received) => received.json.type)).toEqual(['message.sent']);
@@ -122,18 +157,20 @@ describe('DeliveryWorker', () => {
   it('delivers every event type, present and future, to an endpoint subscribed to ["*"]', async () => {
     const { core } = setup();
     const [all, one] = await Promise.all([receiver(), receiver()]);
-    const hook = await core.webhooks.create(WS, { url: all.url, events: ['*'], secret: SECRET });
+    const hook = await core.webhooks.create({ workspaceId: WS }, { url: all.url, events: ['*'], secret: SECRET });
     expect(hook.events).toEqual(['*']);
     await endpoint(core, one.url, ['agent.updated']);
-    const agent = await core.agents.create(WS, agentInput);
-    await core.agents.update(WS, agent.id, { name: 'Ada 2' });
-    const conversation = await core.conversations.create(WS, { agentId: agent.id });
-    await core.conversations.sendMessage(WS, conversation.id, { role: 'user', content: 'Hi' });
+    const agent = await core.agents.create({ workspaceId: WS }, agentInput);
+    await core.agents.update({ workspaceId: WS }, agent.id, { name: 'Ada 2' });
+    const conversation = await core.conversations.create({ workspaceId: WS }, { agentId: agent.id });
+    await core.conversations.sendMessage({ workspaceId: WS }, conversation.id, { role: 'user', content: 'Hi' });
     await all.waitFor(4);
     await one.waitFor(1);
-    expect(new Set(all.received.map((received) => received.json.type))).toEqual(new Set(['agent.created', 'agent.updated', 'conversation.started', 'message.sent']));
+    expect(new Set(all.received.map((received) => received.json.type))).toEqual(
+      new Set(['agent.created', 'agent.updated', 'conversation.started', 'message.sent']),
+    );
     expect(one.received.map((received) => received.json.type)).toEqual(['agent.updated']);
-    expect((await core.webhooks.get(WS, hook.id)).events).toEqual(['*']);
+    expect((await core.webhooks.get({ workspaceId: WS }, hook.id)).events).toEqual(['*']);
   });
 
   it('gives the last attempt and a success no nextAttemptAt', async () => {
@@ -141,9 +178,9 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = () => ({ status: 500, body: 'no' });
     const hook = await endpoint(core, target.url, ['agent.created']);
-    await core.agents.create(WS, agentInput);
-    await eventually(async () => (await core.deliveries.list(WS, hook.id)).deliveries.length === 2);
-    const [last, first] = (await core.deliveries.list(WS, hook.id)).deliveries;
+    await core.agents.create({ workspaceId: WS }, agentInput);
+    await eventually(async () => (await core.deliveries.list({ workspaceId: WS }, hook.id)).deliveries.length === 2);
+    const [last, first] = (await core.deliveries.list({ workspaceId: WS }, hook.id)).deliveries;
     expect(first!.nextAttemptAt).not.toBeNull();
     expect(last!.nextAttemptAt).toBeNull();
   });
@@ -153,19 +190,27 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = (_request, index) => (index < 2 ? { status: 500, body: 'not yet' } : 204);
     const hook = await endpoint(core, target.url, ['agent.created']);
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await target.waitFor(3);
     expect(new Set(target.received.map((received) => received.id)).size).toBe(1);
-    await eventually(async () => (await core.deliveries.list(WS, hook.id)).deliveries.length === 3);
-    const log = (await core.deliveries.list(WS, hook.id)).deliveries;
+    await eventually(async () => (await core.deliveries.list({ workspaceId: WS }, hook.id)).deliveries.length === 3);
+    const log = (await core.deliveries.list({ workspaceId: WS }, hook.id)).deliveries;
     expect(log.map((entry) => [entry.attempt, entry.status, entry.trigger])).toEqual([
       [3, 204, 'scheduled'],
       [2, 500, 'scheduled'],
       [1, 500, 'scheduled'],
     ]);
-    expect(log[2]).toMatchObject({ responseBody: 'not yet', error: null, eventType: 'agent.created', eventId: target.received[0]!.id });
+    expect(log[2]).toMatchObject({
+      responseBody: 'not yet',
+      error: null,
+      eventType: 'agent.created',
+      eventId: target.received[0]!.id,
+    });
     // Each failed attempt's entry says when the next is due (the 50 ms delay ±10 %), and that attempt came then.
-    for (const [failed, next] of [[log[2]!, log[1]!], [log[1]!, log[0]!]] as const) {
+    for (const [failed, next] of [
+      [log[2]!, log[1]!],
+      [log[1]!, log[0]!],
+    ] as const) {
       const due = Date.parse(failed.nextAttemptAt!) - Date.parse(failed.createdAt);
       expect(due).toBeGreaterThanOrEqual(45);
       expect(due).toBeLessThanOrEqual(55 + failed.durationMs + 50);
@@ -173,7 +218,7 @@ describe('DeliveryWorker', () => {
     }
     expect(log[0]!.nextAttemptAt).toBeNull(); // delivered: nothing more is due
     // The run of failures ended with a success.
-    expect((await core.storage.webhookEndpoints.get(WS, hook.id))!.failingSince).toBeNull();
+    expect((await core.storage.webhookEndpoints.get({ workspaceId: WS }, hook.id))!.failingSince).toBeNull();
   });
 
   it('gives up after the last attempt', async () => {
@@ -181,16 +226,16 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = () => 500;
     const hook = await endpoint(core, target.url, ['agent.created']);
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await target.waitFor(2);
-    await eventually(async () => (await core.deliveries.list(WS, hook.id)).deliveries.length === 2);
+    await eventually(async () => (await core.deliveries.list({ workspaceId: WS }, hook.id)).deliveries.length === 2);
     // Another event's delivery (after the schedule of the first ran out) is the only new request.
     target.answer = () => 200;
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await target.waitFor(3);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(target.received).toHaveLength(3);
-    const stored = await core.storage.webhookEndpoints.get(WS, hook.id);
+    const stored = await core.storage.webhookEndpoints.get({ workspaceId: WS }, hook.id);
     expect(stored).toMatchObject({ enabled: true, failingSince: null });
   });
 
@@ -199,9 +244,9 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = () => 500;
     const hook = await endpoint(core, target.url, ['agent.created']);
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await target.waitFor(1);
-    await core.webhooks.update(WS, hook.id, { events: ['agent.deleted'] });
+    await core.webhooks.update({ workspaceId: WS }, hook.id, { events: ['agent.deleted'] });
     await new Promise((resolve) => setTimeout(resolve, 900));
     expect(target.received).toHaveLength(1);
   });
@@ -211,7 +256,7 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = (_request, index) => (index === 0 ? { status: 503, headers: { 'retry-after': '1' } } : 200);
     await endpoint(core, target.url, ['agent.created']);
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await target.waitFor(2);
     expect(target.received[1]!.at - target.received[0]!.at).toBeGreaterThanOrEqual(950);
   });
@@ -228,14 +273,18 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = () => 500;
     const hook = await endpoint(core, target.url, ['agent.created']);
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await eventually(() => reports.length === 2);
     expect(reports.map((report) => report.outcome)).toEqual(['retry_scheduled', 'given_up']);
-    expect(reports[0]).toMatchObject({ trigger: 'scheduled', durationMs: expect.any(Number), lagMs: expect.any(Number) });
+    expect(reports[0]).toMatchObject({
+      trigger: 'scheduled',
+      durationMs: expect.any(Number),
+      lagMs: expect.any(Number),
+    });
     expect(reports[1]!.lagMs).toBeUndefined();
-    expect((await core.deliveries.list(WS, hook.id)).deliveries).toHaveLength(2);
+    expect((await core.deliveries.list({ workspaceId: WS }, hook.id)).deliveries).toHaveLength(2);
     target.answer = () => 410;
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await eventually(() => reports.length === 3);
     expect(reports[2]!.outcome).toBe('endpoint_disabled');
   });
@@ -245,11 +294,14 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = () => 410;
     const hook = await endpoint(core, target.url, ['agent.created']);
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await target.waitFor(1);
-    await eventually(async () => !(await core.webhooks.get(WS, hook.id)).enabled);
-    expect(await core.webhooks.get(WS, hook.id)).toMatchObject({ enabled: false, disabledReason: 'gone' });
-    await core.agents.create(WS, agentInput);
+    await eventually(async () => !(await core.webhooks.get({ workspaceId: WS }, hook.id)).enabled);
+    expect(await core.webhooks.get({ workspaceId: WS }, hook.id)).toMatchObject({
+      enabled: false,
+      disabledReason: 'gone',
+    });
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(target.received).toHaveLength(1);
   });
@@ -259,15 +311,23 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = () => 500;
     const hook = await endpoint(core, target.url, ['agent.created']);
-    await core.agents.create(WS, agentInput);
-    await eventually(async () => (await core.storage.webhookEndpoints.get(WS, hook.id))!.failingSince !== null);
-    expect(await core.webhooks.get(WS, hook.id)).toMatchObject({ enabled: true, disabledReason: null });
+    await core.agents.create({ workspaceId: WS }, agentInput);
+    await eventually(
+      async () => (await core.storage.webhookEndpoints.get({ workspaceId: WS }, hook.id))!.failingSince !== null,
+    );
+    expect(await core.webhooks.get({ workspaceId: WS }, hook.id)).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+    });
     // Pretend the run started 5 days ago: the next failure disables.
     const fiveDaysAgo = new Date(Date.now() - 5 * 24 * 3600 * 1000 - 1000).toISOString();
-    await core.storage.webhookEndpoints.update(WS, hook.id, { set: { failingSince: fiveDaysAgo } });
-    await core.agents.create(WS, agentInput);
-    await eventually(async () => !(await core.webhooks.get(WS, hook.id)).enabled);
-    expect(await core.webhooks.get(WS, hook.id)).toMatchObject({ enabled: false, disabledReason: 'failing' });
+    await core.storage.webhookEndpoints.update({ workspaceId: WS }, hook.id, { set: { failingSince: fiveDaysAgo } });
+    await core.agents.create({ workspaceId: WS }, agentInput);
+    await eventually(async () => !(await core.webhooks.get({ workspaceId: WS }, hook.id)).enabled);
+    expect(await core.webhooks.get({ workspaceId: WS }, hook.id)).toMatchObject({
+      enabled: false,
+      disabledReason: 'failing',
+    });
   });
 
   it('keeps delivering to other endpoints while one receiver hangs', async () => {
@@ -276,7 +336,7 @@ describe('DeliveryWorker', () => {
     hung.answer = () => 'hang';
     await endpoint(core, hung.url, ['agent.created']);
     await endpoint(core, healthy.url, ['agent.created']);
-    for (let index = 0; index < 20; index++) await core.agents.create(WS, agentInput);
+    for (let index = 0; index < 20; index++) await core.agents.create({ workspaceId: WS }, agentInput);
     await healthy.waitFor(20, 15_000);
     expect(hung.hanging()).toBeGreaterThan(0);
     expect(hung.hanging()).toBeLessThanOrEqual(2);
@@ -318,13 +378,14 @@ describe('DeliveryWorker', () => {
     const hung = await receiver();
     hung.answer = () => 'hang';
     await endpoint(core, hung.url, ['agent.created']);
-    for (let index = 0; index < 12; index++) await core.agents.create(WS, agentInput);
+    for (let index = 0; index < 12; index++) await core.agents.create({ workspaceId: WS }, agentInput);
     // Two attempts hang (perEndpoint: half the first lane's 4); the first lane puts the other ten off.
     await eventually(async () => putOffEnds.filter((end) => end.lane === 'first').length >= 10, 10_000);
     const first = leases.filter((lease) => lease.lane === 'first');
     expect(first.filter((lease) => lease.pendingPutOffs > 0)).toEqual([]);
     // A batch of which every job was put off (the endpoint holds its two slots): the next lease waits.
-    const putOffsBetween = (from: number, to: number) => putOffEnds.filter((end) => end.lane === 'first' && end.at >= from && end.at <= to);
+    const putOffsBetween = (from: number, to: number) =>
+      putOffEnds.filter((end) => end.lane === 'first' && end.at >= from && end.at <= to);
     let busyBatches = 0;
     for (const [index, lease] of first.entries()) {
       const next = first[index + 1];
@@ -342,11 +403,15 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = () => 'hang';
     await endpoint(core, target.url, ['agent.created']);
-    for (let index = 0; index < 8; index++) await core.agents.create(WS, agentInput);
+    for (let index = 0; index < 8; index++) await core.agents.create({ workspaceId: WS }, agentInput);
     // Two attempts at a time (perEndpoint: half the first lane's 4); the lane holds the next two
     // jobs, and each answer hands its slot to one of them.
     for (let answered = 0; answered < 8; answered += 2) {
-      await eventually(async () => target.hanging() === 2, 5_000, `attempts ${answered + 1} and ${answered + 2} in flight`);
+      await eventually(
+        async () => target.hanging() === 2,
+        5_000,
+        `attempts ${answered + 1} and ${answered + 2} in flight`,
+      );
       await target.release(200);
     }
     await target.waitFor(8);
@@ -361,7 +426,7 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = () => 'hang';
     await endpoint(core, target.url, ['agent.created']);
-    for (let index = 0; index < 3; index++) await core.agents.create(WS, agentInput);
+    for (let index = 0; index < 3; index++) await core.agents.create({ workspaceId: WS }, agentInput);
     await eventually(async () => target.hanging() === 2, 5_000);
     const hungAt = performance.now();
     // The third job is held for the endpoint's next slot; none frees, so it is put off after ~1 s.
@@ -369,7 +434,7 @@ describe('DeliveryWorker', () => {
     expect(putOffAt[0]! - hungAt).toBeGreaterThanOrEqual(800);
     // Now the endpoint has not moved for over a second: a new job is put off without waiting.
     const createdAt = performance.now();
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await eventually(async () => putOffAt.length === 2, 5_000);
     expect(putOffAt[1]! - createdAt).toBeLessThan(500);
     expect(target.hanging()).toBe(2);
@@ -380,7 +445,7 @@ describe('DeliveryWorker', () => {
     const target = await receiver();
     target.answer = () => 'hang';
     const hook = await endpoint(core, target.url, ['agent.created']);
-    await core.agents.create(WS, agentInput);
+    await core.agents.create({ workspaceId: WS }, agentInput);
     await target.waitFor(1);
     let stopped = false;
     const stopping = worker.stop().then(() => (stopped = true));
@@ -389,6 +454,6 @@ describe('DeliveryWorker', () => {
     // The receiver drops the connection: the attempt ends (and is logged), then stop() resolves.
     await target.close();
     await stopping;
-    expect((await core.deliveries.list(WS, hook.id)).deliveries).toHaveLength(1);
+    expect((await core.deliveries.list({ workspaceId: WS }, hook.id)).deliveries).toHaveLength(1);
   });
 });

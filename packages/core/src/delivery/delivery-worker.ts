@@ -12,7 +12,16 @@ import type { WebhookResponse, WebhookTransport } from '../ports/webhook-transpo
 import { subscribesTo, type WebhookEndpointRecord } from '../types.js';
 import { attemptDelivery, isSuccess, type AttemptContext } from './attempt.js';
 import { pause } from '../workers/pause.js';
-import { DEFAULT_WEBHOOK_RETRY_DELAYS, FAILING_DISABLE_AFTER_MS, checkRetryDelays, retryDelayMs } from './retry-schedule.js';
+import {
+  DEFAULT_WEBHOOK_RETRY_DELAYS,
+  FAILING_DISABLE_AFTER_MS,
+  checkRetryDelays,
+  retryDelayMs,
+} from './retry-schedule.js';
+import type { WorkspaceScope } from '../ports/scope.js';
+import { Tracing } from '../tracing/tracing.js';
+import { contextFromTrace } from '../tracing/trace-context.js';
+import { recordWebhookOutcome, webhookAttemptSpan } from '../tracing/gen-ai.js';
 
 /** The worker changes an endpoint's state only while it is enabled: a disable is never undone, nor a PATCH's. */
 const WHILE_ENABLED: Condition<WebhookEndpointRecord> = { field: 'enabled', equals: true };
@@ -43,6 +52,8 @@ export interface DeliveryWorkerOptions {
   onAttempt?: (report: DeliveryAttemptReport) => void;
   /** Source of jitter, [0, 1) (default `Math.random`). */
   random?: () => number;
+  /** Where each attempt's span goes (default the OpenTelemetry API's global tracer, a no-op without an SDK). */
+  tracing?: Tracing;
 }
 
 /** What became of an attempt: the outcomes {@link DeliveryAttemptReport} reports. */
@@ -107,6 +118,7 @@ export class DeliveryWorker {
   private readonly logger: WorkerLogger;
   private readonly random: () => number;
   private readonly onAttempt: ((report: DeliveryAttemptReport) => void) | undefined;
+  private readonly tracing: Tracing;
   private readonly perEndpoint: number;
   /** Attempts in flight per `workspaceId endpointId`. */
   private readonly busy = new Map<string, number>();
@@ -117,20 +129,28 @@ export class DeliveryWorker {
 
   constructor(options: DeliveryWorkerOptions) {
     const clock = options.clock ?? systemClock;
-    this.context = { storage: options.storage, transport: options.transport, clock, ids: options.ids ?? createUlidGenerator(() => clock.now()) };
+    this.context = {
+      storage: options.storage,
+      transport: options.transport,
+      clock,
+      ids: options.ids ?? createUlidGenerator(() => clock.now()),
+    };
     this.queue = options.queue;
     this.delays = options.retryDelaysSeconds ?? DEFAULT_WEBHOOK_RETRY_DELAYS;
     checkRetryDelays(this.delays);
     this.concurrency = { first: options.concurrency?.first ?? 16, retry: options.concurrency?.retry ?? 4 };
     for (const lane of ['first', 'retry'] as const) {
-      if (!Number.isInteger(this.concurrency[lane]) || this.concurrency[lane] < 1) throw new RangeError(`concurrency.${lane}: expected an integer ≥ 1.`);
+      if (!Number.isInteger(this.concurrency[lane]) || this.concurrency[lane] < 1)
+        throw new RangeError(`concurrency.${lane}: expected an integer ≥ 1.`);
     }
     this.perEndpoint = options.perEndpoint ?? Math.max(1, Math.floor(this.concurrency.first / 2));
-    if (!Number.isInteger(this.perEndpoint) || this.perEndpoint < 1) throw new RangeError('perEndpoint: expected an integer ≥ 1.');
+    if (!Number.isInteger(this.perEndpoint) || this.perEndpoint < 1)
+      throw new RangeError('perEndpoint: expected an integer ≥ 1.');
     this.pollMs = options.pollMs ?? 1_000;
     this.logger = options.logger ?? silentLogger;
     this.random = options.random ?? Math.random;
     this.onAttempt = options.onAttempt;
+    this.tracing = options.tracing ?? new Tracing();
   }
 
   /** Starts the loops; a no-op when started already. */
@@ -151,7 +171,6 @@ export class DeliveryWorker {
   private get stopping(): boolean {
     return this.stopSignal.signal.aborted;
   }
-
 
   private async lane(lane: DeliveryLane): Promise<void> {
     const limit = this.concurrency[lane];
@@ -195,7 +214,12 @@ export class DeliveryWorker {
     const start = (item: LeasedJob, key: string): void => {
       this.progress.set(key, performance.now());
       const work: Promise<void> = this.work(item)
-        .catch((error: unknown) => this.logger.error({ err: error, jobId: item.job.id, endpointId: item.job.endpointId }, 'delivery attempt failed; its lease will hand it out again'))
+        .catch((error: unknown) =>
+          this.logger.error(
+            { err: error, jobId: item.job.id, endpointId: item.job.endpointId },
+            'delivery attempt failed; its lease will hand it out again',
+          ),
+        )
         .finally(() => {
           inFlight.delete(work);
           this.progress.set(key, performance.now());
@@ -286,79 +310,143 @@ export class DeliveryWorker {
     const next = { ...leased.job, id: randomUUID() };
     return this.queue.retry(leased, next, this.context.clock.now() + BUSY_ENDPOINT_DEFER_MS).catch((error: unknown) => {
       // The lease runs out and the job is handed out again: nothing is lost.
-      this.logger.error({ err: error, jobId: leased.job.id, endpointId: leased.job.endpointId }, 'putting off a job of a busy endpoint failed');
+      this.logger.error(
+        { err: error, jobId: leased.job.id, endpointId: leased.job.endpointId },
+        'putting off a job of a busy endpoint failed',
+      );
     });
   }
 
-  /** Makes the attempt of one leased job and settles it (ack or reschedule). */
-  private async work(leased: LeasedJob): Promise<void> {
+  /**
+   * Makes the attempt of one leased job and settles it (ack or reschedule), in the attempt's span,
+   * which continues the trace the job was queued in (docs/observability.md#traces).
+   */
+  private work(leased: LeasedJob): Promise<void> {
+    const { job } = leased;
+    return this.tracing.inSpan(...webhookAttemptSpan(job), contextFromTrace(job.traceContext), async (span) => {
+      const outcome = await this.attempt(leased);
+      recordWebhookOutcome(span, outcome.status, outcome.outcome);
+    });
+  }
+
+  private async attempt(leased: LeasedJob): Promise<{ status: number | null; outcome: DeliveryOutcome | 'dropped' }> {
     const { job } = leased;
     const { storage, clock } = this.context;
-    const endpoint = await storage.webhookEndpoints.get(job.workspaceId, job.endpointId);
+    const scope = { workspaceId: job.workspaceId };
+    const endpoint = await storage.webhookEndpoints.get(scope, job.endpointId);
     // Gone, disabled, or (for the schedule) no longer subscribed to this type: dropped unsent.
-    if (!endpoint || !endpoint.enabled || (job.trigger === 'scheduled' && !subscribesTo(endpoint.events, job.event.type))) {
+    if (
+      !endpoint ||
+      !endpoint.enabled ||
+      (job.trigger === 'scheduled' && !subscribesTo(endpoint.events, job.event.type))
+    ) {
       await this.queue.ack(leased);
-      return;
+      return { status: null, outcome: 'dropped' };
     }
     const startedAt = clock.now();
     // The retry is planned before the attempt is recorded, so its log entry says when it is due.
     let retryAt: number | null = null;
-    const { entry, response } = await attemptDelivery(this.context, job.workspaceId, endpoint, job.event, job.attempt, job.trigger, undefined, (answer) => {
-      retryAt = this.plannedRetry(job, endpoint, answer);
-      return retryAt;
-    });
+    const { entry, response } = await attemptDelivery(
+      this.context,
+      scope,
+      endpoint,
+      job.event,
+      job.attempt,
+      job.trigger,
+      undefined,
+      (answer) => {
+        retryAt = this.plannedRetry(job, endpoint, answer);
+        return retryAt;
+      },
+    );
     const report = (outcome: DeliveryOutcome) => {
-      const lagMs = job.attempt === 1 && job.trigger === 'scheduled' ? Math.max(0, startedAt - Date.parse(job.event.occurredAt)) : undefined;
+      const lagMs =
+        job.attempt === 1 && job.trigger === 'scheduled'
+          ? Math.max(0, startedAt - Date.parse(job.event.occurredAt))
+          : undefined;
       try {
-        this.onAttempt?.({ outcome, trigger: job.trigger, durationMs: entry.durationMs, ...(lagMs !== undefined && { lagMs }) });
+        this.onAttempt?.({
+          outcome,
+          trigger: job.trigger,
+          durationMs: entry.durationMs,
+          ...(lagMs !== undefined && { lagMs }),
+        });
       } catch {
         // A metrics hook must never disturb delivery.
       }
     };
-    const fields = { workspaceId: job.workspaceId, endpointId: job.endpointId, eventId: job.event.id, attempt: job.attempt, trigger: job.trigger, status: entry.status, durationMs: entry.durationMs };
+    const fields = {
+      workspaceId: job.workspaceId,
+      endpointId: job.endpointId,
+      eventId: job.event.id,
+      attempt: job.attempt,
+      trigger: job.trigger,
+      status: entry.status,
+      durationMs: entry.durationMs,
+    };
     if (isSuccess(response.status)) {
-      if (endpoint.failingSince !== null) await this.updateEndpoint(job.workspaceId, endpoint.id, { set: { failingSince: null }, keepVersion: true });
+      if (endpoint.failingSince !== null)
+        await this.updateEndpoint(scope, endpoint.id, { set: { failingSince: null }, keepVersion: true });
       await this.queue.ack(leased);
       report('delivered');
       this.logger.debug(fields, 'webhook delivered');
-      return;
+      return { status: entry.status, outcome: 'delivered' };
     }
     const now = clock.now();
     const nowIso = new Date(now).toISOString();
     if (response.status === 410) {
-      await this.updateEndpoint(job.workspaceId, endpoint.id, { set: { enabled: false, disabledReason: 'gone' }, touch: nowIso, where: [WHILE_ENABLED] });
+      await this.updateEndpoint(scope, endpoint.id, {
+        set: { enabled: false, disabledReason: 'gone' },
+        touch: nowIso,
+        where: [WHILE_ENABLED],
+      });
       await this.queue.ack(leased);
       report('endpoint_disabled');
       this.logger.warn(fields, 'webhook endpoint answered 410 Gone: disabled');
-      return;
+      return { status: entry.status, outcome: 'endpoint_disabled' };
     }
     // Two conditional writes, each one atomic step: start the run of failures, or else end it
     // by disabling the endpoint once its first failure is 5 days old.
     const { webhookEndpoints } = storage;
-    let result = await webhookEndpoints.update(job.workspaceId, endpoint.id, { set: { failingSince: nowIso }, keepVersion: true, where: [WHILE_ENABLED, { field: 'failingSince', equals: null }] });
+    let result = await webhookEndpoints.update(scope, endpoint.id, {
+      set: { failingSince: nowIso },
+      keepVersion: true,
+      where: [WHILE_ENABLED, { field: 'failingSince', equals: null }],
+    });
     if (result?.outcome === 'unmet' && result.record.enabled) {
-      result = await webhookEndpoints.update(job.workspaceId, endpoint.id, {
+      result = await webhookEndpoints.update(scope, endpoint.id, {
         set: { enabled: false, disabledReason: 'failing' },
         touch: nowIso,
-        where: [WHILE_ENABLED, { field: 'failingSince', before: new Date(now - FAILING_DISABLE_AFTER_MS + 1).toISOString() }],
+        where: [
+          WHILE_ENABLED,
+          { field: 'failingSince', before: new Date(now - FAILING_DISABLE_AFTER_MS + 1).toISOString() },
+        ],
       });
     }
     const after = result && result.record;
     if (!after || !after.enabled) {
-      if (after?.disabledReason === 'failing') this.logger.warn(fields, 'webhook endpoint failing for 5 days: disabled');
+      if (after?.disabledReason === 'failing')
+        this.logger.warn(fields, 'webhook endpoint failing for 5 days: disabled');
       await this.queue.ack(leased);
       report('endpoint_disabled');
-      return;
+      return { status: entry.status, outcome: 'endpoint_disabled' };
     }
     if (retryAt === null) {
       await this.queue.ack(leased);
       report('given_up');
-      this.logger.warn({ ...fields, error: entry.error }, job.trigger === 'manual' ? 'manual webhook attempt failed' : 'webhook delivery given up after the last attempt');
-      return;
+      this.logger.warn(
+        { ...fields, error: entry.error },
+        job.trigger === 'manual' ? 'manual webhook attempt failed' : 'webhook delivery given up after the last attempt',
+      );
+      return { status: entry.status, outcome: 'given_up' };
     }
     await this.queue.retry(leased, { ...job, id: randomUUID(), attempt: job.attempt + 1 }, retryAt);
     report('retry_scheduled');
-    this.logger.info({ ...fields, error: entry.error, retryInMs: Math.max(0, retryAt - now) }, 'webhook attempt failed; retry scheduled');
+    this.logger.info(
+      { ...fields, error: entry.error, retryInMs: Math.max(0, retryAt - now) },
+      'webhook attempt failed; retry scheduled',
+    );
+    return { status: entry.status, outcome: 'retry_scheduled' };
   }
 
   /**
@@ -368,14 +456,19 @@ export class DeliveryWorker {
   private plannedRetry(job: DeliveryJob, endpoint: WebhookEndpointRecord, response: WebhookResponse): number | null {
     const now = this.context.clock.now();
     if (isSuccess(response.status) || response.status === 410 || job.trigger === 'manual') return null;
-    if (endpoint.failingSince !== null && now - Date.parse(endpoint.failingSince) >= FAILING_DISABLE_AFTER_MS) return null;
+    if (endpoint.failingSince !== null && now - Date.parse(endpoint.failingSince) >= FAILING_DISABLE_AFTER_MS)
+      return null;
     const delay = retryDelayMs(this.delays, job.attempt, response.retryAfterMs, this.random);
     return delay === null ? null : now + delay;
   }
 
   /** Applies `change` to the endpoint (see the storage port's `Change`): the endpoint as stored after it, `null` when gone. */
-  private async updateEndpoint(workspaceId: string, id: string, change: Change<WebhookEndpointRecord>): Promise<WebhookEndpointRecord | null> {
-    const result = await this.context.storage.webhookEndpoints.update(workspaceId, id, change);
+  private async updateEndpoint(
+    scope: WorkspaceScope,
+    id: string,
+    change: Change<WebhookEndpointRecord>,
+  ): Promise<WebhookEndpointRecord | null> {
+    const result = await this.context.storage.webhookEndpoints.update(scope, id, change);
     return result && result.record;
   }
 }

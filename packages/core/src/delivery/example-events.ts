@@ -17,6 +17,10 @@ export function exampleEventData(type: EventType, at: string): DomainEvent['data
     temperature: null,
     maxTokens: null,
     configuration: {},
+    tools: [],
+    maxSteps: 8,
+    autoReply: true,
+    mcpServers: [],
     status: type === 'agent.deleted' ? 'inactive' : 'active',
     createdAt: at,
     updatedAt: at,
@@ -42,10 +46,20 @@ export function exampleEventData(type: EventType, at: string): DomainEvent['data
     toolCallId: null,
     createdAt: at,
   };
-  const toolCall = { id: 'call_01EXAMPLE', name: 'get_weather', arguments: { city: 'Paris' } };
-  if (type === 'reply.failed') return { conversationId: conversation.id, inReplyTo: message.id, error: 'The language model failed 3 times (APICallError (HTTP 500)); the reply was given up.' };
+  const toolCall = { id: 'call_01EXAMPLE0000000000000000', name: 'get_weather', arguments: { city: 'Paris' } };
+  if (type === 'reply.failed')
+    return {
+      conversationId: conversation.id,
+      inReplyTo: message.id,
+      error: 'The language model failed 3 times (APICallError (HTTP 500)); the reply was given up.',
+    };
+  if (type === 'reply.cancelled') return { conversationId: conversation.id, inReplyTo: message.id };
   if (type === 'reply.requires_action') {
-    return { conversationId: conversation.id, inReplyTo: message.id, toolCalls: [{ ...toolCall, kind: 'client', requiresApproval: false }] };
+    return {
+      conversationId: conversation.id,
+      inReplyTo: message.id,
+      toolCalls: [{ ...toolCall, kind: 'client', requiresApproval: false }],
+    };
   }
   if (type.startsWith('agent.')) return agent;
   if (type.startsWith('conversation.')) return conversation;

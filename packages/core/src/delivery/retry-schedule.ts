@@ -4,7 +4,9 @@
  * The Standard Webhooks schedule, in seconds between attempts: ten attempts over about 75 h
  * (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h).
  */
-export const DEFAULT_WEBHOOK_RETRY_DELAYS: readonly number[] = Object.freeze([5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]);
+export const DEFAULT_WEBHOOK_RETRY_DELAYS: readonly number[] = Object.freeze([
+  5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
+]);
 
 /** Largest share a delay is moved by, either way, so retries of many events do not arrive together. */
 export const RETRY_JITTER = 0.1;
@@ -41,6 +43,13 @@ export function retryDelayMs(
  */
 export function checkRetryDelays(delaysSeconds: readonly number[]): void {
   delaysSeconds.forEach((delay, index) => {
-    if (!Number.isFinite(delay) || delay < 0 || delay > 86_400) throw new RangeError(`webhookRetryDelays[${index}]: expected seconds from 0 to 86400.`);
+    if (!Number.isFinite(delay) || delay < 0 || delay > 86_400)
+      throw new RangeError(`webhookRetryDelays[${index}]: expected seconds from 0 to 86400.`);
   });
+}
+
+/** Delivery settings of a core (`TOKENS.deliveryOptions`). */
+export interface DeliveryOptions {
+  /** Seconds between attempts (`CoreSettings.webhookRetryDelays`). */
+  retryDelaysSeconds: readonly number[];
 }

@@ -19,11 +19,24 @@ const event: DomainEvent = {
   type: 'message.sent',
   workspaceId: 'ws1',
   occurredAt: '2026-11-22T07:00:00.000Z',
-  data: { id: 'msg_1', conversationId: 'conv_1', content: 'Grüße ✓ "quoted"', role: 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt: '2026-11-22T07:00:00.000Z' },
+  data: {
+    id: 'msg_1',
+    conversationId: 'conv_1',
+    content: 'Grüße ✓ "quoted"',
+    role: 'user',
+    metadata: {},
+    toolCalls: null,
+    toolCallId: null,
+    createdAt: '2026-11-22T07:00:00.000Z',
+  },
 };
 
 function headersOf(signed: { headers: Record<string, string> }) {
-  return { 'webhook-id': signed.headers['webhook-id']!, 'webhook-timestamp': signed.headers['webhook-timestamp']!, 'webhook-signature': signed.headers['webhook-signature']! };
+  return {
+    'webhook-id': signed.headers['webhook-id']!,
+    'webhook-timestamp': signed.headers['webhook-timestamp']!,
+    'webhook-signature': signed.headers['webhook-signature']!,
+  };
 }
 
 describe('Standard Webhooks signing', () => {
@@ -49,15 +62,22 @@ describe('Standard Webhooks signing', () => {
   it('signs what the standardwebhooks package verifies, for raw secrets (given to it as bytes)', () => {
     const secret = 'a raw secret of some length';
     const signed = signWebhook({ secret, previousSecrets: [] }, event, Date.now());
-    expect(() => new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' }).verify(signed.body, headersOf(signed))).not.toThrow();
-    expect(() => new Webhook(Buffer.from('another secret here', 'utf8'), { format: 'raw' }).verify(signed.body, headersOf(signed))).toThrow();
+    expect(() =>
+      new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' }).verify(signed.body, headersOf(signed)),
+    ).not.toThrow();
+    expect(() =>
+      new Webhook(Buffer.from('another secret here', 'utf8'), { format: 'raw' }).verify(signed.body, headersOf(signed)),
+    ).toThrow();
   });
 
   it('carries two signatures during a rotation overlap, each verifying, and one after it', () => {
     const fresh = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
     const old = 'whsec_' + Buffer.alloc(32, 2).toString('base64');
     const now = Date.now();
-    const endpoint = { secret: fresh, previousSecrets: [{ secret: old, expiresAt: new Date(now + 60_000).toISOString() }] };
+    const endpoint = {
+      secret: fresh,
+      previousSecrets: [{ secret: old, expiresAt: new Date(now + 60_000).toISOString() }],
+    };
     const during = signWebhook(endpoint, event, now);
     expect(during.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(() => new Webhook(fresh).verify(during.body, headersOf(during))).not.toThrow();

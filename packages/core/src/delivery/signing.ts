@@ -29,7 +29,10 @@ export function signPayload(secret: string, id: string, timestampSeconds: number
  * The replaced secrets of `endpoint` still in their overlap at `nowMs` (`expiresAt` ahead), newest
  * first. Also reads records stored before rotations kept two (`previousSecret`, one or `null`).
  */
-export function livePreviousSecrets(endpoint: Pick<WebhookEndpointRecord, 'previousSecrets'>, nowMs: number): PreviousSecret[] {
+export function livePreviousSecrets(
+  endpoint: Pick<WebhookEndpointRecord, 'previousSecrets'>,
+  nowMs: number,
+): PreviousSecret[] {
   const legacy = (endpoint as { previousSecret?: PreviousSecret | null }).previousSecret;
   const all = endpoint.previousSecrets ?? (legacy ? [legacy] : []);
   return all.filter((previous) => Date.parse(previous.expiresAt) > nowMs);
@@ -39,7 +42,10 @@ export function livePreviousSecrets(endpoint: Pick<WebhookEndpointRecord, 'previ
  * The secrets a delivery at `nowMs` is signed with: the endpoint's secret, then those rotations
  * replaced while their 24 h overlap lasts (at most three in all).
  */
-export function signingSecrets(endpoint: Pick<WebhookEndpointRecord, 'secret' | 'previousSecrets'>, nowMs: number): string[] {
+export function signingSecrets(
+  endpoint: Pick<WebhookEndpointRecord, 'secret' | 'previousSecrets'>,
+  nowMs: number,
+): string[] {
   return [endpoint.secret, ...livePreviousSecrets(endpoint, nowMs).map((previous) => previous.secret)];
 }
 

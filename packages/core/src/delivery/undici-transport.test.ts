@@ -44,7 +44,11 @@ afterEach(async () => {
   for (const item of open.splice(0)) await item.close();
 });
 
-const request = (url: string) => ({ url, headers: { 'content-type': 'application/json', 'webhook-id': 'evt_1' }, body: '{"type":"x"}' });
+const request = (url: string) => ({
+  url,
+  headers: { 'content-type': 'application/json', 'webhook-id': 'evt_1' },
+  body: '{"type":"x"}',
+});
 
 describe('undiciTransport', () => {
   it('POSTs the body and headers and reports the status and body', async () => {
@@ -63,7 +67,9 @@ describe('undiciTransport', () => {
   });
 
   it('does not follow redirects', async () => {
-    const target = await receiver((req, res) => (req.url === '/hook' ? res.writeHead(307, { location: '/elsewhere' }).end() : res.writeHead(200).end()));
+    const target = await receiver((req, res) =>
+      req.url === '/hook' ? res.writeHead(307, { location: '/elsewhere' }).end() : res.writeHead(200).end(),
+    );
     const response = await transport({ allowPrivate: true }).send(request(target.url));
     expect(response.status).toBe(307);
     expect(target.requests).toHaveLength(1);
@@ -111,7 +117,11 @@ describe('undiciTransport', () => {
     expect(response.status).toBeNull();
     expect(response.error).toMatch(/Refused target.*loopback/);
     expect(target.connections).toBe(0);
-    for (const url of [`http://[::ffff:127.0.0.1]:${target.port}/`, `http://2130706433:${target.port}/`, 'http://169.254.169.254/latest']) {
+    for (const url of [
+      `http://[::ffff:127.0.0.1]:${target.port}/`,
+      `http://2130706433:${target.port}/`,
+      'http://169.254.169.254/latest',
+    ]) {
       expect((await transport({}).send(request(url))).error).toMatch(/Refused target/);
     }
   });

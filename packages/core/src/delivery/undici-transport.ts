@@ -10,6 +10,7 @@ import { Agent, request } from 'undici';
 import type { HostResolver } from '../ports/webhook-targets.js';
 import type { WebhookRequest, WebhookResponse, WebhookTransport } from '../ports/webhook-transport.js';
 import { nonPublicAddressKind } from '../services/webhook-targets.js';
+import { storableText } from '../validation.js';
 
 /** Deadline of a whole attempt, connect to last body byte read, in ms. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
@@ -47,8 +48,11 @@ class RefusedTarget extends Error {
   readonly code = 'PARLEY_REFUSED_TARGET';
 }
 
-function refusal(kind: string): RefusedTarget {
-  return new RefusedTarget(`Refused target: the host resolves to a non-public (${kind}) address; private webhook URLs are not allowed.`);
+/** The refusal of a connection to a non-public address of `kind` (shared with the MCP client, replies/mcp). */
+export function refusal(kind: string): RefusedTarget {
+  return new RefusedTarget(
+    `Refused target: the host resolves to a non-public (${kind}) address; private webhook URLs are not allowed.`,
+  );
 }
 
 /**
@@ -56,19 +60,24 @@ function refusal(kind: string): RefusedTarget {
  * any address of the name is not public, so no socket is ever opened to one. Refusing the whole
  * name rather than picking a public address keeps a rebinding name from winning by racing.
  */
-function guardedLookup(resolver: HostResolver | undefined): LookupFunction {
+export function guardedLookup(resolver: HostResolver | undefined): LookupFunction {
   return (hostname, options, callback) => {
     const done = (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);
       const kind = addresses.map((entry) => nonPublicAddressKind(entry.address)).find((found) => found !== null);
       if (kind) return callback(refusal(kind), '', 0);
-      if (addresses.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+      if (addresses.length === 0)
+        return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       return callback(null, addresses[0]!.address, addresses[0]!.family);
     };
     if (resolver) {
       resolver.resolve(hostname).then(
-        (found) => done(null, found.map((address) => ({ address, family: isIP(address) === 6 ? 6 : 4 }))),
+        (found) =>
+          done(
+            null,
+            found.map((address) => ({ address, family: isIP(address) === 6 ? 6 : 4 })),
+          ),
         (error: NodeJS.ErrnoException) => done(error, []),
       );
     } else {
@@ -93,7 +102,12 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
 }
 
 /** Words for a failure without a response, never quoting the URL, headers or payload. */
-function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number, connectTimeoutMs: number): string {
+export function describeFailure(
+  error: unknown,
+  timedOut: boolean,
+  timeoutMs: number,
+  connectTimeoutMs: number,
+): string {
   if (timedOut) return `Timed out: no complete response within ${timeoutMs / 1000} s.`;
   const seen = new Set<unknown>();
   let current: unknown = error;
@@ -149,8 +163,9 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, 
       break;
     }
   }
-  // A cut inside a multi-byte character decodes to U+FFFD rather than failing.
-  return Buffer.concat(chunks).toString('utf8');
+  // A cut inside a multi-byte character decodes to U+FFFD rather than failing; U+0000 is valid
+  // UTF-8 but not storable, so it becomes U+FFFD too (docs/errors.md#strings).
+  return storableText(Buffer.concat(chunks).toString('utf8'));
 }
 
 /**
@@ -168,7 +183,11 @@ export function undiciTransport(options: UndiciTransportOptions = {}): ClosableW
   const agent = new Agent({
     connect: {
       timeout: connectTimeoutMs,
-      ...(allowPrivate ? (options.resolver ? { lookup: resolverLookup(options.resolver) } : {}) : { lookup: guardedLookup(options.resolver) }),
+      ...(allowPrivate
+        ? options.resolver
+          ? { lookup: resolverLookup(options.resolver) }
+          : {}
+        : { lookup: guardedLookup(options.resolver) }),
     },
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
@@ -178,7 +197,13 @@ export function undiciTransport(options: UndiciTransportOptions = {}): ClosableW
     async send(webhook: WebhookRequest, signal?: AbortSignal): Promise<WebhookResponse> {
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
-      const failed = (error: string): WebhookResponse => ({ status: null, responseBody: null, error, durationMs: elapsed(), retryAfterMs: null });
+      const failed = (error: string): WebhookResponse => ({
+        status: null,
+        responseBody: null,
+        error,
+        durationMs: elapsed(),
+        retryAfterMs: null,
+      });
       const url = new URL(webhook.url);
       if (!allowPrivate) {
         const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -208,10 +233,15 @@ export function undiciTransport(options: UndiciTransportOptions = {}): ClosableW
         });
         const responseBody = await readCapped(response.body, webhook.maxResponseBytes ?? WEBHOOK_RESPONSE_BODY_BYTES);
         const status = response.statusCode;
-        const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after'], Date.now()) : null;
+        const retryAfterMs =
+          status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after'], Date.now()) : null;
         return { status, responseBody, error: null, durationMs: elapsed(), retryAfterMs };
       } catch (error) {
-        return failed(signal?.aborted && !timedOut ? 'Aborted: the worker stopped.' : describeFailure(error, timedOut, deadline, connectTimeoutMs));
+        return failed(
+          signal?.aborted && !timedOut
+            ? 'Aborted: the worker stopped.'
+            : describeFailure(error, timedOut, deadline, connectTimeoutMs),
+        );
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener('abort', stop);
@@ -222,12 +252,13 @@ export function undiciTransport(options: UndiciTransportOptions = {}): ClosableW
 }
 
 /** A plain lookup through `resolver` (private targets allowed). */
-function resolverLookup(resolver: HostResolver): LookupFunction {
+export function resolverLookup(resolver: HostResolver): LookupFunction {
   return (hostname, options, callback) => {
     resolver.resolve(hostname).then(
       (found) => {
         const addresses = found.map((address) => ({ address, family: isIP(address) === 6 ? 6 : 4 }));
-        if (addresses.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+        if (addresses.length === 0)
+          return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
         if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
         callback(null, addresses[0]!.address, addresses[0]!.family);
       },

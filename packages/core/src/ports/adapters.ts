@@ -33,7 +33,7 @@ export interface BackendInfo {
  * order: queues and feeds (which hold connections of their own) before the shared client.
  */
 export interface Adapters {
-  /** Records, the event log and its outbox, the deliveries log and the plants. */
+  /** Records, the event log and its outbox, and the deliveries log. */
   storage: Storage;
   apiKeys: ApiKeyStore;
   /** Rate-limit state, exact across every process sharing the backend. */
@@ -48,9 +48,10 @@ export interface Adapters {
   conversationFeed: ConversationFeed;
   info: BackendInfo;
   /**
-   * Resolves once the backend answers; rejects with an `Error` that names the backend and its last
-   * connection error after `waitMs` (default 10 000). Lets a server start beside its database yet
-   * fail rather than wait forever.
+   * Resolves once the backend answers and holds records in this version's shape (a durable backend
+   * migrates or upgrades what an earlier version stored: docs/storage.md); rejects with an `Error`
+   * that names the backend and its last connection error after `waitMs` (default 10 000). Lets a
+   * server start beside its database yet fail rather than wait forever. Call it before serving.
    */
   ready(waitMs?: number): Promise<void>;
   /**

@@ -1,5 +1,6 @@
 /** @module The conversation feed port: live signals of a conversation, for its streams (README "Live streams"). */
-import type { ReplyRequiresAction, ToolCall } from '../types.js';
+import type { ReplyCancelled, ReplyContext, ReplyRequiresAction, ToolCall } from '../types.js';
+import type { WorkspaceScope } from './scope.js';
 
 /**
  * What a conversation's stream is told, live:
@@ -10,6 +11,9 @@ import type { ReplyRequiresAction, ToolCall } from '../types.js';
  * - `reply.failed`: a reply was given up (`error` says why, never message content).
  * - `tool.call`: the model decided a tool call (its streamed argument deltas assembled).
  * - `reply.requires_action`: a reply paused for client tools or approvals (docs/replies-and-streams.md#tools).
+ * - `reply.cancelled`: a reply was stopped (docs/replies-and-streams.md#stopping-a-reply).
+ * - `context.trimmed`: a reply step's prompt left older messages out to fit the model's context
+ *   window (docs/replies-and-streams.md#context-that-fits-the-model).
  * - `conversation.completed`: the conversation was completed (also a hint: streams check storage).
  */
 export type FeedSignal =
@@ -18,6 +22,8 @@ export type FeedSignal =
   | { type: 'reply.failed'; inReplyTo: string | null; error: string }
   | { type: 'tool.call'; inReplyTo: string | null; toolCall: ToolCall }
   | { type: 'reply.requires_action'; data: ReplyRequiresAction }
+  | { type: 'reply.cancelled'; data: ReplyCancelled }
+  | { type: 'context.trimmed'; inReplyTo: string | null; context: ReplyContext }
   | { type: 'conversation.completed' };
 
 /** A live subscription; `unsubscribe` releases everything it holds (idempotent). */
@@ -33,11 +39,15 @@ export interface FeedSubscription {
  */
 export interface ConversationFeed {
   /** Sends `signal` to the conversation's current subscribers. Resolves once handed to the backend. */
-  publish(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void>;
+  publish(scope: WorkspaceScope, conversationId: string, signal: FeedSignal): Promise<void>;
   /**
    * Calls `listener` with each signal of the conversation published from now on. Resolves once the
    * subscription is live: a signal published after that reaches it (what lets a stream subscribe,
    * then read history, and miss nothing in between).
    */
-  subscribe(workspaceId: string, conversationId: string, listener: (signal: FeedSignal) => void): Promise<FeedSubscription>;
+  subscribe(
+    scope: WorkspaceScope,
+    conversationId: string,
+    listener: (signal: FeedSignal) => void,
+  ): Promise<FeedSubscription>;
 }

@@ -15,6 +15,12 @@ export interface DeliveryJob {
   /** 1-based number of this attempt within its schedule. */
   attempt: number;
   trigger: DeliveryTrigger;
+  /**
+   * The W3C trace context the event was recorded in, or the operator's request made in (core's
+   * `formatTraceContext`): each attempt's span joins that trace. Absent outside a trace. Adapters
+   * store and hand it back as they do the rest of the job; a retry keeps it.
+   */
+  traceContext?: string;
 }
 
 /**

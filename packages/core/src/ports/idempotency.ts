@@ -1,4 +1,5 @@
 /** @module The idempotency store port: claim a key atomically, then keep or drop the response. */
+import type { WorkspaceScope } from './scope.js';
 
 /** A response kept for replay: status, `Content-Type` and the body as sent. */
 export interface IdempotentResponse {
@@ -35,7 +36,28 @@ export type IdempotencyClaim =
  * `@parley/core/testing`.
  */
 export interface IdempotencyStore {
-  claim(workspaceId: string, key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim>;
-  complete(workspaceId: string, key: string, token: string, response: IdempotentResponse, ttlMs: number): Promise<boolean>;
-  release(workspaceId: string, key: string, token: string): Promise<boolean>;
+  claim(scope: WorkspaceScope, request: IdempotencyRequest): Promise<IdempotencyClaim>;
+  complete(scope: WorkspaceScope, completion: IdempotencyCompletion): Promise<boolean>;
+  release(scope: WorkspaceScope, release: IdempotencyRelease): Promise<boolean>;
+}
+
+/** What {@link IdempotencyStore.claim} records: the key, the request's fingerprint, the lease in ms. */
+export interface IdempotencyRequest {
+  key: string;
+  fingerprint: string;
+  leaseMs: number;
+}
+
+/** What {@link IdempotencyStore.complete} keeps: the claim's key and token, the response, its TTL in ms. */
+export interface IdempotencyCompletion {
+  key: string;
+  token: string;
+  response: IdempotentResponse;
+  ttlMs: number;
+}
+
+/** The claim {@link IdempotencyStore.release} forgets: its key and token. */
+export interface IdempotencyRelease {
+  key: string;
+  token: string;
 }

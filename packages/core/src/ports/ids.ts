@@ -3,7 +3,7 @@ import { randomFillSync } from 'node:crypto';
 import { encodeTime, monotonicFactory } from 'ulid';
 
 /** Type prefixes of every id Parley issues (docs/api.md#ids-timestamps-and-bodies). */
-export type IdPrefix = 'agt' | 'conv' | 'msg' | 'wh' | 'evt' | 'key' | 'dlv';
+export type IdPrefix = 'agt' | 'conv' | 'msg' | 'wh' | 'evt' | 'key' | 'dlv' | 'call';
 
 /** Issues unique ids that sort by creation time. */
 export interface IdGenerator {

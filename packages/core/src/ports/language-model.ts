@@ -8,7 +8,9 @@ export type PromptRole = 'user' | 'assistant' | 'system' | 'tool';
 /**
  * One message of the prompt, oldest first in {@link ModelRequest.messages}. An `assistant` message
  * may carry the tool calls it asked for; each is followed by one `tool` message per call, whose
- * `content` is the result as JSON text and `toolName` the called tool.
+ * `content` is the result as JSON text and `toolName` the called tool. Call ids here are Parley's
+ * (`call_` + a ULID, or a provider's id on calls stored before Parley issued its own): an adapter
+ * may send the provider other ids, the same for a call and its result within one request.
  */
 export type PromptMessage =
   | { role: 'user' | 'system'; content: string }
@@ -54,12 +56,14 @@ export interface TokenUsage {
  * One part of a generation: text deltas in order; for each tool call the model decides, deltas of
  * its arguments' JSON text (as streamed) and then the whole call (`arguments` parsed, `{}` when the
  * model sent no valid JSON object); then exactly one `finish`, last (`tool-calls` when it asked for tools).
+ * Ids of tool calls here are the provider's, meaningful only within this generation (some servers
+ * reuse `call_0` in every response): the reply service gives each call Parley's own id.
  */
 export type ModelStreamPart =
   | { type: 'text-delta'; delta: string }
   | { type: 'tool-call-delta'; toolCallId: string; toolName: string; argumentsDelta: string }
   | { type: 'tool-call'; toolCall: ToolCall }
-  | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage };
+  | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage; responseModel?: string };
 
 /**
  * A language model as Parley uses it. Adapters (`aiSdkModel` for the AI SDK's language models, the
@@ -73,4 +77,11 @@ export type ModelStreamPart =
  */
 export interface LanguageModel {
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart>;
+  /**
+   * Who serves it, for traces' `gen_ai.provider.name` (`openai`, `anthropic`, an OpenAI-compatible
+   * provider's name…); absent: unknown. `aiSdkModel` takes it from the AI SDK model's `provider`.
+   */
+  readonly provider?: string;
+  /** The provider's model id (`gpt-4o`), for traces' `gen_ai.request.model`; absent: the agent's model name. */
+  readonly modelId?: string;
 }

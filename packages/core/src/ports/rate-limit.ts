@@ -38,13 +38,6 @@ export interface RateLimitStore {
   /** Counts one request at `nowMs` (ms since the epoch) against `rule` for `key`. */
   hit(key: string, rule: RateLimitRule, nowMs: number): Promise<RateLimitDecision>;
   /**
-   * True when the same bundle's storage decides hits inside its own calls: a storage call given
-   * an `Admission` (`rate-limit/admission.ts`) takes its hit and decides it with `gcra()` in the
-   * call's atomic step, on this store's state (docs/rate-limits.md#one-round-trip). Absent: every
-   * decision is a {@link hit}.
-   */
-  readonly foldsIntoStorage?: boolean;
-  /**
    * True when `hit` decides in this process's memory without any I/O, so it cannot hang: the
    * limiter then puts no deadline on it (`timeoutMs`), which spares every request a timer entry.
    * Absent: every hit races the limiter's deadline.

@@ -36,14 +36,17 @@
  *   conversation's `toolAnswers`) are stored with
  *   their record and handed back by its reads and writes, but no recorded event's `data` ever
  *   carries them, whether the store fills it in or the caller built it.
- * - Admissions: the calls a request makes first take an optional last `admission`, the request's
- *   rate-limit decision not made yet (`rate-limit/admission.ts`). A store whose bundle's
- *   rate-limit store `foldsIntoStorage` (Redis) takes its hit and decides it in the call's own
- *   atomic step, before anything else: refused, the call does nothing and throws the admission's
- *   `rate_limit_exceeded`. Other stores ignore it (the decision is then made apart), so it may be
- *   left out of their signatures (docs/rate-limits.md#one-round-trip).
+ * - WorkspaceScope: every call of a workspace's data takes its {@link WorkspaceScope} first (scope.ts): the workspace
+ *   and what the request hands to storage. Stores read `scope.workspaceId`; a storage that declares
+ *   {@link Storage.decidesRateLimits} also takes the request's pending rate-limit decision in the
+ *   calls it names, decided in the call's own atomic step before anything else: refused, the call
+ *   does nothing and throws `rate_limit_exceeded` (docs/rate-limits.md#one-round-trip). `createCore`
+ *   decides it before every other call, so other stores never see it pending.
+ * - Options: what a call needs comes positionally after the scope; what is optional, or goes
+ *   with the write (its event, its preconditions, a reply's usage), in one object last.
  */
-import type { Admission } from '../rate-limit/admission.js';
+import type { RateLimitStore } from './rate-limit.js';
+import type { WorkspaceScope } from './scope.js';
 import type {
   AgentRecord,
   AgentStatus,
@@ -54,12 +57,14 @@ import type {
   EventType,
   Message,
   PageResult,
-  Plant,
   WebhookEndpointRecord,
 } from '../types.js';
 
 /** A record's fields that a {@link Condition} can compare: those holding a string, a boolean or `null`. */
-export type ConditionField<T> = { [K in keyof T]-?: Exclude<T[K], undefined> extends string | boolean | null ? K : never }[keyof T] & string;
+export type ConditionField<T> = {
+  [K in keyof T]-?: Exclude<T[K], undefined> extends string | boolean | null ? K : never;
+}[keyof T] &
+  string;
 
 /**
  * A precondition on one top-level field of the stored record, checked in the write's atomic step:
@@ -68,8 +73,7 @@ export type ConditionField<T> = { [K in keyof T]-?: Exclude<T[K], undefined> ext
  * given one (`null` is never before anything). SQL: `col = $n`, `col IS NULL`, `col < $n`.
  */
 export type Condition<T> =
-  | { field: ConditionField<T>; equals: string | boolean | null }
-  | { field: ConditionField<T>; before: string };
+  { field: ConditionField<T>; equals: string | boolean | null } | { field: ConditionField<T>; before: string };
 
 /**
  * A change a store applies to one stored record in ONE atomic step — one Lua script on Redis, one
@@ -121,9 +125,10 @@ export interface WriteResult<T> {
   record: T;
 }
 
-/** Preconditions of a delete, checked in its atomic step; see {@link Change}. */
-export interface DeleteConditions {
+/** What goes with a delete: its preconditions, checked in its atomic step (see {@link Change}), and the event it records. */
+export interface DeleteOptions {
   ifVersion?: readonly number[];
+  event?: EventDraft;
 }
 
 /** An offset page of a list: `offset` ≥ 0 records are skipped, at most `limit` ≥ 1 returned. */
@@ -135,16 +140,16 @@ export interface OffsetPage {
 /** `storage.agents`: the agents of each workspace. */
 export interface AgentStore {
   /** Stores a new agent (its id is new) and records `event` (`agent.created`) with it. */
-  insert(workspaceId: string, agent: AgentRecord, event: DomainEvent, admission?: Admission): Promise<void>;
+  insert(scope: WorkspaceScope, agent: AgentRecord, options: { event: DomainEvent }): Promise<void>;
   /** The agent with this id (with its tools secret), or `null`. */
-  get(workspaceId: string, id: string, admission?: Admission): Promise<AgentRecord | null>;
+  get(scope: WorkspaceScope, id: string): Promise<AgentRecord | null>;
   /** Newest first; `total` counts every agent matching `status` (all when absent). */
-  list(workspaceId: string, query: OffsetPage & { status?: AgentStatus }, admission?: Admission): Promise<PageResult<AgentRecord>>;
+  list(scope: WorkspaceScope, query: OffsetPage & { status?: AgentStatus }): Promise<PageResult<AgentRecord>>;
   /**
    * Applies `change` (see {@link Change}; a change of `status` moves the agent between the status
    * lists) and records its event with it. `null` when there is no such agent.
    */
-  update(workspaceId: string, id: string, change: Change<AgentRecord>, admission?: Admission): Promise<WriteResult<AgentRecord> | null>;
+  update(scope: WorkspaceScope, id: string, change: Change<AgentRecord>): Promise<WriteResult<AgentRecord> | null>;
   /**
    * Deletes the agent together with its conversations and their messages if `conditions` hold,
    * recording `{ ...event, data: deleted agent }` (`agent.deleted`) in the same atomic step as the
@@ -152,7 +157,11 @@ export interface AgentStore {
    * Once it resolves `applied`, none of them can be read, and `conversations.insert` for this
    * agent answers `agent_not_found`.
    */
-  delete(workspaceId: string, id: string, event: EventDraft, conditions?: DeleteConditions, admission?: Admission): Promise<WriteResult<AgentRecord> | null>;
+  delete(
+    scope: WorkspaceScope,
+    id: string,
+    options: DeleteOptions & { event: EventDraft },
+  ): Promise<WriteResult<AgentRecord> | null>;
 }
 
 /** Filters of the conversation list; absent filters match everything. */
@@ -169,18 +178,22 @@ export interface ConversationStore {
    * is `active` — checked in the same atomic step as the write, so no conversation outlives its
    * agent or starts after it was deactivated. Otherwise nothing is written and no event recorded.
    */
-  insert(workspaceId: string, conversation: Conversation, event: DomainEvent, admission?: Admission): Promise<'inserted' | 'agent_not_found' | 'agent_inactive'>;
+  insert(
+    scope: WorkspaceScope,
+    conversation: Conversation,
+    options: { event: DomainEvent },
+  ): Promise<'inserted' | 'agent_not_found' | 'agent_inactive'>;
   /** The conversation with this id, or `null`. */
-  get(workspaceId: string, id: string, admission?: Admission): Promise<Conversation | null>;
+  get(scope: WorkspaceScope, id: string): Promise<Conversation | null>;
   /** Newest first; `total` counts every conversation matching the filter. */
-  list(workspaceId: string, query: OffsetPage & ConversationFilter, admission?: Admission): Promise<PageResult<Conversation>>;
+  list(scope: WorkspaceScope, query: OffsetPage & ConversationFilter): Promise<PageResult<Conversation>>;
   /**
    * Applies `change` (see {@link Change}; callers never set `id`, `agentId` or `userId`; a change
    * of `status` moves it between the status lists) and records its event with it — so of two
    * concurrent `active → completed` changes `where: status = 'active'`, exactly one applies and
    * records `conversation.completed`. `null` when there is no such conversation.
    */
-  update(workspaceId: string, id: string, change: Change<Conversation>, admission?: Admission): Promise<WriteResult<Conversation> | null>;
+  update(scope: WorkspaceScope, id: string, change: Change<Conversation>): Promise<WriteResult<Conversation> | null>;
   /**
    * Deletes the conversation and its messages in one atomic step if `conditions` hold, recording
    * `{ ...event, data: deleted conversation }` (`conversation.deleted`) with the removal when
@@ -188,7 +201,7 @@ export interface ConversationStore {
    * event), or `null` when there was none. Once it resolves `applied` the conversation cannot be
    * read, listed or appended to, and none of its messages can be read.
    */
-  delete(workspaceId: string, id: string, conditions?: DeleteConditions, event?: EventDraft, admission?: Admission): Promise<WriteResult<Conversation> | null>;
+  delete(scope: WorkspaceScope, id: string, options?: DeleteOptions): Promise<WriteResult<Conversation> | null>;
 }
 
 /** One page of a conversation's history. */
@@ -216,9 +229,13 @@ export interface MessageStore {
    * usage totals ({@link UsageStore}) count it in the same atomic step, on the UTC day of the
    * message's `createdAt`: counted exactly when the message is stored.
    */
-  append(workspaceId: string, message: Message, event: DomainEvent, usage?: UsageRecord, admission?: Admission): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'>;
+  append(
+    scope: WorkspaceScope,
+    message: Message,
+    options: { event: DomainEvent; usage?: UsageRecord },
+  ): Promise<'appended' | 'conversation_not_found' | 'conversation_completed'>;
   /** The message with this id in this conversation, or `null`. */
-  get(workspaceId: string, conversationId: string, id: string, admission?: Admission): Promise<Message | null>;
+  get(scope: WorkspaceScope, conversationId: string, id: string): Promise<Message | null>;
   /**
    * The `limit` (≥ 1) newest messages with an id below `before` (the newest overall when
    * `before` is absent), oldest first. `null` when `before` is not the id of a message of this
@@ -235,10 +252,9 @@ export interface MessageStore {
    * conversation exists, and only when `null` comes back asks which of the two it was.
    */
   page(
-    workspaceId: string,
+    scope: WorkspaceScope,
     conversationId: string,
     query: { before?: string; after?: string; limit: number; requireConversation?: boolean },
-    admission?: Admission,
   ): Promise<MessagePage | null>;
 }
 
@@ -276,44 +292,37 @@ export interface UsageStore {
    * Totals from day `from` to day `to` (`YYYY-MM-DD`, both included), one entry per group with any
    * usage, in ascending `key` order (`null` first).
    */
-  totals(workspaceId: string, query: { from: string; to: string; groupBy: UsageGroup }): Promise<UsageTotal[]>;
+  totals(scope: WorkspaceScope, query: { from: string; to: string; groupBy: UsageGroup }): Promise<UsageTotal[]>;
 }
 
 /** `storage.webhookEndpoints`: each workspace's webhook endpoints, secrets included. */
 export interface WebhookEndpointStore {
   /** Stores a new endpoint, secret included (its id is new). */
-  insert(workspaceId: string, endpoint: WebhookEndpointRecord): Promise<void>;
+  insert(scope: WorkspaceScope, endpoint: WebhookEndpointRecord): Promise<void>;
   /** The endpoint with this id, or `null`. */
-  get(workspaceId: string, id: string, admission?: Admission): Promise<WebhookEndpointRecord | null>;
+  get(scope: WorkspaceScope, id: string): Promise<WebhookEndpointRecord | null>;
   /** Newest first. */
-  list(workspaceId: string, query: OffsetPage, admission?: Admission): Promise<PageResult<WebhookEndpointRecord>>;
+  list(scope: WorkspaceScope, query: OffsetPage): Promise<PageResult<WebhookEndpointRecord>>;
   /** Every `enabled` endpoint subscribed to `type` (any order): the fan-out of one event. */
-  subscribed(workspaceId: string, type: EventType): Promise<WebhookEndpointRecord[]>;
+  subscribed(scope: WorkspaceScope, type: EventType): Promise<WebhookEndpointRecord[]>;
   /**
    * Applies `change` (see {@link Change}; endpoints emit no events, so it has none): a PATCH and
    * the delivery worker disabling the endpoint never undo each other. `null` when there is none.
    */
-  update(workspaceId: string, id: string, change: Change<WebhookEndpointRecord>): Promise<WriteResult<WebhookEndpointRecord> | null>;
+  update(
+    scope: WorkspaceScope,
+    id: string,
+    change: Change<WebhookEndpointRecord>,
+  ): Promise<WriteResult<WebhookEndpointRecord> | null>;
   /**
    * Deletes the endpoint and its deliveries log if `conditions` hold: `applied` with the deleted
    * endpoint, `unmet` (nothing deleted), or `null` when it did not exist.
    */
-  delete(workspaceId: string, id: string, conditions?: DeleteConditions, admission?: Admission): Promise<WriteResult<WebhookEndpointRecord> | null>;
-}
-
-/** `storage.plants`: each workspace's plants of the sandbox, keyed by their numeric id. */
-export interface PlantStore {
-  /**
-   * Adds `plants` the first time it is called for a workspace; later calls do nothing, even
-   * once those plants were deleted. Safe to call concurrently.
-   */
-  seed(workspaceId: string, plants: readonly Plant[]): Promise<void>;
-  /** Ascending id; at most `limit` when given. */
-  list(workspaceId: string, limit?: number): Promise<Plant[]>;
-  /** `false` (nothing written) when a plant with this id exists. */
-  insert(workspaceId: string, plant: Plant): Promise<boolean>;
-  /** `false` when it did not exist. */
-  delete(workspaceId: string, id: number): Promise<boolean>;
+  delete(
+    scope: WorkspaceScope,
+    id: string,
+    options?: Omit<DeleteOptions, 'event'>,
+  ): Promise<WriteResult<WebhookEndpointRecord> | null>;
 }
 
 /** One page of the event log, in the order events were recorded. */
@@ -330,7 +339,7 @@ export interface EventPage {
  */
 export interface EventStore {
   /** The retained event with this id, or `null`. */
-  get(workspaceId: string, id: string, admission?: Admission): Promise<DomainEvent | null>;
+  get(scope: WorkspaceScope, id: string): Promise<DomainEvent | null>;
   /**
    * Up to `limit` (≥ 1) retained events in the order they were recorded (commit order, which a
    * late-committing write with an older id cannot jump: a reader following `after` never misses
@@ -338,13 +347,19 @@ export interface EventStore {
    * `type` when given. `null` when `after` is not a retained event of this workspace. Cost
    * O(limit) without `type`.
    */
-  list(workspaceId: string, query: { after?: string; limit: number; type?: EventType }, admission?: Admission): Promise<EventPage | null>;
+  list(scope: WorkspaceScope, query: { after?: string; limit: number; type?: EventType }): Promise<EventPage | null>;
 }
 
 /** Events handed out by {@link EventOutbox.take}, all of one workspace, in commit order. */
 export interface OutboxBatch {
   workspaceId: string;
   events: DomainEvent[];
+  /**
+   * The W3C trace context each event was recorded in, by event id (core's `formatTraceContext`):
+   * what the write's scope named, else the span active when the write was called (`traceContextOf`,
+   * read when the call is made). Events recorded outside a trace are absent; so may the field be.
+   */
+  traceContexts?: Readonly<Record<string, string>>;
   /** Opaque; identifies the batch to {@link EventOutbox.ack}. */
   receipt: string;
 }
@@ -380,17 +395,21 @@ export interface DeliveryPage {
  */
 export interface DeliveryStore {
   /** Adds an attempt to its endpoint's log (a no-op when the endpoint no longer exists). */
-  record(workspaceId: string, attempt: DeliveryAttempt): Promise<void>;
+  record(scope: WorkspaceScope, attempt: DeliveryAttempt): Promise<void>;
   /** The attempt with this id of this endpoint, or `null`. */
-  get(workspaceId: string, endpointId: string, id: string): Promise<DeliveryAttempt | null>;
+  get(scope: WorkspaceScope, endpointId: string, id: string): Promise<DeliveryAttempt | null>;
   /**
    * Up to `limit` (≥ 1) attempts of the endpoint, newest first (descending id), older than the
    * attempt `before` when given, only those of `eventId` when given. `null` when `before` is not an
    * attempt of this endpoint. Cost O(limit) without `eventId`.
    */
-  list(workspaceId: string, endpointId: string, query: { before?: string; limit: number; eventId?: string }): Promise<DeliveryPage | null>;
+  list(
+    scope: WorkspaceScope,
+    endpointId: string,
+    query: { before?: string; limit: number; eventId?: string },
+  ): Promise<DeliveryPage | null>;
   /** Those of `eventIds` that the endpoint answered with a 2xx at least once. */
-  delivered(workspaceId: string, endpointId: string, eventIds: readonly string[]): Promise<Set<string>>;
+  delivered(scope: WorkspaceScope, endpointId: string, eventIds: readonly string[]): Promise<Set<string>>;
 }
 
 /** Everything Parley persists, behind one adapter. */
@@ -399,11 +418,33 @@ export interface Storage {
   conversations: ConversationStore;
   messages: MessageStore;
   webhookEndpoints: WebhookEndpointStore;
-  plants: PlantStore;
   events: EventStore;
   outbox: EventOutbox;
   deliveries: DeliveryStore;
   usage: UsageStore;
   /** Resolves when the backend answers; rejects otherwise (readiness probes). */
   ping(): Promise<void>;
+  /**
+   * Present when this storage decides the hits of `rateLimits` (the same backend's rate-limit
+   * state) in its own calls: `calls` names, per store, the methods that take a scope's pending
+   * rate-limit decision and decide it in their atomic step, before anything else — one Lua script
+   * on Redis, so a request costs one round trip (docs/rate-limits.md#one-round-trip). `createCore`
+   * hands the decision to those calls only when its bundle's rate-limit store is `rateLimits`, and
+   * decides it itself before every other call.
+   */
+  readonly decidesRateLimits?: { readonly rateLimits: RateLimitStore; readonly calls: ScopedCalls };
 }
+
+/** The stores of {@link Storage} whose calls take a {@link WorkspaceScope} first. */
+export const SCOPED_STORES = [
+  'agents',
+  'conversations',
+  'messages',
+  'webhookEndpoints',
+  'events',
+  'deliveries',
+  'usage',
+] as const;
+
+/** Per scoped store, names of its methods (see {@link Storage.decidesRateLimits}). */
+export type ScopedCalls = { readonly [S in (typeof SCOPED_STORES)[number]]?: ReadonlyArray<keyof Storage[S] & string> };

@@ -14,7 +14,8 @@ export interface WebhookRequest {
 /**
  * How a request went. `status` is `null` when no response arrived (refused target, DNS or
  * connection failure, timeout), with `error` saying which in words safe to log and show (no
- * secret, no payload). `responseBody` is at most the first 4 KiB of the body, as text.
+ * secret, no payload). `responseBody` is at most the first 4 KiB of the body, as text
+ * without U+0000 (as U+FFFD: it is stored, docs/errors.md#strings).
  * `retryAfterMs` is a `Retry-After` header of a 429 or 503, converted to ms (capped at 24 h).
  */
 export interface WebhookResponse {

@@ -4,7 +4,7 @@ import { ParleyError } from '../errors.js';
 import type { RateLimitDecision, RateLimitRule, RateLimitStore } from '../ports/rate-limit.js';
 import { ManualClock } from '../testing/clock.js';
 import type { Principal } from '../types.js';
-import type { RateLimitResult } from './admission.js';
+import { Admission } from './admission.js';
 import { gcra } from './gcra.js';
 import { RateLimiter } from './rate-limiter.js';
 
@@ -32,7 +32,7 @@ function limiter(store: RateLimitStore, options: ConstructorParameters<typeof Ra
 
 describe('Admission', () => {
   it('carries the hit of the principal now, and hands it to one taker only', () => {
-    const admission = limiter(countingStore().store).admission(principal);
+    const admission = new Admission(limiter(countingStore().store), principal);
     expect(admission.hit).toEqual({ key: 'ws1', rule: RULE, nowMs: 1_000_000 });
     expect(admission.pending).toBe(true);
     expect(admission.take()).toEqual(admission.hit);
@@ -40,21 +40,20 @@ describe('Admission', () => {
     expect(admission.take()).toBeUndefined();
   });
 
-  it("a taker's admitted decision is the result, announced before the call returns; the store is not asked", async () => {
+  it("a taker's admitted decision is the result, made in storage; the store is not asked", async () => {
     const { store, hits } = countingStore();
-    const admission = limiter(store).admission(principal);
-    const announced: RateLimitResult[] = [];
-    admission.onDecided = (result) => announced.push(result);
+    const admission = new Admission(limiter(store), principal);
     const decision: RateLimitDecision = { allowed: true, limit: 2, remaining: 1, resetMs: 1_800_000, retryAfterMs: 0 };
     admission.take();
     admission.decide(decision);
-    expect(announced).toEqual([{ ...decision, plan: 'enterprise', periodMs: 3_600_000 }]);
+    expect(admission.decidedInStorage).toBe(true);
+    expect(admission.admitted).toBe(true);
     expect(await admission.result()).toEqual({ ...decision, plan: 'enterprise', periodMs: 3_600_000 });
     expect(hits()).toBe(0);
   });
 
   it("a taker's refusal throws rate_limit_exceeded with the seconds to wait", async () => {
-    const admission = limiter(countingStore().store).admission(principal);
+    const admission = new Admission(limiter(countingStore().store), principal);
     admission.take();
     let thrown: unknown;
     try {
@@ -64,39 +63,51 @@ describe('Admission', () => {
     }
     expect(thrown).toBeInstanceOf(ParleyError);
     expect(thrown).toMatchObject({ code: 'rate_limit_exceeded', details: { retryAfterSeconds: 1801 } });
-    expect((thrown as Error).message).toBe('Rate limit exceeded: the enterprise plan allows 2 requests per hour. Retry after 1801 s.');
+    expect((thrown as Error).message).toBe(
+      'Rate limit exceeded: the enterprise plan allows 2 requests per hour. Retry after 1801 s.',
+    );
     expect((await admission.result()).allowed).toBe(false);
   });
 
   it('decide() without take() is a bug and says so', () => {
-    const admission = limiter(countingStore().store).admission(principal);
-    expect(() => admission.decide({ allowed: true, limit: 2, remaining: 1, resetMs: 1, retryAfterMs: 0 })).toThrow(/without take/);
+    const admission = new Admission(limiter(countingStore().store), principal);
+    expect(() => admission.decide({ allowed: true, limit: 2, remaining: 1, resetMs: 1, retryAfterMs: 0 })).toThrow(
+      /without take/,
+    );
   });
 
   it('nothing took it: result() asks the store once, and that counts like a check', async () => {
     const { store, hits } = countingStore();
     const rateLimiter = limiter(store);
-    const admission = rateLimiter.admission(principal);
+    const admission = new Admission(rateLimiter, principal);
     const [first, again] = await Promise.all([admission.result(), admission.result()]);
     expect(first).toEqual(again);
     expect(first).toMatchObject({ allowed: true, remaining: 1 });
     expect(hits()).toBe(1);
     expect(admission.take()).toBeUndefined();
     expect(await rateLimiter.check(principal)).toMatchObject({ allowed: true, remaining: 0 });
-    expect(await rateLimiter.admission(principal).result()).toMatchObject({ allowed: false });
+    expect(await new Admission(rateLimiter, principal).result()).toMatchObject({ allowed: false });
   });
 
-  it("the taker failed: the policy decides without asking the store, and a recording failure is reported", async () => {
+  it('the taker failed: the policy decides without asking the store, and a recording failure is reported', async () => {
     const { store, hits } = countingStore();
     const onStoreError = vi.fn();
-    const open = limiter(store, { onStoreError }).admission(principal);
+    const open = new Admission(limiter(store, { onStoreError }), principal);
     expect(open.failOpen).toBe(true);
     open.take();
     open.fail();
-    expect(await open.result()).toEqual({ ...gcra(null, RULE, 1_000_000).decision, plan: 'enterprise', periodMs: 3_600_000, failure: 'open' });
+    expect(await open.result()).toEqual({
+      ...gcra(null, RULE, 1_000_000).decision,
+      plan: 'enterprise',
+      periodMs: 3_600_000,
+      failure: 'open',
+    });
     expect(onStoreError).not.toHaveBeenCalled();
 
-    const closed = limiter(store, { failure: 'closed', closedRetryAfterMs: 5000, onStoreError }).admission(principal);
+    const closed = new Admission(
+      limiter(store, { failure: 'closed', closedRetryAfterMs: 5000, onStoreError }),
+      principal,
+    );
     expect(closed.failOpen).toBe(false);
     closed.take();
     const error = new Error('OOM');

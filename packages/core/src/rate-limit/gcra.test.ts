@@ -95,7 +95,13 @@ describe('gcra', () => {
 
   it('lets a stored TAT from another rule carry over as debt in ms', () => {
     // 5 hits of Free (100/h, T = 36 s) leave 180 000 ms of debt; under SMALL τ is 48 000 ms.
-    expect(gcra(180_000, SMALL, 0).decision).toEqual({ allowed: false, limit: 5, remaining: 0, resetMs: 180_000, retryAfterMs: 132_000 });
+    expect(gcra(180_000, SMALL, 0).decision).toEqual({
+      allowed: false,
+      limit: 5,
+      remaining: 0,
+      resetMs: 180_000,
+      retryAfterMs: 132_000,
+    });
   });
 
   it('refuses times and states that are not whole milliseconds', () => {

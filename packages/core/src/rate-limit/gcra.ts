@@ -63,7 +63,8 @@ export function emissionIntervalMs(rule: RateLimitRule): number {
 export function gcra(state: number | null, rule: RateLimitRule, nowMs: number): GcraResult {
   const interval = emissionIntervalMs(rule);
   if (!Number.isSafeInteger(nowMs)) throw new RangeError(`nowMs must be an integer number of ms, got ${nowMs}`);
-  if (state !== null && !Number.isSafeInteger(state)) throw new RangeError(`A stored TAT must be an integer, got ${state}`);
+  if (state !== null && !Number.isSafeInteger(state))
+    throw new RangeError(`A stored TAT must be an integer, got ${state}`);
   const { limit } = rule;
   const tolerance = (limit - 1) * interval;
   // A TAT in the past means "no debt": quota is full, which is exactly what a missing key means.
@@ -71,7 +72,13 @@ export function gcra(state: number | null, rule: RateLimitRule, nowMs: number): 
 
   if (start - nowMs > tolerance) {
     return {
-      decision: { allowed: false, limit, remaining: 0, resetMs: start - nowMs, retryAfterMs: start - tolerance - nowMs },
+      decision: {
+        allowed: false,
+        limit,
+        remaining: 0,
+        resetMs: start - nowMs,
+        retryAfterMs: start - tolerance - nowMs,
+      },
       tat: null,
     };
   }
@@ -94,6 +101,8 @@ function assertRule(rule: RateLimitRule): void {
   const { limit, periodMs } = rule;
   // limit ≤ periodMs keeps T ≥ 1 ms: below that, whole-ms time cannot tell requests apart.
   if (!Number.isSafeInteger(limit) || !Number.isSafeInteger(periodMs) || limit < 1 || limit > periodMs) {
-    throw new RangeError(`A rate-limit rule needs integers 1 ≤ limit ≤ periodMs, got limit ${limit}, periodMs ${periodMs}`);
+    throw new RangeError(
+      `A rate-limit rule needs integers 1 ≤ limit ≤ periodMs, got limit ${limit}, periodMs ${periodMs}`,
+    );
   }
 }

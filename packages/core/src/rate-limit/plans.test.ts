@@ -42,7 +42,9 @@ describe('planRules', () => {
   });
 
   it('fails at start-up on an invalid rule, naming the plan', () => {
-    expect(() => planRules({ pro: { limit: 0, periodMs: 60_000 } })).toThrow("Plan 'pro': limit must be an integer ≥ 1, got 0");
+    expect(() => planRules({ pro: { limit: 0, periodMs: 60_000 } })).toThrow(
+      "Plan 'pro': limit must be an integer ≥ 1, got 0",
+    );
     expect(() => planRules({ free: { limit: 10, periodMs: 1_500 } })).toThrow(/whole number of seconds/);
   });
 });

@@ -60,7 +60,10 @@ export function ruleIssue(rule: RateLimitRule): string | null {
  * fault, logged as a 500) for a `limitPerHour` that is not an integer from 1 to 3 600 000, and
  * for an enterprise key without `limitPerHour` and no table default.
  */
-export function ruleFor(principal: Pick<Principal, 'plan' | 'limitPerHour'>, plans: PlanRules = DEFAULT_PLAN_RULES): RateLimitRule {
+export function ruleFor(
+  principal: Pick<Principal, 'plan' | 'limitPerHour'>,
+  plans: PlanRules = DEFAULT_PLAN_RULES,
+): RateLimitRule {
   if (principal.limitPerHour !== undefined) {
     // Checked here too, not only at start-up: a key from code or from a store bypasses that check,
     // and an invalid rule would otherwise fail inside the store and pass for a store outage.
@@ -120,5 +123,7 @@ export function planEntryIssues(entries: ReadonlyArray<PlanEntry>): ValidationIs
 
 /** Why `limitPerHour` cannot be a key's hourly rule, or `null`. */
 function limitPerHourIssue(limitPerHour: number): string | null {
-  return ruleIssue({ limit: limitPerHour, periodMs: HOUR_MS }) === null ? null : `limitPerHour must be an integer from 1 to ${HOUR_MS}`;
+  return ruleIssue({ limit: limitPerHour, periodMs: HOUR_MS }) === null
+    ? null
+    : `limitPerHour must be an integer from 1 to ${HOUR_MS}`;
 }

@@ -5,7 +5,8 @@ import { createCore } from '../create-core.js';
 import type { RateLimitDecision, RateLimitRule, RateLimitStore } from '../ports/rate-limit.js';
 import { ManualClock } from '../testing/clock.js';
 import type { Principal } from '../types.js';
-import { RateLimiter, type RateLimitStoreFailure } from './rate-limiter.js';
+import type { RateLimitStoreFailure } from './options.js';
+import { RateLimiter } from './rate-limiter.js';
 
 const principal = (workspaceId: string, plan: Principal['plan'] = 'free', limitPerHour?: number): Principal => ({
   keyId: `key_${workspaceId}`,
@@ -58,17 +59,33 @@ describe('RateLimiter', () => {
     const failures: Array<[unknown, RateLimitStoreFailure]> = [];
     const boom = new Error('ECONNREFUSED');
     const { store } = scriptedStore(() => Promise.reject(boom));
-    const limiter = new RateLimiter(store, new ManualClock(), { onStoreError: (error, failure) => failures.push([error, failure]) });
+    const limiter = new RateLimiter(store, new ManualClock(), {
+      onStoreError: (error, failure) => failures.push([error, failure]),
+    });
     const fresh = { allowed: true, limit: 100, remaining: 99, resetMs: 36_000, retryAfterMs: 0 };
-    expect(await limiter.check(principal('ws1'))).toEqual({ ...fresh, plan: 'free', periodMs: 3_600_000, failure: 'open' });
+    expect(await limiter.check(principal('ws1'))).toEqual({
+      ...fresh,
+      plan: 'free',
+      periodMs: 3_600_000,
+      failure: 'open',
+    });
     expect(failures).toEqual([[boom, { key: 'ws1', policy: 'open' }]]);
   });
 
   it('fails closed when configured: refuses, asking to retry after closedRetryAfterMs', async () => {
     const { store } = scriptedStore(() => Promise.reject(new Error('down')));
-    const limiter = new RateLimiter(store, new ManualClock(), { failure: 'closed', closedRetryAfterMs: 2_000, onStoreError: () => undefined });
+    const limiter = new RateLimiter(store, new ManualClock(), {
+      failure: 'closed',
+      closedRetryAfterMs: 2_000,
+      onStoreError: () => undefined,
+    });
     const refusal = { allowed: false, limit: 1000, remaining: 0, resetMs: 2_000, retryAfterMs: 2_000 };
-    expect(await limiter.check(principal('ws1', 'pro'))).toEqual({ ...refusal, plan: 'pro', periodMs: 3_600_000, failure: 'closed' });
+    expect(await limiter.check(principal('ws1', 'pro'))).toEqual({
+      ...refusal,
+      plan: 'pro',
+      periodMs: 3_600_000,
+      failure: 'closed',
+    });
   });
 
   it('decides by the policy after exactly the timeout when the store hangs (default 250 ms)', async () => {
@@ -81,7 +98,10 @@ describe('RateLimiter', () => {
     expect(result).toBeUndefined();
     await vi.advanceTimersByTimeAsync(1);
     expect(result).toMatchObject({ allowed: false, failure: 'closed', retryAfterMs: 1_000 });
-    expect(onStoreError).toHaveBeenCalledWith(new Error('Rate-limit store did not answer within 250 ms'), { key: 'ws1', policy: 'closed' });
+    expect(onStoreError).toHaveBeenCalledWith(new Error('Rate-limit store did not answer within 250 ms'), {
+      key: 'ws1',
+      policy: 'closed',
+    });
     expect(vi.getTimerCount()).toBe(0);
   });
 
@@ -174,20 +194,38 @@ describe('RateLimiter', () => {
     const clock = new ManualClock();
     expect(() => new RateLimiter(store, clock, { failure: 'sideways' as 'open' })).toThrow(RangeError);
     expect(() => new RateLimiter(store, clock, { timeoutMs: 0 })).toThrow(RangeError);
-    expect(() => new RateLimiter(store, clock, { plans: { free: { limit: -1, periodMs: 60_000 } } })).toThrow(RangeError);
+    expect(() => new RateLimiter(store, clock, { plans: { free: { limit: -1, periodMs: 60_000 } } })).toThrow(
+      RangeError,
+    );
   });
 });
 
 describe('createCore and rate limits', () => {
   it('passes plans, failure policy, timeout and error callback to the limiter', async () => {
     const onRateLimitStoreError = vi.fn();
-    const core = createCore({ ...memoryAdapters(), rateLimits: { hit: () => Promise.reject(new Error('down')) } }, { plans: { free: { limit: 3, periodMs: 60_000 } }, rateLimitFailure: 'closed', rateLimitTimeoutMs: 50, onRateLimitStoreError });
-    expect(await core.rateLimiter!.check(principal('ws1'))).toMatchObject({ allowed: false, limit: 3, periodMs: 60_000, failure: 'closed' });
+    const core = createCore(
+      { ...memoryAdapters(), rateLimits: { hit: () => Promise.reject(new Error('down')) } },
+      {
+        plans: { free: { limit: 3, periodMs: 60_000 } },
+        rateLimitFailure: 'closed',
+        rateLimitTimeoutMs: 50,
+        onRateLimitStoreError,
+      },
+    );
+    expect(await core.rateLimiter!.check(principal('ws1'))).toMatchObject({
+      allowed: false,
+      limit: 3,
+      periodMs: 60_000,
+      failure: 'closed',
+    });
     expect(onRateLimitStoreError).toHaveBeenCalledTimes(1);
   });
 
   it('applies the plan table overrides to a working store', async () => {
-    const core = createCore(memoryAdapters(), { clock: new ManualClock(), plans: { free: { limit: 3, periodMs: 60_000 } } });
+    const core = createCore(memoryAdapters(), {
+      clock: new ManualClock(),
+      plans: { free: { limit: 3, periodMs: 60_000 } },
+    });
     const decisions = [];
     for (let i = 0; i < 4; i++) decisions.push((await core.rateLimiter!.check(principal('ws1'))).allowed);
     expect(decisions).toEqual([true, true, true, false]);

@@ -4,41 +4,10 @@ import type { Clock } from '../ports/clock.js';
 import type { RateLimitStore } from '../ports/rate-limit.js';
 import { TOKENS } from '../tokens.js';
 import type { Principal } from '../types.js';
-import { Admission, rateLimitResult, type AdmissionLimiter, type RateLimitHit, type RateLimitResult } from './admission.js';
+import { rateLimitResult, type RateLimitHit, type RateLimitResult } from './result.js';
 import { gcra } from './gcra.js';
+import type { RateLimiterOptions, RateLimitFailurePolicy } from './options.js';
 import { planRules, ruleFor, type PlanRules } from './plans.js';
-
-/**
- * What to decide when the store fails or is too slow (docs/rate-limits.md): `'open'` admits the request,
- * `'closed'` refuses it. Either way the next call asks the store again, so service recovers by
- * itself as soon as the store does.
- */
-export type RateLimitFailurePolicy = 'open' | 'closed';
-
-/** What {@link RateLimiter.check} reports about a store failure (for logs and metrics). */
-export interface RateLimitStoreFailure {
-  /** The rate-limit key: the workspace id. */
-  key: string;
-  /** The policy that decided in the store's place. */
-  policy: RateLimitFailurePolicy;
-}
-
-/** Options of a {@link RateLimiter}. */
-export interface RateLimiterOptions {
-  /** Overrides of the plan table (default: Free 100/h, Pro 1 000/h; Enterprise per key). */
-  plans?: Partial<PlanRules>;
-  /** Default `'open'`. */
-  failure?: RateLimitFailurePolicy;
-  /** How long to wait for the store before the policy decides, in ms. Default 250. Not applied to a store that is `inProcess`. */
-  timeoutMs?: number;
-  /** How long a `'closed'` refusal asks the client to wait, in ms. Default 1 000. */
-  closedRetryAfterMs?: number;
-  /**
-   * Called with the store's error (or a timeout `Error`) whenever the policy decided. Default:
-   * `console.warn`, so an outage is never silent. Errors it throws are ignored.
-   */
-  onStoreError?: (error: unknown, failure: RateLimitStoreFailure) => void;
-}
 
 /**
  * The plan rate limit of each workspace (docs/rate-limits.md): the quota is the workspace's,
@@ -47,13 +16,15 @@ export interface RateLimiterOptions {
  * an invalid plan table, policy, `timeoutMs` or `closedRetryAfterMs`.
  */
 @injectable()
-export class RateLimiter implements AdmissionLimiter {
+export class RateLimiter {
   private readonly plans: PlanRules;
   /** The failure policy (see {@link RateLimiterOptions.failure}). */
   readonly failure: RateLimitFailurePolicy;
   private readonly deadlines: Deadlines;
   private readonly closedRetryAfterMs: number;
   private readonly onStoreError: NonNullable<RateLimiterOptions['onStoreError']>;
+  /** See {@link folds}. */
+  private readonly decidedInStorage: boolean;
 
   constructor(
     @inject(TOKENS.rateLimits) private readonly store: RateLimitStore,
@@ -62,12 +33,15 @@ export class RateLimiter implements AdmissionLimiter {
   ) {
     this.plans = planRules(options.plans);
     this.failure = options.failure ?? 'open';
-    if (this.failure !== 'open' && this.failure !== 'closed') throw new RangeError(`Unknown rate-limit failure policy '${String(this.failure)}'`);
+    if (this.failure !== 'open' && this.failure !== 'closed')
+      throw new RangeError(`Unknown rate-limit failure policy '${String(this.failure)}'`);
     this.deadlines = new Deadlines(positive(options.timeoutMs ?? 250, 'timeoutMs'));
     this.closedRetryAfterMs = positive(options.closedRetryAfterMs ?? 1000, 'closedRetryAfterMs');
+    this.decidedInStorage = options.decidedInStorage === true;
     this.onStoreError =
       options.onStoreError ??
-      ((error, { key, policy }) => console.warn(`[parley] rate-limit store failed for '${key}', failing ${policy}:`, error));
+      ((error, { key, policy }) =>
+        console.warn(`[parley] rate-limit store failed for '${key}', failing ${policy}:`, error));
   }
 
   /**
@@ -82,23 +56,15 @@ export class RateLimiter implements AdmissionLimiter {
   }
 
   /**
-   * True when the store's decisions can be made inside storage calls (`foldsIntoStorage`, e.g.
-   * Redis): then an {@link admission} saves the request a round trip.
+   * True when the store's decisions can be made inside storage calls (`decidedInStorage`, e.g.
+   * Redis): then leaving a request's decision to its first storage call saves it a round trip
+   * (docs/rate-limits.md#one-round-trip).
    */
   get folds(): boolean {
-    return this.store.foldsIntoStorage === true;
+    return this.decidedInStorage;
   }
 
-  /**
-   * One request of `principal`'s workspace now, not decided yet: the storage call it guards may
-   * decide it, else {@link Admission.result} asks the store (docs/rate-limits.md#one-round-trip).
-   * Throws like {@link check} for a key without a valid rule; asks nothing.
-   */
-  admission(principal: Principal): Admission {
-    return new Admission(this.store, this.hitOf(principal), principal.plan, this);
-  }
-
-  /** {@link AdmissionLimiter.decide}: the store's decision under the deadline, else the failure policy's. */
+  /** The store's decision on `hit` under the deadline, else the failure policy's; never rejects. */
   async decide(hit: RateLimitHit, about: Pick<RateLimitResult, 'plan' | 'periodMs'>): Promise<RateLimitResult> {
     try {
       const answer = this.store.hit(hit.key, hit.rule, hit.nowMs);
@@ -109,7 +75,7 @@ export class RateLimiter implements AdmissionLimiter {
     }
   }
 
-  /** {@link AdmissionLimiter.failed}: the failure policy's answer for `hit`, asking nothing; `error` goes to `onStoreError`. */
+  /** The failure policy's answer for `hit`, asking nothing; `error` goes to `onStoreError`. */
   failed(hit: RateLimitHit, about: Pick<RateLimitResult, 'plan' | 'periodMs'>, error?: unknown): RateLimitResult {
     if (error !== undefined) {
       try {
@@ -120,10 +86,18 @@ export class RateLimiter implements AdmissionLimiter {
     }
     if (this.failure === 'open') return rateLimitResult(gcra(null, hit.rule, hit.nowMs).decision, about, 'open');
     const wait = this.closedRetryAfterMs;
-    return rateLimitResult({ allowed: false, limit: hit.rule.limit, remaining: 0, resetMs: wait, retryAfterMs: wait }, about, 'closed');
+    return rateLimitResult(
+      { allowed: false, limit: hit.rule.limit, remaining: 0, resetMs: wait, retryAfterMs: wait },
+      about,
+      'closed',
+    );
   }
 
-  private hitOf(principal: Principal): RateLimitHit {
+  /**
+   * One request of `principal`'s workspace now, to count: its key, rule and time.
+   * @throws like {@link check} for a key without a valid rule
+   */
+  hitOf(principal: Principal): RateLimitHit {
     return { key: principal.workspaceId, rule: ruleFor(principal, this.plans), nowMs: this.clock.now() };
   }
 }
@@ -183,6 +157,7 @@ class Deadlines {
 }
 
 function positive(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of ms, got ${value}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RangeError(`${name} must be a positive number of ms, got ${value}`);
   return value;
 }

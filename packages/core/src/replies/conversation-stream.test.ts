@@ -10,8 +10,8 @@ async function setup() {
   const adapters = memoryAdapters();
   const ids = createUlidGenerator(() => Date.now());
   const core = createCore(adapters, { ids });
-  const agent = await core.agents.create('ws1', { name: 'A', description: '', model: 'modelA-4' });
-  const conversation = await core.conversations.create('ws1', { agentId: agent.id });
+  const agent = await core.agents.create({ workspaceId: 'ws1' }, { name: 'A', description: '', model: 'modelA-4' });
+  const conversation = await core.conversations.create({ workspaceId: 'ws1' }, { agentId: agent.id });
   return { core, adapters, conversation, ids };
 }
 
@@ -30,15 +30,31 @@ describe('openConversationStream', () => {
   it('sends a message committed after a newer one (ids made before racing writes), once, and resumes after it without repeats', async () => {
     // The core's own generator: ids stay monotonic across the test's writes and the core's.
     const { core, adapters, conversation, ids } = await setup();
-    const message = (id: string, content: string): Message => ({ id, conversationId: conversation.id, content, role: 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt: new Date().toISOString() });
+    const message = (id: string, content: string): Message => ({
+      id,
+      conversationId: conversation.id,
+      content,
+      role: 'user',
+      metadata: {},
+      toolCalls: null,
+      toolCallId: null,
+      createdAt: new Date().toISOString(),
+    });
     const store = async (id: string, content: string) => {
       const stored = message(id, content);
-      expect(await adapters.storage.messages.append('ws1', stored, domainEvent(ids, systemClock, 'ws1', 'message.sent', stored))).toBe('appended');
-      await core.feed.publish('ws1', conversation.id, { type: 'message', messageId: id });
+      expect(
+        await adapters.storage.messages.append({ workspaceId: 'ws1' }, stored, {
+          event: domainEvent(ids, systemClock, 'ws1', 'message.sent', stored),
+        }),
+      ).toBe('appended');
+      await core.feed.publish({ workspaceId: 'ws1' }, conversation.id, { type: 'message', messageId: id });
     };
-    const stream = await core.openStream('ws1', conversation.id);
+    const stream = await core.openStream({ workspaceId: 'ws1' }, conversation.id);
     const iterator = stream[Symbol.asyncIterator]();
-    const first = core.conversations.sendMessage('ws1', conversation.id, { role: 'user', content: 'start' });
+    const first = core.conversations.sendMessage({ workspaceId: 'ws1' }, conversation.id, {
+      role: 'user',
+      content: 'start',
+    });
     expect((await take(iterator, 1)).map((m) => m.content)).toEqual(['start']);
     await first;
     // Made now, stored in the other order: the second write commits first.
@@ -49,7 +65,7 @@ describe('openConversationStream', () => {
     let item = await iterator.next();
     seen.push(item.value);
     await store(older, 'older (late)');
-    await core.conversations.sendMessage('ws1', conversation.id, { role: 'user', content: 'after' });
+    await core.conversations.sendMessage({ workspaceId: 'ws1' }, conversation.id, { role: 'user', content: 'after' });
     while (seen.filter((s) => s.type === 'message').length < 3) {
       item = await iterator.next();
       seen.push(item.value);
@@ -59,7 +75,7 @@ describe('openConversationStream', () => {
     // The late one's cursor is the newest sent so far: resuming from it repeats nothing.
     const lateCursor = messages[1]!.cursor;
     await stream.close();
-    const resumed = await core.openStream('ws1', conversation.id, { after: lateCursor });
+    const resumed = await core.openStream({ workspaceId: 'ws1' }, conversation.id, { after: lateCursor });
     const again = resumed[Symbol.asyncIterator]();
     expect((await take(again, 1)).map((m) => m.content)).toEqual(['after']);
     await resumed.close();
@@ -67,14 +83,17 @@ describe('openConversationStream', () => {
 
   it('ends with conversation.completed, and close() ends a waiting stream and releases its subscription', async () => {
     const { core, conversation } = await setup();
-    const stream = await core.openStream('ws1', conversation.id, { idleMs: 60_000 });
+    const stream = await core.openStream({ workspaceId: 'ws1' }, conversation.id, { idleMs: 60_000 });
     const iterator = stream[Symbol.asyncIterator]();
     const pending = iterator.next();
-    await core.conversations.update('ws1', conversation.id, { status: 'completed' });
-    expect((await pending).value).toMatchObject({ type: 'conversation.completed', conversation: { status: 'completed' } });
+    await core.conversations.update({ workspaceId: 'ws1' }, conversation.id, { status: 'completed' });
+    expect((await pending).value).toMatchObject({
+      type: 'conversation.completed',
+      conversation: { status: 'completed' },
+    });
     expect((await iterator.next()).done).toBe(true);
     const other = await setup();
-    const waiting = await other.core.openStream('ws1', other.conversation.id, { idleMs: 60_000 });
+    const waiting = await other.core.openStream({ workspaceId: 'ws1' }, other.conversation.id, { idleMs: 60_000 });
     const next = waiting[Symbol.asyncIterator]().next();
     await waiting.close();
     expect((await next).done).toBe(true);

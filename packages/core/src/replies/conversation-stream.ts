@@ -7,8 +7,9 @@ import type { ConversationFeed, FeedSignal, FeedSubscription } from '../ports/co
 import type { Storage } from '../ports/storage.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../services/cursor.js';
 import { conversationView } from '../services/conversation-view.js';
-import type { Conversation, Message, ReplyRequiresAction, ToolCall } from '../types.js';
+import type { Conversation, Message, ReplyCancelled, ReplyContext, ReplyRequiresAction, ToolCall } from '../types.js';
 import type { SharedPageReads } from './shared-page-reads.js';
+import type { WorkspaceScope } from '../ports/scope.js';
 
 /**
  * What a stream yields, in order. `message` carries `cursor` (the SSE `id:`: pass it back as
@@ -24,6 +25,8 @@ export type StreamItem =
   | { type: 'reply.requires_action'; data: ReplyRequiresAction }
   | { type: 'message.delta'; data: { inReplyTo: string | null; delta: string; attempt: number } }
   | { type: 'reply.failed'; data: { inReplyTo: string | null; error: string } }
+  | { type: 'reply.cancelled'; data: ReplyCancelled }
+  | { type: 'context.trimmed'; data: { inReplyTo: string | null } & ReplyContext }
   | { type: 'conversation.completed'; conversation: Conversation }
   | { type: 'idle' };
 
@@ -60,21 +63,26 @@ const RECENT = 200;
  */
 export async function openConversationStream(
   deps: { storage: Storage; feed: ConversationFeed; reads: SharedPageReads },
-  workspaceId: string,
+  scope: WorkspaceScope,
   conversationId: string,
   options: ConversationStreamOptions = {},
 ): Promise<ConversationStream> {
   const { storage, feed, reads } = deps;
-  if (!(await storage.conversations.get(workspaceId, conversationId))) throw ParleyError.notFound('conversation', conversationId);
+  if (!(await storage.conversations.get(scope, conversationId)))
+    throw ParleyError.notFound('conversation', conversationId);
   let lastId = options.after === undefined ? undefined : decodeCursor(conversationId, options.after);
-  if (lastId !== undefined && (await storage.messages.page(workspaceId, conversationId, { after: lastId, limit: 1 })) === null) throw invalidCursor();
+  if (
+    lastId !== undefined &&
+    (await storage.messages.page(scope, conversationId, { after: lastId, limit: 1 })) === null
+  )
+    throw invalidCursor();
 
   const pending: FeedSignal[] = [];
   let wake: (() => void) | undefined;
   let closed = false;
   /** History reads shared with other streams must have started after this (see `SharedPageReads`). */
   let mark = 0;
-  const subscription: FeedSubscription = await feed.subscribe(workspaceId, conversationId, (signal) => {
+  const subscription: FeedSubscription = await feed.subscribe(scope, conversationId, (signal) => {
     mark = reads.mark();
     pending.push(signal);
     wake?.();
@@ -98,13 +106,13 @@ export async function openConversationStream(
   /** Messages stored after the last one sent (the latest `replay` on a stream opened without a cursor). */
   async function* catchUp(): AsyncGenerator<StreamItem> {
     if (lastId === undefined) {
-      const latest = await reads.page(workspaceId, conversationId, { limit: options.replay ?? 50 }, mark);
+      const latest = await reads.page(scope, conversationId, { limit: options.replay ?? 50 }, mark);
       for (const message of latest?.messages ?? []) yield sent(message);
       if (lastId === undefined) return;
     }
     let from = recent[Math.max(0, recent.length - 1 - LOOKBACK)] ?? lastId;
     for (;;) {
-      const page = await reads.page(workspaceId, conversationId, { after: from, limit: PAGE }, mark);
+      const page = await reads.page(scope, conversationId, { after: from, limit: PAGE }, mark);
       // The message read from was deleted with its conversation: nothing more will come.
       if (!page) return;
       for (const message of page.messages) if (!recentSet.has(message.id)) yield sent(message);
@@ -124,7 +132,11 @@ export async function openConversationStream(
     recentSet.add(message.id);
     if (recent.length > RECENT) recentSet.delete(recent.shift()!);
     if (lastId === undefined || message.id > lastId) lastId = message.id;
-    return { type: message.role === 'tool' ? 'tool.result' : 'message', cursor: encodeCursor(conversationId, lastId), message };
+    return {
+      type: message.role === 'tool' ? 'tool.result' : 'message',
+      cursor: encodeCursor(conversationId, lastId),
+      message,
+    };
   }
 
   /** Waits for a signal, `close()` or `idleMs`; true when it timed out. */
@@ -143,7 +155,7 @@ export async function openConversationStream(
 
   /** Ends the stream (`true`) when the conversation, as read now or as `given`, is completed or gone. */
   async function* completedIfSo(given?: Conversation | null): AsyncGenerator<StreamItem, boolean> {
-    const current = given === undefined ? await storage.conversations.get(workspaceId, conversationId) : given;
+    const current = given === undefined ? await storage.conversations.get(scope, conversationId) : given;
     if (current && current.status === 'active') return false;
     yield* catchUp();
     if (current) yield { type: 'conversation.completed', conversation: conversationView(current) };
@@ -159,8 +171,10 @@ export async function openConversationStream(
   async function* pausedBeforeOpen(current: Conversation): AsyncGenerator<StreamItem> {
     const toolCalls = current.pendingToolCalls;
     if (toolCalls.length === 0) return;
-    const latest = await storage.messages.page(workspaceId, conversationId, { limit: PAGE });
-    const step = latest?.messages.findLast((message) => message.toolCalls?.some((call) => call.id === toolCalls[0]!.id));
+    const latest = await storage.messages.page(scope, conversationId, { limit: PAGE });
+    const step = latest?.messages.findLast((message) =>
+      message.toolCalls?.some((call) => call.id === toolCalls[0]!.id),
+    );
     const reply = step?.metadata.reply as { inReplyTo?: unknown } | undefined;
     const inReplyTo = typeof reply?.inReplyTo === 'string' ? reply.inReplyTo : null;
     yield { type: 'reply.requires_action', data: { conversationId, inReplyTo, toolCalls } };
@@ -170,7 +184,7 @@ export async function openConversationStream(
     try {
       yield* catchUp();
       // Read once after the catch-up: it ends a completed stream, or tells of a paused reply.
-      const current = await storage.conversations.get(workspaceId, conversationId);
+      const current = await storage.conversations.get(scope, conversationId);
       if (yield* completedIfSo(current)) return;
       yield* pausedBeforeOpen(current!);
       while (!closed) {
@@ -185,15 +199,23 @@ export async function openConversationStream(
         }
         const signals = pending.splice(0);
         for (const signal of signals) {
-          if (signal.type === 'message.delta') yield { type: 'message.delta', data: { inReplyTo: signal.inReplyTo, delta: signal.delta, attempt: signal.attempt } };
-          else if (signal.type === 'reply.failed') yield { type: 'reply.failed', data: { inReplyTo: signal.inReplyTo, error: signal.error } };
-          else if (signal.type === 'tool.call') yield { type: 'tool.call', data: { inReplyTo: signal.inReplyTo, toolCall: signal.toolCall } };
+          if (signal.type === 'message.delta')
+            yield {
+              type: 'message.delta',
+              data: { inReplyTo: signal.inReplyTo, delta: signal.delta, attempt: signal.attempt },
+            };
+          else if (signal.type === 'reply.failed')
+            yield { type: 'reply.failed', data: { inReplyTo: signal.inReplyTo, error: signal.error } };
+          else if (signal.type === 'reply.cancelled') yield { type: 'reply.cancelled', data: signal.data };
+          else if (signal.type === 'context.trimmed')
+            yield { type: 'context.trimmed', data: { inReplyTo: signal.inReplyTo, ...signal.context } };
+          else if (signal.type === 'tool.call')
+            yield { type: 'tool.call', data: { inReplyTo: signal.inReplyTo, toolCall: signal.toolCall } };
           else if (signal.type === 'reply.requires_action') {
             // Messages stored before the pause (the step asking for the calls) come first.
             yield* catchUp();
             yield { type: 'reply.requires_action', data: signal.data };
-          }
-          else if (signal.type === 'message') yield* catchUp();
+          } else if (signal.type === 'message') yield* catchUp();
           else if (yield* completedIfSo()) return;
         }
       }

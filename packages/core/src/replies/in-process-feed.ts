@@ -1,5 +1,6 @@
 /** @module The conversation feed within this process: live signals to the streams this process holds. */
 import type { ConversationFeed, FeedSignal, FeedSubscription } from '../ports/conversation-feed.js';
+import type { WorkspaceScope } from '../ports/scope.js';
 
 type Listener = (signal: FeedSignal) => void;
 
@@ -11,7 +12,7 @@ type Listener = (signal: FeedSignal) => void;
 export class InProcessConversationFeed implements ConversationFeed {
   private readonly listeners = new Map<string, Set<Listener>>();
 
-  async publish(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
+  async publish({ workspaceId }: WorkspaceScope, conversationId: string, signal: FeedSignal): Promise<void> {
     const listeners = this.listeners.get(keyOf(workspaceId, conversationId));
     if (!listeners) return;
     for (const listener of [...listeners]) {
@@ -23,7 +24,11 @@ export class InProcessConversationFeed implements ConversationFeed {
     }
   }
 
-  async subscribe(workspaceId: string, conversationId: string, listener: Listener): Promise<FeedSubscription> {
+  async subscribe(
+    { workspaceId }: WorkspaceScope,
+    conversationId: string,
+    listener: Listener,
+  ): Promise<FeedSubscription> {
     const key = keyOf(workspaceId, conversationId);
     let set = this.listeners.get(key);
     if (!set) this.listeners.set(key, (set = new Set()));

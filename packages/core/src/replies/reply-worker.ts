@@ -2,9 +2,11 @@
  * @module The reply worker (README "Agents that reply"): leases reply requests, one conversation at
  * a time, and makes them with {@link ReplyService.generate}, renewing each lease while it works.
  */
+import { systemClock, type Clock } from '../ports/clock.js';
 import { silentLogger, type WorkerLogger } from '../ports/logger.js';
 import type { LeasedReply, ReplyQueue } from '../ports/reply-queue.js';
 import { pause } from '../workers/pause.js';
+import { ReplyCancelledError } from './reply-cancel.js';
 import type { ReplyOutcome, ReplyService } from './reply-service.js';
 
 /** Options of {@link ReplyWorker}. */
@@ -17,22 +19,26 @@ export interface ReplyWorkerOptions {
   heartbeatMs?: number;
   /** How long one lease waits for work, in ms (default 1 000): bounds how long `stop()` waits for an idle loop. */
   pollMs?: number;
+  /**
+   * How often the queue is asked, while replies are being made, which of them were cancelled, in
+   * ms (default 250: one round trip for all of them, so a cancelled reply stops within a second).
+   */
+  cancelCheckMs?: number;
   /** How long `stop()` lets replies in flight finish before aborting them, in ms (default 10 000). */
   drainMs?: number;
   /**
-   * How long a request no worker could make (its agent's model is configured nowhere that leased
-   * it) waits before it is given up with `reply.failed`, in ms since it was asked (default 600 000,
-   * `REPLY_GIVE_UP_SECONDS`).
+   * How long a request may wait for a worker with its agent's model before any worker takes it and
+   * gives it up with `reply.failed`, in ms since it was asked (default 600 000, `REPLY_GIVE_UP_SECONDS`).
    */
   giveUpMs?: number;
+  /** What a request's age is measured with: the clock its `requestedAt` was read from (default the system clock). */
+  clock?: Clock;
   logger?: WorkerLogger;
   /** Told of each finished request (metrics, tests). */
   onOutcome?: (outcome: ReplyOutcome, leased: LeasedReply) => void;
 }
 
 const FAULT_PAUSE_MS = 1_000;
-/** At most one "left for another worker" warning per conversation in this interval, in ms. */
-const DEFER_WARN_EVERY_MS = 60_000;
 
 /**
  * Makes replies until stopped. Each leased request is generated while its lease is renewed every
@@ -42,10 +48,17 @@ const DEFER_WARN_EVERY_MS = 60_000;
  * request aborted by `stop()` is not acknowledged: once its lease ends it is made again, by another
  * worker or after a restart (on a durable backend; in memory it goes with the process).
  *
- * Only a worker that can make a reply acknowledges its request: one whose process has no language
- * model for the agent's `model` leaves the lease to run out (the queue's lease, 30 s by default),
- * so a worker that has the model takes the request over, and says so in its log (at most once a
- * minute per conversation). A request nobody could make for `giveUpMs` is given up with `reply.failed`.
+ * It leases only requests for the models its process has (`ReplyService.modelNames`), so a worker
+ * with an agent's model takes its requests within one poll, however many workers without it run
+ * (docs/replies-and-streams.md). A request whose agent moved to a model this process lacks after it
+ * was asked is rerouted to that model's workers (and logged, naming it). Requests older than
+ * `giveUpMs` are leased by any worker: made if it has the model, else given up with `reply.failed`.
+ *
+ * While it makes replies it asks the queue every `cancelCheckMs` which of them were cancelled
+ * (`ReplyQueue.cancelled`, one round trip for all) and aborts those with a
+ * {@link ReplyCancelledError}: the reply service stores what they had written and the request is
+ * acknowledged (docs/replies-and-streams.md#stopping-a-reply). A request leased already cancelled
+ * (its previous worker died) is acknowledged without being made.
  */
 export class ReplyWorker {
   private readonly concurrency: number;
@@ -53,27 +66,37 @@ export class ReplyWorker {
   private readonly pollMs: number;
   private readonly drainMs: number;
   private readonly giveUpMs: number;
-  /** When each conversation's "left for another worker" warning was last logged. */
-  private readonly deferWarned = new Map<string, number>();
+  private readonly cancelCheckMs: number;
   private readonly logger: WorkerLogger;
+  private readonly clock: Clock;
   private readonly stopping = new AbortController();
   /** Aborted when the drain time is up: generations still running then stop. */
   private readonly aborting = new AbortController();
   private running: Promise<void> | undefined;
+  /** The replies being made, by receipt, each with what stops it when it is cancelled. */
+  private readonly making = new Map<string, { leased: LeasedReply; cancel: AbortController }>();
+  private cancelTimer: NodeJS.Timeout | undefined;
+  private checkingCancels = false;
 
   constructor(private readonly options: ReplyWorkerOptions) {
     this.concurrency = options.concurrency ?? 8;
-    if (!Number.isSafeInteger(this.concurrency) || this.concurrency < 1) throw new RangeError('concurrency: expected an integer ≥ 1.');
+    if (!Number.isSafeInteger(this.concurrency) || this.concurrency < 1)
+      throw new RangeError('concurrency: expected an integer ≥ 1.');
     this.heartbeatMs = options.heartbeatMs ?? 10_000;
     this.pollMs = options.pollMs ?? 1_000;
     this.drainMs = options.drainMs ?? 10_000;
     this.giveUpMs = options.giveUpMs ?? 600_000;
+    this.cancelCheckMs = options.cancelCheckMs ?? 250;
+    if (!Number.isSafeInteger(this.cancelCheckMs) || this.cancelCheckMs < 1)
+      throw new RangeError('cancelCheckMs: expected an integer ≥ 1.');
     this.logger = options.logger ?? silentLogger;
+    this.clock = options.clock ?? systemClock;
   }
 
   /** Starts the loop; a no-op when started already. */
   start(): void {
     if (this.running || this.stopping.signal.aborted) return;
+    this.options.replies.preload();
     this.running = this.loop();
   }
 
@@ -100,7 +123,8 @@ export class ReplyWorker {
       }
       let leased: LeasedReply | null;
       try {
-        leased = await this.options.queue.lease(this.pollMs);
+        const claim = { models: this.options.replies.modelNames(), askedBefore: this.clock.now() - this.giveUpMs };
+        leased = await this.options.queue.lease(this.pollMs, claim);
       } catch (error) {
         this.logger.error({ err: error }, 'leasing reply requests failed; retrying');
         await pause(FAULT_PAUSE_MS, this.stopping.signal);
@@ -109,7 +133,10 @@ export class ReplyWorker {
       if (!leased) continue;
       const work: Promise<void> = this.work(leased)
         .catch((error: unknown) =>
-          this.logger.error({ err: error, conversationId: leased.job.conversationId }, 'reply request failed; its lease will hand it out again'),
+          this.logger.error(
+            { err: error, conversationId: leased.job.conversationId },
+            'reply request failed; its lease will hand it out again',
+          ),
         )
         .finally(() => inFlight.delete(work));
       inFlight.add(work);
@@ -118,12 +145,19 @@ export class ReplyWorker {
   }
 
   private async work(leased: LeasedReply): Promise<void> {
+    if (leased.cancelled) {
+      await this.options.queue.ack(leased);
+      this.options.onOutcome?.('cancelled', leased);
+      return;
+    }
     const lost = new AbortController();
-    const signal = AbortSignal.any([lost.signal, this.aborting.signal]);
+    const cancel = new AbortController();
+    const signal = AbortSignal.any([lost.signal, this.aborting.signal, cancel.signal]);
+    this.watchCancels(leased, cancel);
     const heartbeat = setInterval(() => {
       this.options.queue.extend(leased).then(
         (alive) => {
-          if (!alive) lost.abort(new Error('The reply request\'s lease was lost.'));
+          if (!alive) lost.abort(new Error("The reply request's lease was lost."));
         },
         // A failed renewal is retried at the next beat; the lease may still be alive.
         () => {},
@@ -134,30 +168,67 @@ export class ReplyWorker {
       outcome = await this.options.replies.generate(leased.job, signal, this.logger);
     } finally {
       clearInterval(heartbeat);
+      this.unwatchCancels(leased);
     }
     if (outcome === 'aborted') return;
     if (outcome === 'deferred') {
-      if (Date.now() - leased.job.requestedAt < this.giveUpMs) return this.leaveForAnother(leased);
+      const model = await this.options.replies.agentModel(leased.job);
+      if (this.clock.now() - leased.job.requestedAt < this.giveUpMs) return this.reroute(leased, model);
       const seconds = Math.round(this.giveUpMs / 1000);
-      await this.options.replies.giveUp(leased.job, `No worker with the agent's language model took the reply within ${seconds} s (MODELS).`, this.logger);
+      const named = model ?? leased.job.model;
+      const error = `No worker with the agent's language model '${named}' took the reply within ${seconds} s (MODELS).`;
+      await this.options.replies.giveUp(leased.job, error, this.logger);
       outcome = 'failed';
     }
     await this.options.queue.ack(leased);
     this.options.onOutcome?.(outcome, leased);
   }
 
-  /** Leaves a request this process cannot make unacknowledged: its lease runs out and another worker takes it. */
-  private leaveForAnother(leased: LeasedReply): void {
-    const key = `${leased.job.workspaceId} ${leased.job.conversationId}`;
-    const last = this.deferWarned.get(key) ?? 0;
-    if (Date.now() - last >= DEFER_WARN_EVERY_MS) {
-      for (const [other, at] of this.deferWarned) if (Date.now() - at >= DEFER_WARN_EVERY_MS) this.deferWarned.delete(other);
-      this.deferWarned.set(key, Date.now());
-      this.logger.warn(
-        { workspaceId: leased.job.workspaceId, conversationId: leased.job.conversationId, inReplyTo: leased.job.inReplyTo, giveUpMs: this.giveUpMs },
-        "reply request left for a worker with the agent's language model: none is configured in this process (MODELS)",
-      );
+  /** Asks the queue about `leased` from now on (with the others, every `cancelCheckMs`) and aborts `cancel` if it was cancelled. */
+  private watchCancels(leased: LeasedReply, cancel: AbortController): void {
+    this.making.set(leased.receipt, { leased, cancel });
+    this.cancelTimer ??= setInterval(() => void this.checkCancels(), this.cancelCheckMs);
+  }
+
+  private unwatchCancels(leased: LeasedReply): void {
+    this.making.delete(leased.receipt);
+    if (this.making.size > 0) return;
+    clearInterval(this.cancelTimer);
+    this.cancelTimer = undefined;
+  }
+
+  private async checkCancels(): Promise<void> {
+    if (this.checkingCancels || this.making.size === 0) return;
+    this.checkingCancels = true;
+    try {
+      const receipts = await this.options.queue.cancelled([...this.making.values()].map((entry) => entry.leased));
+      for (const receipt of receipts) {
+        const entry = this.making.get(receipt);
+        if (!entry || entry.cancel.signal.aborted) continue;
+        const { workspaceId, conversationId, inReplyTo } = entry.leased.job;
+        this.logger.info({ workspaceId, conversationId, inReplyTo }, 'reply cancelled: stopping it');
+        entry.cancel.abort(new ReplyCancelledError());
+      }
+    } catch {
+      // The queue is away: the next check asks again (the lease's renewal reports a lasting fault).
+    } finally {
+      this.checkingCancels = false;
     }
+  }
+
+  /**
+   * Hands a request this process cannot make to the workers of its agent's model, which the agent
+   * took after the request was queued (or which a request queued by Parley 0.1 never named).
+   */
+  private async reroute(leased: LeasedReply, model: string | null): Promise<void> {
+    const { workspaceId, conversationId, inReplyTo } = leased.job;
+    // Unchanged: leased as too old to wait (clocks apart); its lease runs out and it is given up later.
+    if (model === null || model === leased.job.model) return;
+    if (!(await this.options.queue.reroute(leased, model))) return;
+    this.logger.warn(
+      { workspaceId, conversationId, inReplyTo, model, giveUpMs: this.giveUpMs },
+      `reply request handed to workers with model '${model}': this process has no language model for it (MODELS)`,
+    );
     this.options.onOutcome?.('deferred', leased);
   }
 }

@@ -5,6 +5,7 @@
  * pool of ten, whose check-out gives up after a second).
  */
 import type { MessagePage, Storage } from '../ports/storage.js';
+import type { WorkspaceScope } from '../ports/scope.js';
 
 /** A history page query of a live stream: after a message, or the latest `limit`. */
 export interface StreamPageQuery {
@@ -32,15 +33,20 @@ export class SharedPageReads {
   }
 
   /**
-   * `storage.messages.page(workspaceId, conversationId, query)`, from a read started after `mark`:
+   * `storage.messages.page(scope, conversationId, query)`, from a read started after `mark`:
    * the same identical read in flight when it started after `mark`, else a new one.
    * @throws what the storage read throws (to every stream sharing it)
    */
-  page(workspaceId: string, conversationId: string, query: StreamPageQuery, mark: number): Promise<MessagePage | null> {
-    const key = `${workspaceId}\u0000${conversationId}\u0000${query.after ?? ''}\u0000${query.limit}`;
+  page(
+    scope: WorkspaceScope,
+    conversationId: string,
+    query: StreamPageQuery,
+    mark: number,
+  ): Promise<MessagePage | null> {
+    const key = `${scope.workspaceId}\u0000${conversationId}\u0000${query.after ?? ''}\u0000${query.limit}`;
     const current = this.inFlight.get(key);
     if (current && current.number > mark) return current.page;
-    const entry = { number: ++this.started, page: this.storage.messages.page(workspaceId, conversationId, query) };
+    const entry = { number: ++this.started, page: this.storage.messages.page(scope, conversationId, query) };
     this.inFlight.set(key, entry);
     const settled = () => {
       if (this.inFlight.get(key) === entry) this.inFlight.delete(key);

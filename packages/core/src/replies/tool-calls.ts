@@ -5,8 +5,9 @@
 import { signPayload } from '../delivery/signing.js';
 import type { PromptMessage } from '../ports/language-model.js';
 import type { WebhookTransport } from '../ports/webhook-transport.js';
-import { TOOL_TIMEOUT_MS, type Tool } from '../schemas/tools.js';
-import type { Conversation, Message, PendingToolCall, ToolCall } from '../types.js';
+import { TOOL_TIMEOUT_MS } from '../schemas/tools.js';
+import type { Conversation, Message, PendingToolCall, Tool, ToolCall } from '../types.js';
+import { storableJson } from '../validation.js';
 
 /** The most characters a tool result may take (a message's content limit). */
 export const MAX_TOOL_RESULT_CHARS = 100_000;
@@ -24,10 +25,18 @@ export interface StoredPendingToolCall extends PendingToolCall {
  * waiting, and `toolAnswers` — a hidden field (`HIDDEN_FIELDS`): in no response, event or log —
  * the calls answered so far with their answers, until the reply resumes.
  */
-export type PausedConversation = Conversation & { toolAnswers?: StoredPendingToolCall[] };
+export type PausedConversation = Conversation & {
+  toolAnswers?: StoredPendingToolCall[];
+  /**
+   * The W3C trace context of the reply that paused (its `invoke_agent` span), also hidden: the
+   * reply that resumes it links to it (docs/observability.md#across-the-queue); `null` outside a trace.
+   */
+  pausedTraceContext?: string | null;
+};
 
 /** The calls of `conversation`'s paused step answered so far. */
-export const toolAnswersOf = (conversation: Conversation): StoredPendingToolCall[] => (conversation as PausedConversation).toolAnswers ?? [];
+export const toolAnswersOf = (conversation: Conversation): StoredPendingToolCall[] =>
+  (conversation as PausedConversation).toolAnswers ?? [];
 
 /** The result the model sees when a call fails: `{"error": "…"}`. */
 export const errorResult = (error: string, extra: object = {}): string => JSON.stringify({ error, ...extra });
@@ -80,10 +89,14 @@ export async function callWebhookTool(
   try {
     parsed = JSON.parse(response.responseBody ?? '');
   } catch {
-    return errorResult('The tool\'s answer is not JSON.');
+    return errorResult("The tool's answer is not JSON.");
   }
-  const result = JSON.stringify(parsed);
-  return result.length > MAX_TOOL_RESULT_CHARS ? errorResult(`The tool's answer is longer than ${MAX_TOOL_RESULT_CHARS} characters.`) : result;
+  // The receiver's strings are repaired, not refused: U+0000 and unpaired surrogates become U+FFFD
+  // (docs/errors.md#strings).
+  const result = JSON.stringify(storableJson(parsed));
+  return result.length > MAX_TOOL_RESULT_CHARS
+    ? errorResult(`The tool's answer is longer than ${MAX_TOOL_RESULT_CHARS} characters.`)
+    : result;
 }
 
 /** The result of an answered paused call, or `null` when it was approved (the webhook is then called). */
@@ -95,7 +108,12 @@ export function answeredResult(pending: StoredPendingToolCall): string | null {
     return result.length > MAX_TOOL_RESULT_CHARS ? errorResult('The output is too long.') : result;
   }
   if (!answer.approved) return errorResult('rejected', answer.reason === undefined ? {} : { reason: answer.reason });
-  return pending.kind === 'webhook' ? null : errorResult('Approved, but a client tool needs an output.');
+  return pending.kind === 'client' ? errorResult('Approved, but a client tool needs an output.') : null;
+}
+
+/** A stored MCP tool call as the model made it: named `<server>__<name>`, without `server`. */
+function modelCall({ server, ...call }: ToolCall): ToolCall {
+  return { ...call, name: `${server}__${call.name}` };
 }
 
 /**
@@ -127,8 +145,11 @@ export function promptMessages(messages: readonly Message[]): PromptMessage[] {
       if (message.content !== '') prompt.push({ role: 'assistant', content: message.content });
       continue;
     }
-    prompt.push({ role: 'assistant', content: message.content, toolCalls: calls });
-    for (const call of calls) prompt.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: results.get(call.id)!.content });
+    // The model knows an MCP tool as `<server>__<name>` (docs/mcp.md).
+    const named = calls.map((call) => (call.server === undefined ? call : modelCall(call)));
+    prompt.push({ role: 'assistant', content: message.content, toolCalls: named });
+    for (const call of named)
+      prompt.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: results.get(call.id)!.content });
   }
   return prompt;
 

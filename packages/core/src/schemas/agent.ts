@@ -1,43 +1,32 @@
 /** @module Agent request schemas (docs/api.md#routes, docs/api.md#resources, docs/pagination.md): the single source of validation. */
 import * as v from 'valibot';
-import { AGENT_MODELS, AGENT_STATUSES, type JsonObject } from '../types.js';
-import { MAX_JSON_OBJECT_BYTES, MAX_JSON_OBJECT_DEPTH, PageQueryEntries, isPlainObject, jsonObjectProblem, text } from './common.js';
-import { MAX_STEPS, MAX_TOOLS, MaxStepsSchema, ToolsSchema } from './tools.js';
-
-const ToolFieldsSchema = v.looseObject({ tools: v.optional(ToolsSchema), maxSteps: v.optional(MaxStepsSchema) });
+import { AGENT_MODELS, AGENT_STATUSES } from '../types.js';
+import { JsonObjectSchema, MAX_JSON_OBJECT_BYTES, MAX_JSON_OBJECT_DEPTH, PageQueryEntries, text } from './common.js';
+import { AutoReplySchema, MaxStepsSchema, ToolsSchema } from './tools.js';
 import { WebhookSecretSchema } from './webhook.js';
+import { McpServersInputSchema } from './mcp.js';
 
 /**
- * An agent's `configuration`: a JSON object whose own fields (all but `tools`) follow the
- * metadata rules (at most 16 KiB, 8 levels); `tools` and `maxSteps` are checked as tool
- * definitions (docs/replies-and-streams.md#tools), each tool's `parameters` up to 16 KiB.
+ * An agent's `configuration`: the caller's own JSON object (the metadata rules: at most 16 KiB,
+ * 8 levels), stored and returned unchanged. Parley never reads it: its own settings are the
+ * agent's top-level `tools`, `maxSteps`, `autoReply` and `mcpServers` (docs/api.md#resources).
  */
 export const AgentConfigurationSchema = v.pipe(
-  v.custom<JsonObject>(isPlainObject, 'Invalid type: expected a JSON object.'),
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
-    const { tools: _tools, ...rest } = dataset.value;
-    const problem = jsonObjectProblem(rest, MAX_JSON_OBJECT_DEPTH, MAX_JSON_OBJECT_BYTES);
-    if (problem !== null) return addIssue({ message: problem });
-    // The tool fields, checked once the shape passed; their issues keep their paths inside `configuration`.
-    const result = v.safeParse(ToolFieldsSchema, dataset.value);
-    for (const issue of result.issues ?? []) addIssue({ message: issue.message, ...(issue.path && { path: issue.path }) });
-  }),
-  v.metadata({
-    type: 'object',
-    additionalProperties: true,
-    properties: {
-      tools: { type: 'array', maxItems: MAX_TOOLS, items: { $ref: '#/components/schemas/Tool' }, description: 'The tools the agent may call, with distinct names (docs/replies-and-streams.md#tools).' },
-      maxSteps: { type: 'integer', minimum: 1, maximum: MAX_STEPS.max, description: `The most model calls a reply makes (default ${MAX_STEPS.default}).` },
-    },
-    description: `A JSON object; its fields other than \`tools\` take at most ${MAX_JSON_OBJECT_BYTES} bytes serialized, nested at most ${MAX_JSON_OBJECT_DEPTH} levels, without \`__proto__\`, \`constructor\` or \`prototype\` keys. \`tools\` and \`maxSteps\` define the agent's tools (docs/replies-and-streams.md#tools).`,
-  }),
+  JsonObjectSchema,
+  v.description(
+    'Yours: any JSON object, stored and returned unchanged; Parley never reads it. ' +
+      `At most ${MAX_JSON_OBJECT_BYTES} bytes serialized, nested at most ${MAX_JSON_OBJECT_DEPTH} levels, ` +
+      'without `__proto__`, `constructor` or `prototype` keys.',
+  ),
 );
 
 /** The error of an unknown `model`: every allowed name, and where more come from. */
 function modelMessage(models: readonly string[]): string {
   const configured = models.filter((name) => !(AGENT_MODELS as readonly string[]).includes(name));
-  const where = configured.length > 0 ? `the spec's three and ${configured.join(', ')} from MODELS` : "the spec's three; none is configured in MODELS";
+  const where =
+    configured.length > 0
+      ? `the spec's three and ${configured.join(', ')} from MODELS`
+      : "the spec's three; none is configured in MODELS";
   return `Expected one of ${models.join(', ')} (${where}).`;
 }
 
@@ -49,7 +38,11 @@ function agentFields(models: readonly string[]) {
     // the server's MODELS), and the message names them all, so a typo is fixed without the docs.
     model: v.picklist(models as string[], modelMessage(models)),
     systemPrompt: v.pipe(v.string(), v.maxLength(32_768, 'Expected at most 32768 characters.')),
-    temperature: v.pipe(v.number(), v.minValue(0, 'Expected a number from 0 to 2.'), v.maxValue(2, 'Expected a number from 0 to 2.')),
+    temperature: v.pipe(
+      v.number(),
+      v.minValue(0, 'Expected a number from 0 to 2.'),
+      v.maxValue(2, 'Expected a number from 0 to 2.'),
+    ),
     maxTokens: v.pipe(
       v.number(),
       v.integer('Expected an integer from 1 to 1000000.'),
@@ -57,7 +50,16 @@ function agentFields(models: readonly string[]) {
       v.maxValue(1_000_000, 'Expected an integer from 1 to 1000000.'),
     ),
     configuration: AgentConfigurationSchema,
-    toolsSecret: v.pipe(WebhookSecretSchema, v.description('Secret signing the calls of the agent\'s webhook tools (Standard Webhooks); returned only in this response. Generated when an agent first gets a webhook tool and has none.')),
+    tools: ToolsSchema,
+    maxSteps: MaxStepsSchema,
+    autoReply: AutoReplySchema,
+    mcpServers: McpServersInputSchema,
+    toolsSecret: v.pipe(
+      WebhookSecretSchema,
+      v.description(
+        "Secret signing the calls of the agent's webhook tools (Standard Webhooks); returned only in this response. Generated when an agent first gets a webhook tool and has none.",
+      ),
+    ),
     status: v.picklist(AGENT_STATUSES),
   };
 }
@@ -80,11 +82,15 @@ export function agentSchemas(models: readonly string[]) {
       temperature: v.optional(fields.temperature),
       maxTokens: v.optional(fields.maxTokens),
       configuration: v.optional(fields.configuration),
+      tools: v.optional(fields.tools),
+      maxSteps: v.optional(fields.maxSteps),
+      autoReply: v.optional(fields.autoReply),
+      mcpServers: v.optional(fields.mcpServers),
       toolsSecret: v.optional(fields.toolsSecret),
     }),
     /**
      * Body of `PATCH /api/agents/:id`: every field optional; `null` clears `systemPrompt`,
-     * `temperature` and `maxTokens`; `configuration` replaces the stored object as a whole.
+     * `temperature` and `maxTokens`; `configuration`, `tools` and `mcpServers` replace the stored ones as a whole.
      */
     update: v.strictObject({
       name: v.optional(fields.name),
@@ -94,6 +100,10 @@ export function agentSchemas(models: readonly string[]) {
       temperature: v.optional(v.nullable(fields.temperature)),
       maxTokens: v.optional(v.nullable(fields.maxTokens)),
       configuration: v.optional(fields.configuration),
+      tools: v.optional(fields.tools),
+      maxSteps: v.optional(fields.maxSteps),
+      autoReply: v.optional(fields.autoReply),
+      mcpServers: v.optional(fields.mcpServers),
       toolsSecret: v.optional(fields.toolsSecret),
       status: v.optional(fields.status),
     }),

@@ -69,7 +69,9 @@ export const JsonObjectSchema = v.pipe(
  * against unsafe integers (`Number.MAX_SAFE_INTEGER`) is not worth stating.
  */
 function integerMessage(min: number, max: number): string {
-  return max >= Number.MAX_SAFE_INTEGER ? `Expected an integer; must be at least ${min}.` : `Expected an integer from ${min} to ${max}.`;
+  return max >= Number.MAX_SAFE_INTEGER
+    ? `Expected an integer; must be at least ${min}.`
+    : `Expected an integer from ${min} to ${max}.`;
 }
 
 /**
@@ -96,5 +98,9 @@ export const PageQueryEntries = {
 
 /** A string of `min` (default 1) to `max` characters, counted in UTF-16 code units. */
 export function text(max: number, min = 1) {
-  return v.pipe(v.string(), v.minLength(min, `Expected at least ${min} character(s).`), v.maxLength(max, `Expected at most ${max} characters.`));
+  return v.pipe(
+    v.string(),
+    v.minLength(min, `Expected at least ${min} character(s).`),
+    v.maxLength(max, `Expected at most ${max} characters.`),
+  );
 }

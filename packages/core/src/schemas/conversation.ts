@@ -50,11 +50,18 @@ export const HISTORY_LIMIT = { default: 50, max: 100 } as const;
 export const MessageHistoryQuerySchema = v.pipe(
   v.strictObject({
     limit: v.optional(integerParam(1, HISTORY_LIMIT.max), HISTORY_LIMIT.default),
-    before: v.optional(v.pipe(text(512), v.description('Cursor: the nextCursor of the previous (newer) page; lists the messages before it.'))),
+    before: v.optional(
+      v.pipe(
+        text(512),
+        v.description('Cursor: the nextCursor of the previous (newer) page; lists the messages before it.'),
+      ),
+    ),
     after: v.optional(
       v.pipe(
         text(512),
-        v.description('Cursor: the nextCursor of an `after` page, or a stream event\'s `id`; lists the oldest messages after it. Not with `before`.'),
+        v.description(
+          "Cursor: the nextCursor of an `after` page, or a stream event's `id`; lists the oldest messages after it. Not with `before`.",
+        ),
       ),
     ),
   }),
@@ -67,6 +74,13 @@ export type MessageHistoryQuery = v.InferInput<typeof MessageHistoryQuerySchema>
  * resume after; the `Last-Event-ID` header takes precedence.
  */
 export const ConversationStreamQuerySchema = v.strictObject({
-  after: v.optional(v.pipe(text(512), v.description('Cursor: resume after this message (a `message` event\'s `id`). `Last-Event-ID` wins when both are sent.'))),
+  after: v.optional(
+    v.pipe(
+      text(512),
+      v.description(
+        "Cursor: resume after this message (a `message` event's `id`). `Last-Event-ID` wins when both are sent.",
+      ),
+    ),
+  ),
 });
 export type ConversationStreamQuery = v.InferInput<typeof ConversationStreamQuerySchema>;

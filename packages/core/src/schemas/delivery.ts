@@ -25,7 +25,10 @@ const instant = v.pipe(
 export const RecoverSchema = v.pipe(
   v.strictObject({ since: instant, until: v.optional(instant) }),
   v.forward(
-    v.check((input) => input.until === undefined || Date.parse(input.until) >= Date.parse(input.since), 'Expected until to be at or after since.'),
+    v.check(
+      (input) => input.until === undefined || Date.parse(input.until) >= Date.parse(input.since),
+      'Expected until to be at or after since.',
+    ),
     ['until'],
   ),
 );
@@ -44,17 +47,36 @@ const timestamp = v.pipe(v.string(), v.isoTimestamp(), v.description('ISO 8601 U
 /** One attempt in the deliveries log. */
 export const DeliveryAttemptSchema = v.object({
   id: v.pipe(v.string(), v.startsWith('dlv_'), v.description('Opaque id starting with dlv_, sortable by time.')),
-  eventId: v.pipe(v.string(), v.description('The event delivered: its evt_ id, also the webhook-id header (evt_test_… for tests).')),
+  eventId: v.pipe(
+    v.string(),
+    v.description('The event delivered: its evt_ id, also the webhook-id header (evt_test_… for tests).'),
+  ),
   eventType: v.picklist(EVENT_TYPES),
-  attempt: v.pipe(v.number(), v.integer(), v.minValue(1), v.description('1-based number within its schedule; manual retries and tests count from 1.')),
-  trigger: v.pipe(v.picklist(DELIVERY_TRIGGERS), v.description('scheduled: the retry schedule; manual: a retry asked for; recover: a recovery; test: a test event.')),
-  status: v.pipe(v.nullable(v.number()), v.description('The HTTP status received; null when none was (refused target, connection error, timeout).')),
+  attempt: v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(1),
+    v.description('1-based number within its schedule; manual retries and tests count from 1.'),
+  ),
+  trigger: v.pipe(
+    v.picklist(DELIVERY_TRIGGERS),
+    v.description('scheduled: the retry schedule; manual: a retry asked for; recover: a recovery; test: a test event.'),
+  ),
+  status: v.pipe(
+    v.nullable(v.number()),
+    v.description('The HTTP status received; null when none was (refused target, connection error, timeout).'),
+  ),
   durationMs: v.pipe(v.number(), v.minValue(0)),
   error: v.pipe(v.nullable(v.string()), v.description('Why no response arrived; null when one did.')),
-  responseBody: v.pipe(v.nullable(v.string()), v.description('The first 4 KiB of the response body; null without a response.')),
+  responseBody: v.pipe(
+    v.nullable(v.string()),
+    v.description('The first 4 KiB of the response body; null without a response.'),
+  ),
   nextAttemptAt: v.pipe(
     v.nullable(v.pipe(v.string(), v.isoTimestamp())),
-    v.description('When the next attempt of this event is due, as scheduled after this one (ISO 8601 UTC); null when none is: a success, the last attempt, a manual retry or test, a disabled endpoint.'),
+    v.description(
+      'When the next attempt of this event is due, as scheduled after this one (ISO 8601 UTC); null when none is: a success, the last attempt, a manual retry or test, a disabled endpoint.',
+    ),
   ),
   createdAt: timestamp,
 });
@@ -67,7 +89,14 @@ export const DeliveryListSchema = v.object({
 });
 
 /** Answer of `POST /api/webhooks/:id/recover`. */
-export const RecoverResultSchema = v.object({ events: v.pipe(v.number(), v.integer(), v.minValue(0), v.description('How many events were queued to be sent again.')) });
+export const RecoverResultSchema = v.object({
+  events: v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(0),
+    v.description('How many events were queued to be sent again.'),
+  ),
+});
 
 /** Answer of `POST /api/webhooks/:id/deliveries/:deliveryId/retry`. */
 export const RetryResultSchema = v.object({ eventId: v.string(), queued: v.literal(true) });
@@ -78,6 +107,8 @@ export const RotateSecretResultSchema = v.object({
   previousSecretExpiresAt: v.pipe(
     v.string(),
     v.isoTimestamp(),
-    v.description('Until when the secret it replaced also signs deliveries (24 h from now). A secret replaced earlier keeps its own expiry; at most three secrets sign at once.'),
+    v.description(
+      'Until when the secret it replaced also signs deliveries (24 h from now). A secret replaced earlier keeps its own expiry; at most three secrets sign at once.',
+    ),
   ),
 });

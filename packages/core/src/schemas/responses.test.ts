@@ -11,7 +11,6 @@ import {
   ConversationSchema,
   MessageHistorySchema,
   MessageSchema,
-  PlantSchema,
   WebhookEndpointCreatedSchema,
   WebhookEndpointListSchema,
   WebhookEndpointSchema,
@@ -30,50 +29,88 @@ function expectDocumented(schema: v.GenericSchema, value: unknown): void {
 describe('response schemas', () => {
   it('describe agents, conversations, messages, history pages and lists as the services return them', async () => {
     const core = createCore(memoryAdapters());
-    const agent = await core.agents.create('ws1', { name: 'Ada', description: 'helper', model: 'modelA-4', temperature: 0.3 });
+    const agent = await core.agents.create(
+      { workspaceId: 'ws1' },
+      { name: 'Ada', description: 'helper', model: 'modelA-4', temperature: 0.3 },
+    );
     expectDocumented(AgentSchema, agent);
-    expectDocumented(AgentSchema, await core.agents.update('ws1', agent.id, { configuration: { tone: 'warm' }, maxTokens: 10 }));
-    expectDocumented(AgentListSchema, await core.agents.list('ws1'));
+    expectDocumented(
+      AgentSchema,
+      await core.agents.update({ workspaceId: 'ws1' }, agent.id, { configuration: { tone: 'warm' }, maxTokens: 10 }),
+    );
+    expectDocumented(AgentListSchema, await core.agents.list({ workspaceId: 'ws1' }));
 
-    const conversation = await core.conversations.create('ws1', { agentId: agent.id });
+    const conversation = await core.conversations.create({ workspaceId: 'ws1' }, { agentId: agent.id });
     expectDocumented(ConversationSchema, conversation);
-    expectDocumented(ConversationSchema, await core.conversations.create('ws1', { agentId: agent.id, userId: 'u1', metadata: { a: [1] } }));
-    expectDocumented(ConversationListSchema, await core.conversations.list('ws1'));
+    expectDocumented(
+      ConversationSchema,
+      await core.conversations.create(
+        { workspaceId: 'ws1' },
+        { agentId: agent.id, userId: 'u1', metadata: { a: [1] } },
+      ),
+    );
+    expectDocumented(ConversationListSchema, await core.conversations.list({ workspaceId: 'ws1' }));
 
     for (const content of ['one', 'two', 'three']) {
-      expectDocumented(MessageSchema, await core.conversations.sendMessage('ws1', conversation.id, { role: 'user', content }));
+      expectDocumented(
+        MessageSchema,
+        await core.conversations.sendMessage({ workspaceId: 'ws1' }, conversation.id, { role: 'user', content }),
+      );
     }
-    const page = await core.conversations.history('ws1', conversation.id, { limit: 2 });
+    const page = await core.conversations.history({ workspaceId: 'ws1' }, conversation.id, { limit: 2 });
     expect(page.nextCursor).toBeDefined();
     expectDocumented(MessageHistorySchema, page);
-    expectDocumented(MessageHistorySchema, await core.conversations.history('ws1', conversation.id, { before: page.nextCursor }));
-    expectDocumented(ConversationSchema, await core.conversations.update('ws1', conversation.id, { status: 'completed' }));
+    expectDocumented(
+      MessageHistorySchema,
+      await core.conversations.history({ workspaceId: 'ws1' }, conversation.id, { before: page.nextCursor }),
+    );
+    expectDocumented(
+      ConversationSchema,
+      await core.conversations.update({ workspaceId: 'ws1' }, conversation.id, { status: 'completed' }),
+    );
   });
 
   it('describe webhook endpoints, with the generated secret only at registration', async () => {
     const core = createCore(memoryAdapters());
     const registration = { url: 'https://example.com/hooks', events: ['agent.created' as const] };
-    const created = await core.webhooks.create('ws1', registration);
+    const created = await core.webhooks.create({ workspaceId: 'ws1' }, registration);
     expect(created.secret).toMatch(/^whsec_/);
     expectDocumented(WebhookEndpointCreatedSchema, created);
-    expectDocumented(WebhookEndpointSchema, await core.webhooks.get('ws1', created.id));
-    expectDocumented(WebhookEndpointListSchema, await core.webhooks.list('ws1'));
+    expectDocumented(WebhookEndpointSchema, await core.webhooks.get({ workspaceId: 'ws1' }, created.id));
+    expectDocumented(WebhookEndpointListSchema, await core.webhooks.list({ workspaceId: 'ws1' }));
   });
 
-  it('describe the error body and the sandbox plants', async () => {
+  it('describe the error body', async () => {
     const core = createCore(memoryAdapters());
-    const error: unknown = await core.agents.create('ws1', { name: '' } as never).then(
+    const error: unknown = await core.agents.create({ workspaceId: 'ws1' }, { name: '' } as never).then(
       () => new Error('Expected a validation failure.'),
       (caught: unknown) => caught,
     );
     if (!(error instanceof ParleyError)) throw error;
     expectDocumented(ApiErrorSchema, { error: { code: error.code, message: error.message, details: error.details } });
-    for (const plant of await core.plants.list('ws1')) expect(v.is(PlantSchema, plant)).toBe(true);
   });
 
   it('notice an undocumented field and a wrong type', () => {
-    const agent = { id: 'agt_1', name: 'A', description: '', model: 'modelA-4', systemPrompt: null, temperature: null, maxTokens: null };
-    const full = { ...agent, configuration: {}, status: 'active', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+    const agent = {
+      id: 'agt_1',
+      name: 'A',
+      description: '',
+      model: 'modelA-4',
+      systemPrompt: null,
+      temperature: null,
+      maxTokens: null,
+    };
+    const full = {
+      ...agent,
+      configuration: {},
+      tools: [],
+      maxSteps: 8,
+      autoReply: true,
+      mcpServers: [],
+      status: 'active',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    };
     expect(() => expectDocumented(AgentSchema, full)).not.toThrow();
     expect(() => expectDocumented(AgentSchema, { ...full, secret: 'x' })).toThrow();
     expect(() => expectDocumented(AgentSchema, { ...full, createdAt: 'yesterday' })).toThrow();

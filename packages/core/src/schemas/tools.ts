@@ -1,7 +1,10 @@
-/** @module Tool definitions of an agent's `configuration` (docs/replies-and-streams.md#tools): the single source of their validation. */
+/**
+ * @module An agent's own settings — its tool definitions, `maxSteps` and `autoReply`, top-level agent
+ * fields (docs/replies-and-streams.md#tools) — and tool results: the single source of their validation.
+ */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import * as v from 'valibot';
-import type { JsonObject } from '../types.js';
+import type { JsonObject, Tool } from '../types.js';
 import { isPlainObject, jsonObjectProblem, text } from './common.js';
 import { UrlSchema } from './webhook.js';
 
@@ -11,7 +14,7 @@ export const MAX_TOOLS = 32;
 export const MAX_TOOL_PARAMETERS_BYTES = 16 * 1024;
 /** Deepest nesting of a tool's `parameters` (a JSON Schema nests deeper than metadata may). */
 export const MAX_TOOL_PARAMETERS_DEPTH = 32;
-/** `configuration.maxSteps`: model calls per reply, default and largest. */
+/** An agent's `maxSteps`: model calls per reply, default and largest. */
 export const MAX_STEPS = { default: 8, max: 32 } as const;
 /** A webhook tool's `timeoutMs`, default and largest. */
 export const TOOL_TIMEOUT_MS = { default: 15_000, max: 60_000 } as const;
@@ -28,7 +31,8 @@ function parametersProblem(schema: JsonObject): string | null {
   const shape = jsonObjectProblem(schema, MAX_TOOL_PARAMETERS_DEPTH, MAX_TOOL_PARAMETERS_BYTES);
   if (shape !== null) return shape;
   ajv ??= new Ajv2020({ strict: false, validateFormats: false });
-  if (!ajv.validateSchema(schema)) return `Not a valid JSON Schema (draft 2020-12): ${ajv.errorsText(ajv.errors, { dataVar: 'parameters' })}.`;
+  if (!ajv.validateSchema(schema))
+    return `Not a valid JSON Schema (draft 2020-12): ${ajv.errorsText(ajv.errors, { dataVar: 'parameters' })}.`;
   if (schema.type !== 'object') return 'Expected a JSON Schema of type "object" (the tool\'s arguments are an object).';
   try {
     // Compiling resolves `$ref`s: one that points nowhere is refused here, not at the first call.
@@ -81,33 +85,36 @@ export const ToolSchema = v.pipe(
   ),
 );
 
-/** A tool as stored in `configuration.tools` (output of {@link ToolSchema}). */
-export type Tool = v.InferOutput<typeof ToolSchema>;
+/** Exactly `A` and `B` are one type. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// The schema's output is the record type `Tool` (types.ts): changing one alone fails to compile.
+void (true satisfies Same<v.InferOutput<typeof ToolSchema>, Tool>);
 
-/** `configuration.tools`: at most 32 tools with distinct names. */
+/** An agent's `tools`: at most 32 tools with distinct names (`[]` when it has none). */
 export const ToolsSchema = v.pipe(
   v.array(ToolSchema),
   v.maxLength(MAX_TOOLS, `Expected at most ${MAX_TOOLS} tools.`),
   v.check((tools) => new Set(tools.map((tool) => tool.name)).size === tools.length, 'Expected distinct tool names.'),
+  v.description(`The tools the agent may call, at most ${MAX_TOOLS} with distinct names; \`[]\` by default.`),
 );
 
-/** `configuration.maxSteps`: at most this many model calls per reply, 1–32 (default 8). */
+/** An agent's `maxSteps`: at most this many model calls per reply, 1–32 (default 8). */
 export const MaxStepsSchema = v.pipe(
   v.number(),
   v.integer(`Expected an integer from 1 to ${MAX_STEPS.max}.`),
   v.minValue(1, `Expected an integer from 1 to ${MAX_STEPS.max}.`),
   v.maxValue(MAX_STEPS.max, `Expected an integer from 1 to ${MAX_STEPS.max}.`),
+  v.description(`The most model calls one reply makes, 1–${MAX_STEPS.max} (default ${MAX_STEPS.default}).`),
 );
 
-/** The tools of an agent's configuration (`[]` when it has none); the configuration was validated when stored. */
-export function agentTools(configuration: JsonObject): readonly Tool[] {
-  return Array.isArray(configuration.tools) ? (configuration.tools as Tool[]) : [];
-}
-
-/** The most model calls a reply of an agent with this configuration makes. */
-export function agentMaxSteps(configuration: JsonObject): number {
-  return typeof configuration.maxSteps === 'number' ? configuration.maxSteps : MAX_STEPS.default;
-}
+/** An agent's `autoReply`: whether it replies on its own to each user message (default `true`). */
+export const AutoReplySchema = v.pipe(
+  v.boolean(),
+  v.description(
+    'Whether the agent replies on its own to each user message (default `true`); ' +
+      '`POST /api/conversations/{id}/reply` asks for a reply either way.',
+  ),
+);
 
 /** One answer of `POST /api/conversations/:id/tool-results`: a client tool's `output`, or an approval. */
 const ToolResultSchema = v.union(
@@ -117,7 +124,7 @@ const ToolResultSchema = v.union(
       output: v.pipe(
         v.unknown(),
         v.check((value) => value !== undefined, 'Required.'),
-        v.metadata({ description: 'The client tool\'s result: any JSON value (handed to the model as JSON text).' }),
+        v.metadata({ description: "The client tool's result: any JSON value (handed to the model as JSON text)." }),
       ),
     }),
     v.strictObject({ toolCallId: text(256), approved: v.boolean(), reason: v.optional(text(1024)) }),
@@ -134,7 +141,10 @@ export const ToolResultsSchema = v.strictObject({
     v.array(ToolResultSchema),
     v.minLength(1, 'Expected at least one result.'),
     v.maxLength(MAX_TOOLS, `Expected at most ${MAX_TOOLS} results.`),
-    v.check((results) => new Set(results.map((result) => result.toolCallId)).size === results.length, 'Expected one result per toolCallId.'),
+    v.check(
+      (results) => new Set(results.map((result) => result.toolCallId)).size === results.length,
+      'Expected one result per toolCallId.',
+    ),
   ),
 });
 export type ToolResultsInput = v.InferInput<typeof ToolResultsSchema>;

@@ -41,8 +41,14 @@ const EventsSchema = v.pipe(
   v.array(v.picklist([...EVENT_TYPES, ALL_EVENT_TYPES])),
   v.minLength(1, 'Expected at least one event.'),
   v.check((events) => new Set(events).size === events.length, 'Expected distinct events.'),
-  v.check((events) => !events.includes(ALL_EVENT_TYPES) || events.length === 1, 'Expected "*" alone: it already subscribes to every event type.'),
-  v.metadata({ uniqueItems: true, description: 'Event types to deliver, or ["*"] for every type, present and future.' }),
+  v.check(
+    (events) => !events.includes(ALL_EVENT_TYPES) || events.length === 1,
+    'Expected "*" alone: it already subscribes to every event type.',
+  ),
+  v.metadata({
+    uniqueItems: true,
+    description: 'Event types to deliver, or ["*"] for every type, present and future.',
+  }),
 );
 
 /**
@@ -58,7 +64,9 @@ const SecretSchema = v.pipe(
     const bytes = Buffer.from(encoded, 'base64').length;
     return bytes >= 24 && bytes <= 64;
   }, 'Expected whsec_ followed by base64 of 24 to 64 bytes, or 16 to 512 characters.'),
-  v.description('Signing secret: whsec_ + base64 of 24 to 64 bytes (Standard Webhooks), or 16 to 512 characters used as raw UTF-8.'),
+  v.description(
+    'Signing secret: whsec_ + base64 of 24 to 64 bytes (Standard Webhooks), or 16 to 512 characters used as raw UTF-8.',
+  ),
 );
 
 /** Body of `POST /api/webhooks`. Without `secret`, Parley generates one and returns it once. */

@@ -14,14 +14,22 @@ function setup() {
   const adapters = memoryAdapters();
   const clock = new ManualClock(Date.parse(START));
   const core = createCore(adapters, { clock });
-  return { core, clock, events: async () => (await recordedEvents(adapters.storage)).map((event) => ({ type: event.type, id: (event.data as { id: string }).id })) };
+  return {
+    core,
+    clock,
+    events: async () =>
+      (await recordedEvents(adapters.storage)).map((event) => ({
+        type: event.type,
+        id: (event.data as { id: string }).id,
+      })),
+  };
 }
 
 describe('AgentService', () => {
   it('creates an active agent with nulls for unset optional fields and emits agent.created with it', async () => {
     const adapters = memoryAdapters();
     const core = createCore(adapters, { clock: new ManualClock(Date.parse(START)) });
-    const agent = await core.agents.create('ws1', base);
+    const agent = await core.agents.create({ workspaceId: 'ws1' }, base);
     expect(agent).toEqual({
       id: agent.id,
       name: 'Ada',
@@ -31,48 +39,85 @@ describe('AgentService', () => {
       temperature: null,
       maxTokens: null,
       configuration: {},
+      tools: [],
+      maxSteps: 8,
+      autoReply: true,
+      mcpServers: [],
       status: 'active',
       createdAt: START,
       updatedAt: START,
     });
     expect(agent.id).toMatch(/^agt_[0-9A-HJKMNP-TV-Z]{26}$/);
-    expect(await core.agents.get('ws1', agent.id)).toEqual(agent);
+    expect(await core.agents.get({ workspaceId: 'ws1' }, agent.id)).toEqual(agent);
     const events = await recordedEvents(adapters.storage);
     expect(events).toHaveLength(1);
-    expect(events[0]).toEqual({ id: events[0]!.id, type: 'agent.created', workspaceId: 'ws1', occurredAt: START, data: agent });
+    expect(events[0]).toEqual({
+      id: events[0]!.id,
+      type: 'agent.created',
+      workspaceId: 'ws1',
+      occurredAt: START,
+      data: agent,
+    });
     expect(events[0]!.id).toMatch(/^evt_/);
   });
 
   it('an unknown model names every allowed model and MODELS, without echoing the input', async () => {
     const { core } = setup();
-    const error = await rejection(core.agents.create('ws1', { ...base, model: `gpt-${MARK}` }));
+    const error = await rejection(core.agents.create({ workspaceId: 'ws1' }, { ...base, model: `gpt-${MARK}` }));
     expect(error.code).toBe('validation_failed');
     expect(error.details?.['issues']).toEqual([
-      { path: 'model', message: "Expected one of modelA-4, modelA-3.5-turbo, modelB-3 (the spec's three; none is configured in MODELS)." },
+      {
+        path: 'model',
+        message:
+          "Expected one of modelA-4, modelA-3.5-turbo, modelB-3 (the spec's three; none is configured in MODELS).",
+      },
     ]);
     const withModels = createCore(memoryAdapters(), { models: { llama: scriptedModel([{ deltas: ['hi'] }]) } });
-    const patched = await rejection(withModels.agents.create('ws1', { ...base, model: 'lama' }));
-    expect(patched.details?.['issues']).toEqual([{ path: 'model', message: "Expected one of modelA-4, modelA-3.5-turbo, modelB-3, llama (the spec's three and llama from MODELS)." }]);
+    const patched = await rejection(withModels.agents.create({ workspaceId: 'ws1' }, { ...base, model: 'lama' }));
+    expect(patched.details?.['issues']).toEqual([
+      {
+        path: 'model',
+        message:
+          "Expected one of modelA-4, modelA-3.5-turbo, modelB-3, llama (the spec's three and llama from MODELS).",
+      },
+    ]);
     expect(JSON.stringify(error)).not.toContain(MARK);
   });
 
   it('stores every optional field given on creation', async () => {
     const { core } = setup();
-    const input: AgentCreateInput = { ...base, model: 'modelB-3', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 1_000_000, configuration: { skills: ['search'] } };
-    const agent = await core.agents.create('ws1', input);
-    expect(agent).toMatchObject({ model: 'modelB-3', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 1_000_000, configuration: { skills: ['search'] } });
-    expect(await core.agents.get('ws1', agent.id)).toEqual(agent);
+    const input: AgentCreateInput = {
+      ...base,
+      model: 'modelB-3',
+      systemPrompt: 'Be brief.',
+      temperature: 0,
+      maxTokens: 1_000_000,
+      configuration: { skills: ['search'] },
+    };
+    const agent = await core.agents.create({ workspaceId: 'ws1' }, input);
+    expect(agent).toMatchObject({
+      model: 'modelB-3',
+      systemPrompt: 'Be brief.',
+      temperature: 0,
+      maxTokens: 1_000_000,
+      configuration: { skills: ['search'] },
+    });
+    expect(await core.agents.get({ workspaceId: 'ws1' }, agent.id)).toEqual(agent);
   });
 
   it('answers not_found for an unknown id and for an agent of another workspace', async () => {
     const { core } = setup();
-    const agent = await core.agents.create('ws1', base);
-    for (const [workspace, id] of [['ws1', 'agt_unknown'], ['ws2', agent.id]] as const) {
+    const agent = await core.agents.create({ workspaceId: 'ws1' }, base);
+    for (const [workspaceId, id] of [
+      ['ws1', 'agt_unknown'],
+      ['ws2', agent.id],
+    ] as const) {
+      const workspace = { workspaceId };
       expect((await rejection(core.agents.get(workspace, id))).code).toBe('not_found');
       expect((await rejection(core.agents.update(workspace, id, { name: 'x' }))).code).toBe('not_found');
       expect((await rejection(core.agents.delete(workspace, id))).code).toBe('not_found');
     }
-    expect(await core.agents.get('ws1', agent.id)).toEqual(agent);
+    expect(await core.agents.get({ workspaceId: 'ws1' }, agent.id)).toEqual(agent);
   });
 
   it('lists newest first with page, limit (numbers or digit strings) and status; echoes page and limit', async () => {
@@ -80,21 +125,31 @@ describe('AgentService', () => {
     const made = [];
     for (let index = 0; index < 5; index += 1) {
       clock.advance(1000);
-      made.unshift(await core.agents.create('ws1', { ...base, name: `Agent ${index}` }));
+      made.unshift(await core.agents.create({ workspaceId: 'ws1' }, { ...base, name: `Agent ${index}` }));
     }
-    await core.agents.update('ws1', made[1]!.id, { status: 'inactive' });
-    await core.agents.create('ws2', base);
+    await core.agents.update({ workspaceId: 'ws1' }, made[1]!.id, { status: 'inactive' });
+    await core.agents.create({ workspaceId: 'ws2' }, base);
     const ids = (list: { agents: Array<{ id: string }> }) => list.agents.map((agent) => agent.id);
 
-    const all = await core.agents.list('ws1');
-    expect({ ...all, agents: ids(all) }).toEqual({ agents: made.map((agent) => agent.id), total: 5, page: 1, limit: 20 });
-    const second = await core.agents.list('ws1', { page: '2', limit: '2' });
-    expect({ ...second, agents: ids(second) }).toEqual({ agents: [made[2]!.id, made[3]!.id], total: 5, page: 2, limit: 2 });
-    const beyond = await core.agents.list('ws1', { page: 4, limit: 2 });
+    const all = await core.agents.list({ workspaceId: 'ws1' });
+    expect({ ...all, agents: ids(all) }).toEqual({
+      agents: made.map((agent) => agent.id),
+      total: 5,
+      page: 1,
+      limit: 20,
+    });
+    const second = await core.agents.list({ workspaceId: 'ws1' }, { page: '2', limit: '2' });
+    expect({ ...second, agents: ids(second) }).toEqual({
+      agents: [made[2]!.id, made[3]!.id],
+      total: 5,
+      page: 2,
+      limit: 2,
+    });
+    const beyond = await core.agents.list({ workspaceId: 'ws1' }, { page: 4, limit: 2 });
     expect(beyond).toEqual({ agents: [], total: 5, page: 4, limit: 2 });
-    const inactive = await core.agents.list('ws1', { status: 'inactive' });
+    const inactive = await core.agents.list({ workspaceId: 'ws1' }, { status: 'inactive' });
     expect({ ...inactive, agents: ids(inactive) }).toEqual({ agents: [made[1]!.id], total: 1, page: 1, limit: 20 });
-    expect((await core.agents.list('ws1', { status: 'active', limit: 100 })).total).toBe(4);
+    expect((await core.agents.list({ workspaceId: 'ws1' }, { status: 'active', limit: 100 })).total).toBe(4);
   });
 
   it('refuses list queries out of range, of the wrong form or with unknown fields', async () => {
@@ -117,19 +172,22 @@ describe('AgentService', () => {
       [{ sort: 'name' }, 'sort'],
     ];
     for (const [query, path] of bad) {
-      const error = await rejection(core.agents.list('ws1', query as never));
+      const error = await rejection(core.agents.list({ workspaceId: 'ws1' }, query as never));
       expect(error.code, JSON.stringify(query)).toBe('validation_failed');
       expect(error.details, JSON.stringify(query)).toEqual({ issues: [{ path, message: expect.any(String) }] });
     }
-    expect((await core.agents.list('ws1', { page: 1, limit: 100 })).limit).toBe(100);
-    expect((await core.agents.list('ws1', { limit: '1' })).limit).toBe(1);
+    expect((await core.agents.list({ workspaceId: 'ws1' }, { page: 1, limit: 100 })).limit).toBe(100);
+    expect((await core.agents.list({ workspaceId: 'ws1' }, { limit: '1' })).limit).toBe(1);
   });
 
   it('updates the given fields, keeps createdAt, bumps updatedAt and emits agent.updated with the new agent', async () => {
     const { core, clock, events } = setup();
-    const created = await core.agents.create('ws1', { ...base, systemPrompt: 'old', temperature: 1, configuration: { a: 1, b: 2 } });
+    const created = await core.agents.create(
+      { workspaceId: 'ws1' },
+      { ...base, systemPrompt: 'old', temperature: 1, configuration: { a: 1, b: 2 } },
+    );
     clock.advance(60_000);
-    const updated = await core.agents.update('ws1', created.id, {
+    const updated = await core.agents.update({ workspaceId: 'ws1' }, created.id, {
       name: 'Grace',
       model: 'modelA-3.5-turbo',
       systemPrompt: null,
@@ -147,7 +205,7 @@ describe('AgentService', () => {
       status: 'inactive',
       updatedAt: '2026-01-01T00:01:00.000Z',
     });
-    expect(await core.agents.get('ws1', created.id)).toEqual(updated);
+    expect(await core.agents.get({ workspaceId: 'ws1' }, created.id)).toEqual(updated);
     expect(await events()).toEqual([
       { type: 'agent.created', id: created.id },
       { type: 'agent.updated', id: created.id },
@@ -156,54 +214,75 @@ describe('AgentService', () => {
 
   it('treats an empty patch as a no-op: same agent, no new updatedAt, no event', async () => {
     const { core, clock, events } = setup();
-    const created = await core.agents.create('ws1', base);
+    const created = await core.agents.create({ workspaceId: 'ws1' }, base);
     clock.advance(5_000);
-    expect(await core.agents.update('ws1', created.id, {})).toEqual(created);
-    expect(await core.agents.get('ws1', created.id)).toEqual(created);
+    expect(await core.agents.update({ workspaceId: 'ws1' }, created.id, {})).toEqual(created);
+    expect(await core.agents.get({ workspaceId: 'ws1' }, created.id)).toEqual(created);
     expect(await events()).toEqual([{ type: 'agent.created', id: created.id }]);
   });
 
   it('applies concurrent PATCHes of different fields all, each recorded with its own agent.updated', async () => {
     const { core, events } = setup();
-    const created = await core.agents.create('ws1', base);
+    const created = await core.agents.create({ workspaceId: 'ws1' }, base);
     await Promise.all([
-      core.agents.update('ws1', created.id, { name: 'Renamed' }),
-      core.agents.update('ws1', created.id, { status: 'inactive' }),
-      core.agents.update('ws1', created.id, { temperature: 0.2 }),
-      core.agents.update('ws1', created.id, { configuration: { tone: 'dry' } }),
+      core.agents.update({ workspaceId: 'ws1' }, created.id, { name: 'Renamed' }),
+      core.agents.update({ workspaceId: 'ws1' }, created.id, { status: 'inactive' }),
+      core.agents.update({ workspaceId: 'ws1' }, created.id, { temperature: 0.2 }),
+      core.agents.update({ workspaceId: 'ws1' }, created.id, { configuration: { tone: 'dry' } }),
     ]);
-    const stored = await core.agents.get('ws1', created.id);
-    expect(stored).toMatchObject({ name: 'Renamed', status: 'inactive', temperature: 0.2, configuration: { tone: 'dry' } });
+    const stored = await core.agents.get({ workspaceId: 'ws1' }, created.id);
+    expect(stored).toMatchObject({
+      name: 'Renamed',
+      status: 'inactive',
+      temperature: 0.2,
+      configuration: { tone: 'dry' },
+    });
     expect((await events()).map((event) => event.type)).toEqual(['agent.created', ...Array(4).fill('agent.updated')]);
   });
 
   it('treats fields given as undefined as absent rather than erasing them', async () => {
     const { core, events } = setup();
-    const created = await core.agents.create('ws1', { ...base, systemPrompt: 'kept' });
-    const result = await core.agents.update('ws1', created.id, { name: undefined, systemPrompt: undefined, status: undefined });
+    const created = await core.agents.create({ workspaceId: 'ws1' }, { ...base, systemPrompt: 'kept' });
+    const result = await core.agents.update({ workspaceId: 'ws1' }, created.id, {
+      name: undefined,
+      systemPrompt: undefined,
+      status: undefined,
+    });
     expect(result).toEqual(created);
-    expect(await core.agents.get('ws1', created.id)).toEqual(created);
+    expect(await core.agents.get({ workspaceId: 'ws1' }, created.id)).toEqual(created);
     expect((await events()).map((event) => event.type)).toEqual(['agent.created']);
   });
 
   it('deletes the agent with its conversations and messages, emitting only agent.deleted', async () => {
     const { core, events } = setup();
-    const agent = await core.agents.create('ws1', base);
-    const other = await core.agents.create('ws1', { ...base, name: 'Other' });
-    const conversation = await core.conversations.create('ws1', { agentId: agent.id });
-    await core.conversations.sendMessage('ws1', conversation.id, { role: 'user', content: 'hi' });
-    await core.conversations.sendMessage('ws1', conversation.id, { role: 'assistant', content: 'hello' });
-    const kept = await core.conversations.create('ws1', { agentId: other.id });
+    const agent = await core.agents.create({ workspaceId: 'ws1' }, base);
+    const other = await core.agents.create({ workspaceId: 'ws1' }, { ...base, name: 'Other' });
+    const conversation = await core.conversations.create({ workspaceId: 'ws1' }, { agentId: agent.id });
+    await core.conversations.sendMessage({ workspaceId: 'ws1' }, conversation.id, { role: 'user', content: 'hi' });
+    await core.conversations.sendMessage({ workspaceId: 'ws1' }, conversation.id, {
+      role: 'assistant',
+      content: 'hello',
+    });
+    const kept = await core.conversations.create({ workspaceId: 'ws1' }, { agentId: other.id });
     const before = (await events()).length;
 
-    expect(await core.agents.delete('ws1', agent.id)).toEqual(agent);
+    expect(await core.agents.delete({ workspaceId: 'ws1' }, agent.id)).toEqual(agent);
     expect((await events()).slice(before)).toEqual([{ type: 'agent.deleted', id: agent.id }]);
-    expect((await rejection(core.agents.get('ws1', agent.id))).code).toBe('not_found');
-    expect((await rejection(core.conversations.get('ws1', conversation.id))).code).toBe('not_found');
-    expect((await rejection(core.conversations.history('ws1', conversation.id))).code).toBe('not_found');
-    expect((await rejection(core.conversations.create('ws1', { agentId: agent.id }))).code).toBe('not_found');
-    expect(await core.conversations.list('ws1')).toEqual({ conversations: [kept], total: 1, page: 1, limit: 20 });
-    expect((await rejection(core.agents.delete('ws1', agent.id))).code).toBe('not_found');
+    expect((await rejection(core.agents.get({ workspaceId: 'ws1' }, agent.id))).code).toBe('not_found');
+    expect((await rejection(core.conversations.get({ workspaceId: 'ws1' }, conversation.id))).code).toBe('not_found');
+    expect((await rejection(core.conversations.history({ workspaceId: 'ws1' }, conversation.id))).code).toBe(
+      'not_found',
+    );
+    expect((await rejection(core.conversations.create({ workspaceId: 'ws1' }, { agentId: agent.id }))).code).toBe(
+      'not_found',
+    );
+    expect(await core.conversations.list({ workspaceId: 'ws1' })).toEqual({
+      conversations: [kept],
+      total: 1,
+      page: 1,
+      limit: 20,
+    });
+    expect((await rejection(core.agents.delete({ workspaceId: 'ws1' }, agent.id))).code).toBe('not_found');
   });
 });
 
@@ -231,7 +310,7 @@ describe('AgentService validation (docs/api.md#resources)', () => {
   for (const [label, fields] of accepted) {
     it(`accepts ${label}`, async () => {
       const { core } = setup();
-      const agent = await core.agents.create('ws1', { ...base, ...fields } as AgentCreateInput);
+      const agent = await core.agents.create({ workspaceId: 'ws1' }, { ...base, ...fields } as AgentCreateInput);
       expect(agent).toMatchObject(fields);
     });
   }
@@ -255,32 +334,53 @@ describe('AgentService validation (docs/api.md#resources)', () => {
     ['a configuration that is a string', { configuration: MARK }, 'configuration'],
     ['a configuration that is null', { configuration: null }, 'configuration'],
     ['a configuration of 16 KiB + 1 byte serialized', { configuration: { k: sized(16 * 1024 - 7) } }, 'configuration'],
-    ['a configuration of 16 KiB + 1 byte in UTF-8, far fewer characters', { configuration: { k: `${'é'.repeat(8188)}x` } }, 'configuration'],
+    [
+      'a configuration of 16 KiB + 1 byte in UTF-8, far fewer characters',
+      { configuration: { k: `${'é'.repeat(8188)}x` } },
+      'configuration',
+    ],
     ['a configuration nested 9 levels', { configuration: nest(9, MARK) }, 'configuration'],
     ['a configuration nested 9 levels through arrays', { configuration: { a: [[[[[[[[MARK]]]]]]]] } }, 'configuration'],
-    ['a configuration nested 100000 levels', { configuration: JSON.parse(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) }, 'configuration'],
-    ['a configuration with a __proto__ key', { configuration: JSON.parse(`{"__proto__": {"x": "${MARK}"}}`) }, 'configuration'],
+    [
+      'a configuration nested 100000 levels',
+      { configuration: JSON.parse(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) },
+      'configuration',
+    ],
+    [
+      'a configuration with a __proto__ key',
+      { configuration: JSON.parse(`{"__proto__": {"x": "${MARK}"}}`) },
+      'configuration',
+    ],
     ['a configuration with a nested constructor key', { configuration: { a: { constructor: MARK } } }, 'configuration'],
-    ['a configuration with a prototype key inside an array', { configuration: { a: [{ prototype: MARK }] } }, 'configuration'],
+    [
+      'a configuration with a prototype key inside an array',
+      { configuration: { a: [{ prototype: MARK }] } },
+      'configuration',
+    ],
     ['an unknown field', { colour: MARK }, 'colour'],
   ];
   for (const [label, fields, path] of refused) {
     it(`refuses ${label} with validation_failed at '${path}', without echoing it`, async () => {
       const { core, events } = setup();
-      const error = await rejection(core.agents.create('ws1', { ...base, ...fields } as AgentCreateInput));
+      const error = await rejection(
+        core.agents.create({ workspaceId: 'ws1' }, { ...base, ...fields } as AgentCreateInput),
+      );
       expect(error.code).toBe('validation_failed');
       expect(issuePaths(error)).toEqual([path]);
       expect(JSON.stringify({ message: error.message, details: error.details })).not.toContain(MARK);
-      expect(await core.agents.list('ws1')).toMatchObject({ total: 0 });
+      expect(await core.agents.list({ workspaceId: 'ws1' })).toMatchObject({ total: 0 });
       expect(await events()).toEqual([]);
     });
   }
 
   it('refuses a missing or non-object body with validation_failed at path body', async () => {
     const { core } = setup();
-    const agent = await core.agents.create('ws1', base);
+    const agent = await core.agents.create({ workspaceId: 'ws1' }, base);
     for (const body of [undefined, null, MARK, [base], 42]) {
-      for (const call of [() => core.agents.create('ws1', body as never), () => core.agents.update('ws1', agent.id, body as never)]) {
+      for (const call of [
+        () => core.agents.create({ workspaceId: 'ws1' }, body as never),
+        () => core.agents.update({ workspaceId: 'ws1' }, agent.id, body as never),
+      ]) {
         const error = await rejection(call());
         expect([error.code, issuePaths(error)], JSON.stringify(body)).toEqual(['validation_failed', ['body']]);
         expect(JSON.stringify(error.details)).not.toContain(MARK);
@@ -290,7 +390,7 @@ describe('AgentService validation (docs/api.md#resources)', () => {
 
   it('validates updates with the same limits and changes nothing on failure', async () => {
     const { core, events } = setup();
-    const agent = await core.agents.create('ws1', base);
+    const agent = await core.agents.create({ workspaceId: 'ws1' }, base);
     const patches: Array<[Record<string, unknown>, string]> = [
       [{ name: '' }, 'name'],
       [{ name: sized(257) }, 'name'],
@@ -304,13 +404,15 @@ describe('AgentService validation (docs/api.md#resources)', () => {
       [{ createdAt: MARK }, 'createdAt'],
     ];
     for (const [patch, path] of patches) {
-      const error = await rejection(core.agents.update('ws1', agent.id, patch as never));
+      const error = await rejection(core.agents.update({ workspaceId: 'ws1' }, agent.id, patch as never));
       expect(error.code, path).toBe('validation_failed');
       expect(issuePaths(error), path).toEqual([path]);
       expect(JSON.stringify(error.details)).not.toContain(MARK);
     }
-    expect((await rejection(core.agents.update('ws1', 'agt_unknown', { name: '' }))).code).toBe('validation_failed');
-    expect(await core.agents.get('ws1', agent.id)).toEqual(agent);
+    expect((await rejection(core.agents.update({ workspaceId: 'ws1' }, 'agt_unknown', { name: '' }))).code).toBe(
+      'validation_failed',
+    );
+    expect(await core.agents.get({ workspaceId: 'ws1' }, agent.id)).toEqual(agent);
     expect((await events()).map((event) => event.type)).toEqual(['agent.created']);
   });
 });

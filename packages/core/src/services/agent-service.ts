@@ -1,22 +1,21 @@
 /** @module Agents: create, read, list, update, delete (docs/api.md#routes, docs/api.md#resources). */
-import type { Admission } from '../rate-limit/admission.js';
 import { inject, injectable } from '../di.js';
 import { ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { IdGenerator } from '../ports/ids.js';
+import type { WorkspaceScope } from '../ports/scope.js';
 import type { Storage } from '../ports/storage.js';
 import {
-  AgentCreateSchema,
   AgentListQuerySchema,
-  AgentUpdateSchema,
   type AgentSchemas,
   type AgentCreateInput,
   type AgentListQuery,
   type AgentUpdateInput,
 } from '../schemas/agent.js';
 import { TOKENS } from '../tokens.js';
-import { agentTools } from '../schemas/tools.js';
-import type { Agent, AgentRecord, JsonObject } from '../types.js';
+import { MAX_STEPS } from '../schemas/tools.js';
+import { storedMcpServers, type McpServerInput } from '../schemas/mcp.js';
+import type { Agent, AgentRecord, Tool } from '../types.js';
 import { parse, validationFailed } from '../validation.js';
 import { withoutHiddenFields } from '../hidden-fields.js';
 import { recordVersion, withVersion } from '../record-version.js';
@@ -38,7 +37,7 @@ export function agentView(record: AgentRecord): Agent {
   return withoutHiddenFields(record);
 }
 
-const hasWebhookTool = (configuration: JsonObject) => agentTools(configuration).some((tool) => tool.kind === 'webhook');
+const hasWebhookTool = (tools: readonly Tool[]) => tools.some((tool) => tool.kind === 'webhook');
 
 /** A page of agents: `page` and `limit` echo the (defaulted) query, `total` counts all matches. */
 export interface AgentList {
@@ -49,11 +48,9 @@ export interface AgentList {
 }
 
 /**
- * Agents of a workspace. Every method takes the workspace id; another workspace's agent is
- * `not_found`. Inputs are validated with the schemas of `schemas/agent.ts`
- * (`validation_failed` on failure, nothing changed).
- * Each method's optional last `admission` (the request's rate-limit decision, not made yet) goes
- * to every storage call it makes; the first that can decide it does (docs/rate-limits.md#one-round-trip).
+ * Agents of a workspace. Every method takes the {@link WorkspaceScope} first, passed on to every port
+ * call; another workspace's agent is `not_found`. Inputs are validated with the schemas of
+ * `schemas/agent.ts` (`validation_failed` on failure, nothing changed).
  */
 @injectable()
 export class AgentService {
@@ -62,19 +59,26 @@ export class AgentService {
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
     // The core's schemas: their `model` picklist holds the configured model names (createCore `models`).
-    @inject(TOKENS.agentSchemas) private readonly schemas: AgentSchemas = { create: AgentCreateSchema, update: AgentUpdateSchema },
+    @inject(TOKENS.agentSchemas) private readonly schemas: AgentSchemas,
     // Webhook tools' URLs are checked like webhook endpoints' (docs/events-and-webhooks.md#targets).
-    @inject(TOKENS.webhookTargets) private readonly targets?: WebhookTargetPolicy,
-  ) {}
+    @inject(TOKENS.webhookTargets) private readonly targets: WebhookTargetPolicy,
+  ) {
+    // Required, with no lenient default: a replacement that does not pass them on fails at
+    // `createCore` instead of accepting any model and any tool URL (docs/architecture.md).
+    if (!schemas || !targets) {
+      throw new TypeError('AgentService: expected its agent schemas and webhook target policy.');
+    }
+  }
 
   /**
    * Creates an `active` agent, recording `agent.created` with it. With a webhook tool, the agent
    * gets the given `toolsSecret` or a generated one, returned in this response only.
    * @throws ParleyError `validation_failed` (also a webhook tool's URL refused as a target)
    */
-  async create(workspaceId: string, input: AgentCreateInput, admission?: Admission): Promise<AgentWithToolsSecret> {
+  async create(scope: WorkspaceScope, input: AgentCreateInput): Promise<AgentWithToolsSecret> {
     const fields = parse(this.schemas.create, input);
-    await this.checkToolTargets(fields.configuration);
+    await this.checkToolTargets(scope, fields.tools, fields.mcpServers);
+    const mcp = storedMcpServers(fields.mcpServers ?? []);
     const now = isoTimestamp(this.clock.now());
     const agent: Agent = {
       id: this.ids.next('agt'),
@@ -85,32 +89,40 @@ export class AgentService {
       temperature: fields.temperature ?? null,
       maxTokens: fields.maxTokens ?? null,
       configuration: fields.configuration ?? {},
+      tools: fields.tools ?? [],
+      maxSteps: fields.maxSteps ?? MAX_STEPS.default,
+      autoReply: fields.autoReply ?? true,
+      mcpServers: mcp.mcpServers,
       status: 'active',
       createdAt: now,
       updatedAt: now,
     };
-    const toolsSecret = fields.toolsSecret ?? (hasWebhookTool(agent.configuration) ? generateWebhookSecret() : undefined);
-    const record: AgentRecord = toolsSecret === undefined ? agent : { ...agent, toolsSecret };
-    await this.storage.agents.insert(workspaceId, record, domainEvent(this.ids, this.clock, workspaceId, 'agent.created', agent), admission);
-    return withVersion(record, 1);
+    const toolsSecret = fields.toolsSecret ?? (hasWebhookTool(agent.tools) ? generateWebhookSecret() : undefined);
+    const shown: AgentWithToolsSecret = toolsSecret === undefined ? agent : { ...agent, toolsSecret };
+    // MCP header values are stored beside the servers, hidden: never in a response or an event.
+    const record: AgentRecord =
+      Object.keys(mcp.mcpHeaders).length > 0 ? { ...shown, mcpHeaders: mcp.mcpHeaders } : shown;
+    const event = domainEvent(this.ids, this.clock, scope.workspaceId, 'agent.created', agent);
+    await this.storage.agents.insert(scope, record, { event });
+    return withVersion(shown, 1);
   }
 
   /** @throws ParleyError `not_found` */
-  async get(workspaceId: string, id: string, admission?: Admission): Promise<Agent> {
-    const agent = await this.storage.agents.get(workspaceId, id, admission);
+  async get(scope: WorkspaceScope, id: string): Promise<Agent> {
+    const agent = await this.storage.agents.get(scope, id);
     if (!agent) throw ParleyError.notFound('agent', id);
     return agentView(agent);
   }
 
   /** Newest first; `page` ≥ 1 (default 1), `limit` 1–100 (default 20), optional `status`. */
-  async list(workspaceId: string, query: AgentListQuery = {}, admission?: Admission): Promise<AgentList> {
+  async list(scope: WorkspaceScope, query: AgentListQuery = {}): Promise<AgentList> {
     const { page, limit, status } = parse(AgentListQuerySchema, query);
-    const { items, total } = await this.storage.agents.list(workspaceId, { offset: (page - 1) * limit, limit, status }, admission);
+    const { items, total } = await this.storage.agents.list(scope, { offset: (page - 1) * limit, limit, status });
     return { agents: items.map(agentView), total, page, limit };
   }
 
   /**
-   * Applies the given fields (`null` clears an optional one; `configuration` is replaced whole),
+   * Applies the given fields (`null` clears an optional one; `configuration` and `tools` are replaced whole),
    * moves `updatedAt` to now (never backwards) and emits `agent.updated`. An empty patch changes
    * nothing and emits nothing. The store merges the fields into the agent as stored, in one atomic
    * step (ports/storage.ts `Change`), so concurrent PATCHes of different fields all survive. With
@@ -118,33 +130,46 @@ export class AgentService {
    * that same step.
    * @throws ParleyError `validation_failed`, `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
-  async update(workspaceId: string, id: string, input: AgentUpdateInput, conditions: WriteConditions = {}, admission?: Admission): Promise<AgentWithToolsSecret> {
-    const { toolsSecret: given, ...changes } = givenFields(parse(this.schemas.update, input));
-    await this.checkToolTargets(changes.configuration);
+  async update(
+    scope: WorkspaceScope,
+    id: string,
+    input: AgentUpdateInput,
+    conditions: WriteConditions = {},
+  ): Promise<AgentWithToolsSecret> {
+    const { toolsSecret: given, mcpServers, ...rest } = givenFields(parse(this.schemas.update, input));
+    await this.checkToolTargets(scope, rest.tools, mcpServers);
     const ifVersion = ifMatchVersions(conditions.ifMatch, id);
+    // A new list of MCP servers replaces the header values too (`{}`: none).
+    const changes: Partial<AgentRecord> =
+      mcpServers === undefined ? rest : { ...rest, ...storedMcpServers(mcpServers) };
     const set: Partial<AgentRecord> = given === undefined ? changes : { ...changes, toolsSecret: given };
     if (Object.keys(set).length === 0) {
-      const agent = await this.get(workspaceId, id, admission);
+      const agent = await this.get(scope, id);
       if (!versionMatches(ifVersion, agent)) throw preconditionFailed(agent);
       return agent;
     }
     // An agent that gets a webhook tool and has no tools secret gets a generated one, stored in the
     // same step as the change only while it still has none (a concurrent write may give it one).
     let generated: string | undefined;
-    if (given === undefined && changes.configuration !== undefined && hasWebhookTool(changes.configuration)) {
-      const current = await this.storage.agents.get(workspaceId, id, admission);
+    if (given === undefined && rest.tools !== undefined && hasWebhookTool(rest.tools)) {
+      const current = await this.storage.agents.get(scope, id);
       if (current && current.toolsSecret === undefined) generated = generateWebhookSecret();
     }
     const apply = (secret: string | undefined) =>
-      this.storage.agents.update(workspaceId, id, {
+      this.storage.agents.update(scope, id, {
         set: secret === undefined ? set : { ...set, toolsSecret: secret },
         ...(secret !== undefined && { where: [{ field: 'toolsSecret', equals: null }] }),
         touch: isoTimestamp(this.clock.now()),
         ifVersion,
-        event: this.draft(workspaceId, 'agent.updated'),
-      }, admission);
+        event: this.draft(scope, 'agent.updated'),
+      });
     let result = await apply(generated);
-    if (generated !== undefined && result?.outcome === 'unmet' && result.record.toolsSecret !== undefined && versionMatches(ifVersion, result.record)) {
+    if (
+      generated !== undefined &&
+      result?.outcome === 'unmet' &&
+      result.record.toolsSecret !== undefined &&
+      versionMatches(ifVersion, result.record)
+    ) {
       // It got a secret meanwhile (secrets are never removed): that one is kept.
       generated = undefined;
       result = await apply(undefined);
@@ -156,12 +181,25 @@ export class AgentService {
     return secretSet === undefined ? agent : withVersion({ ...agent, toolsSecret: secretSet }, recordVersion(agent));
   }
 
-  /** @throws ParleyError `validation_failed` at `configuration.tools.N.url` when a webhook tool's URL is refused as a target. */
-  private async checkToolTargets(configuration: JsonObject | undefined): Promise<void> {
-    if (!configuration || !this.targets) return;
-    const tools = agentTools(configuration);
-    const refusals = await Promise.all(tools.map((tool) => (tool.url ? this.targets!.refusal(tool.url) : null)));
-    const issues = refusals.flatMap((refusal, index) => (refusal === null ? [] : [{ path: `configuration.tools.${index}.url`, message: refusal }]));
+  /**
+   * Host names are resolved with `scope`, so only once the request is admitted (docs/rate-limits.md#one-round-trip).
+   * @throws ParleyError `validation_failed` at `tools.N.url` / `mcpServers.N.url` when a webhook tool's or an
+   *   MCP server's URL is refused as a target (docs/events-and-webhooks.md#targets).
+   */
+  private async checkToolTargets(
+    scope: WorkspaceScope,
+    tools: readonly Tool[] | undefined,
+    mcpServers: readonly McpServerInput[] | undefined,
+  ): Promise<void> {
+    if (!tools?.length && !mcpServers?.length) return;
+    const targets = [
+      ...(tools ?? []).map((tool, index) => ({ url: tool.url, path: `tools.${index}.url` })),
+      ...(mcpServers ?? []).map((server, index) => ({ url: server.url, path: `mcpServers.${index}.url` })),
+    ];
+    const refusals = await Promise.all(targets.map(({ url }) => (url ? this.targets.refusal(scope, url) : null)));
+    const issues = refusals.flatMap((refusal, index) =>
+      refusal === null ? [] : [{ path: targets[index]!.path, message: refusal }],
+    );
     if (issues.length > 0) throw validationFailed(issues);
   }
 
@@ -171,15 +209,18 @@ export class AgentService {
    * agent's {@link entityTag} matches, checked in the same atomic step as the removal.
    * @throws ParleyError `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
-  async delete(workspaceId: string, id: string, conditions: WriteConditions = {}, admission?: Admission): Promise<Agent> {
+  async delete(scope: WorkspaceScope, id: string, conditions: WriteConditions = {}): Promise<Agent> {
     const ifVersion = ifMatchVersions(conditions.ifMatch, id);
-    const result = await this.storage.agents.delete(workspaceId, id, this.draft(workspaceId, 'agent.deleted'), { ifVersion }, admission);
+    const result = await this.storage.agents.delete(scope, id, {
+      event: this.draft(scope, 'agent.deleted'),
+      ifVersion,
+    });
     if (!result) throw ParleyError.notFound('agent', id);
     if (result.outcome === 'unmet') throw preconditionFailed(agentView(result.record));
     return agentView(result.record);
   }
 
-  private draft(workspaceId: string, type: 'agent.updated' | 'agent.deleted') {
-    return eventDraft(this.ids, this.clock, workspaceId, type);
+  private draft(scope: WorkspaceScope, type: 'agent.updated' | 'agent.deleted') {
+    return eventDraft(this.ids, this.clock, scope.workspaceId, type);
   }
 }

@@ -3,7 +3,17 @@ import { createHash } from 'node:crypto';
 import { memoryAdapters } from '@parley/adapter-memory';
 import { describe, expect, it } from 'vitest';
 import { MemoryApiKeyStore } from '@parley/adapter-memory';
-import { API_KEY_CACHE_SIZE, API_KEY_CACHE_TTL_MS, API_KEY_PREFIX, apiKeyChecksumFails, createCore, generateApiKey, hasScope, hashApiKey, type ApiKeyRecord, type Principal } from '../index.js';
+import { API_KEY_CACHE_SIZE, API_KEY_CACHE_TTL_MS } from './api-key-service.js';
+import { API_KEY_PREFIX } from './api-key-format.js';
+import {
+  apiKeyChecksumFails,
+  createCore,
+  generateApiKey,
+  hasScope,
+  hashApiKey,
+  type ApiKeyRecord,
+  type Principal,
+} from '../index.js';
 import { ManualClock } from '../testing/clock.js';
 
 const START = '2026-01-01T00:00:00.000Z';
@@ -20,9 +30,21 @@ describe('ApiKeyService', () => {
     const { key, record } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' });
     expect(key).toMatch(/^prl_[A-Za-z0-9]{36}$/);
     expect(apiKeyChecksumFails(key)).toBe(false);
-    expect(record).toEqual({ keyId: record.keyId, workspaceId: 'ws1', plan: 'pro', scopes: ['*'], hash: hashApiKey(key), createdAt: START });
+    expect(record).toEqual({
+      keyId: record.keyId,
+      workspaceId: 'ws1',
+      plan: 'pro',
+      scopes: ['*'],
+      hash: hashApiKey(key),
+      createdAt: START,
+    });
     expect(record.keyId).toMatch(/^key_/);
-    expect(await core.apiKeys.authenticate(key)).toEqual({ keyId: record.keyId, workspaceId: 'ws1', plan: 'pro', scopes: ['*'] });
+    expect(await core.apiKeys.authenticate(key)).toEqual({
+      keyId: record.keyId,
+      workspaceId: 'ws1',
+      plan: 'pro',
+      scopes: ['*'],
+    });
   });
 
   it('keeps a given key, its scopes and an enterprise limitPerHour', async () => {
@@ -32,7 +54,13 @@ describe('ApiKeyService', () => {
       'prl_configured-key',
     );
     expect(key).toBe('prl_configured-key');
-    const principal: Principal = { keyId: record.keyId, workspaceId: 'ws9', plan: 'enterprise', scopes: ['agents:read', 'plants:write'], limitPerHour: 25_000 };
+    const principal: Principal = {
+      keyId: record.keyId,
+      workspaceId: 'ws9',
+      plan: 'enterprise',
+      scopes: ['agents:read', 'plants:write'],
+      limitPerHour: 25_000,
+    };
     expect(await core.apiKeys.authenticate('prl_configured-key')).toEqual(principal);
   });
 
@@ -61,7 +89,10 @@ describe('ApiKeyService', () => {
     const first = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' });
     const second = await core.apiKeys.issue({ workspaceId: 'ws2', plan: 'free' });
     const third = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro', scopes: [] });
-    expect((await core.apiKeys.list('ws1')).map((record) => record.keyId)).toEqual([first.record.keyId, third.record.keyId]);
+    expect((await core.apiKeys.list('ws1')).map((record) => record.keyId)).toEqual([
+      first.record.keyId,
+      third.record.keyId,
+    ]);
     expect(await core.apiKeys.list()).toHaveLength(3);
 
     expect(await core.apiKeys.revoke(first.record.keyId)).toBe(true);
@@ -73,7 +104,12 @@ describe('ApiKeyService', () => {
   });
 
   it('grants scopes directly or through *, and nothing for an empty list', () => {
-    const principal = (scopes: Principal['scopes']): Principal => ({ keyId: 'key_1', workspaceId: 'ws1', plan: 'pro', scopes });
+    const principal = (scopes: Principal['scopes']): Principal => ({
+      keyId: 'key_1',
+      workspaceId: 'ws1',
+      plan: 'pro',
+      scopes,
+    });
     expect(hasScope(principal(['*']), 'webhooks:write')).toBe(true);
     expect(hasScope(principal(['agents:read']), 'agents:read')).toBe(true);
     expect(hasScope(principal(['agents:read']), 'agents:write')).toBe(false);
@@ -109,7 +145,10 @@ describe('ApiKeyService', () => {
       const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
       for (let i = API_KEY_PREFIX.length; i < key.length; i += 1) {
         for (const replacement of [alphabet[(alphabet.indexOf(key[i]!) + 1) % 62]!, '-', '_']) {
-          expect(apiKeyChecksumFails(`${key.slice(0, i)}${replacement}${key.slice(i + 1)}`), `${i}: ${replacement}`).toBe(true);
+          expect(
+            apiKeyChecksumFails(`${key.slice(0, i)}${replacement}${key.slice(i + 1)}`),
+            `${i}: ${replacement}`,
+          ).toBe(true);
         }
         if (i + 1 < key.length && key[i] !== key[i + 1]) {
           expect(apiKeyChecksumFails(`${key.slice(0, i)}${key[i + 1]}${key[i]}${key.slice(i + 2)}`)).toBe(true);
@@ -142,7 +181,9 @@ describe('ApiKeyService', () => {
       const { core, store } = counted();
       const key = generateApiKey();
       const broken = `${key.slice(0, -1)}${key.endsWith('0') ? '1' : '0'}`;
-      await expect(core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, broken)).rejects.toMatchObject({ code: 'validation_failed' });
+      await expect(core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro' }, broken)).rejects.toMatchObject({
+        code: 'validation_failed',
+      });
       expect(await store.list()).toEqual([]);
     });
   });
@@ -211,7 +252,14 @@ describe('ApiKeyService', () => {
       const { store, core } = cached();
       const key = generateApiKey();
       expect(await core.apiKeys.authenticate(key)).toBeNull();
-      await store.insert({ keyId: 'key_elsewhere', workspaceId: 'ws1', plan: 'pro', scopes: ['*'], hash: hashApiKey(key), createdAt: START });
+      await store.insert({
+        keyId: 'key_elsewhere',
+        workspaceId: 'ws1',
+        plan: 'pro',
+        scopes: ['*'],
+        hash: hashApiKey(key),
+        createdAt: START,
+      });
       expect(await core.apiKeys.authenticate(key)).toMatchObject({ keyId: 'key_elsewhere' });
     });
 
@@ -229,20 +277,32 @@ describe('ApiKeyService', () => {
       expect(await core.apiKeys.authenticate(key)).toBeNull();
     });
 
-    it('hands out frozen principals, so no request can change another one\'s', async () => {
+    it("hands out frozen principals, so no request can change another one's", async () => {
       const { core } = cached();
       const { key } = await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro', scopes: ['agents:read'] });
       const principal = (await core.apiKeys.authenticate(key))!;
       expect(Object.isFrozen(principal) && Object.isFrozen(principal.scopes)).toBe(true);
       expect(() => ((principal as { workspaceId: string }).workspaceId = 'ws2')).toThrow(TypeError);
-      expect(await core.apiKeys.authenticate(key)).toEqual({ keyId: principal.keyId, workspaceId: 'ws1', plan: 'pro', scopes: ['agents:read'] });
+      expect(await core.apiKeys.authenticate(key)).toEqual({
+        keyId: principal.keyId,
+        workspaceId: 'ws1',
+        plan: 'pro',
+        scopes: ['agents:read'],
+      });
     });
 
     it(`holds at most ${API_KEY_CACHE_SIZE} principals, dropping the oldest`, async () => {
       const { store, core } = cached();
       const keys = Array.from({ length: API_KEY_CACHE_SIZE + 1 }, (_, i) => `acme-key-${i}`);
       for (const [i, key] of keys.entries()) {
-        await store.insert({ keyId: `key_${i}`, workspaceId: 'ws1', plan: 'pro', scopes: ['*'], hash: hashApiKey(key), createdAt: START });
+        await store.insert({
+          keyId: `key_${i}`,
+          workspaceId: 'ws1',
+          plan: 'pro',
+          scopes: ['*'],
+          hash: hashApiKey(key),
+          createdAt: START,
+        });
       }
       for (const key of keys) await core.apiKeys.authenticate(key);
       expect(store.lookups).toBe(keys.length);

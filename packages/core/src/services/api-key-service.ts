@@ -52,7 +52,8 @@ class PrincipalCache {
     const entry = this.entries.get(hash);
     if (entry === undefined) return undefined;
     const age = this.clock.now() - entry.at;
-    if (age >= 0 && age < API_KEY_CACHE_TTL_MS && performance.now() - entry.monotonicAt < API_KEY_CACHE_TTL_MS) return entry.principal;
+    if (age >= 0 && age < API_KEY_CACHE_TTL_MS && performance.now() - entry.monotonicAt < API_KEY_CACHE_TTL_MS)
+      return entry.principal;
     this.entries.delete(hash);
     return undefined;
   }
@@ -145,7 +146,9 @@ export class ApiKeyService {
   async issue(grant: ApiKeyGrant, key: string = generateApiKey()): Promise<{ key: string; record: ApiKeyRecord }> {
     if (apiKeyChecksumFails(key)) {
       // It could never authenticate: say so now rather than store a dead key.
-      throw new ParleyError(ErrorCode.validationFailed, 'A prl_ key of 40 characters must carry a valid checksum.', { issues: [{ path: 'key', message: 'Checksum does not match.' }] });
+      throw new ParleyError(ErrorCode.validationFailed, 'A prl_ key of 40 characters must carry a valid checksum.', {
+        issues: [{ path: 'key', message: 'Checksum does not match.' }],
+      });
     }
     const record = this.record(grant, key);
     await this.store.insert(record);

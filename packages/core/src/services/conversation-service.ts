@@ -1,9 +1,9 @@
 /** @module Conversations, their messages and history paging (docs/api.md#routes, docs/api.md#resources, docs/pagination.md). */
-import type { Admission } from '../rate-limit/admission.js';
 import { inject, injectable } from '../di.js';
 import { ErrorCode, ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { IdGenerator } from '../ports/ids.js';
+import type { WorkspaceScope } from '../ports/scope.js';
 import type { Storage } from '../ports/storage.js';
 import {
   ConversationCreateSchema,
@@ -48,10 +48,8 @@ export interface MessageHistory {
 }
 
 /**
- * Conversations with agents and their messages. Every method takes the workspace id; another
- * workspace's conversation is `not_found`.
- * Each method's optional last `admission` (the request's rate-limit decision, not made yet) goes
- * to every storage call it makes; the first that can decide it does (docs/rate-limits.md#one-round-trip).
+ * Conversations with agents and their messages. Every method takes the {@link WorkspaceScope} first, passed
+ * on to every port call; another workspace's conversation is `not_found`.
  */
 @injectable()
 export class ConversationService {
@@ -68,7 +66,7 @@ export class ConversationService {
    * existence and status are checked by the store in the same atomic step as the write.
    * @throws ParleyError `validation_failed`; `not_found` (no such agent); `conflict` (agent inactive)
    */
-  async create(workspaceId: string, input: ConversationCreateInput, admission?: Admission): Promise<Conversation> {
+  async create(scope: WorkspaceScope, input: ConversationCreateInput): Promise<Conversation> {
     const fields = parse(ConversationCreateSchema, input);
     const createdAt = isoTimestamp(this.clock.now());
     const conversation: Conversation = {
@@ -82,25 +80,33 @@ export class ConversationService {
       lastMessageAt: null,
       pendingToolCalls: [],
     };
-    const outcome = await this.storage.conversations.insert(workspaceId, conversation, this.event(workspaceId, 'conversation.started', conversation), admission);
+    const event = this.event(scope, 'conversation.started', conversation);
+    const outcome = await this.storage.conversations.insert(scope, conversation, { event });
     if (outcome === 'agent_not_found') throw ParleyError.notFound('agent', fields.agentId);
     if (outcome === 'agent_inactive') {
-      throw new ParleyError(ErrorCode.conflict, `Agent '${fields.agentId}' is inactive and cannot start conversations.`);
+      throw new ParleyError(
+        ErrorCode.conflict,
+        `Agent '${fields.agentId}' is inactive and cannot start conversations.`,
+      );
     }
     return withVersion(conversation, 1);
   }
 
   /** @throws ParleyError `not_found` */
-  async get(workspaceId: string, id: string, admission?: Admission): Promise<Conversation> {
-    const conversation = await this.storage.conversations.get(workspaceId, id, admission);
+  async get(scope: WorkspaceScope, id: string): Promise<Conversation> {
+    const conversation = await this.storage.conversations.get(scope, id);
     if (!conversation) throw ParleyError.notFound('conversation', id);
     return conversationView(conversation);
   }
 
   /** Newest first, filtered by `agentId`, `userId` and `status` when given. */
-  async list(workspaceId: string, query: ConversationListQuery = {}, admission?: Admission): Promise<ConversationList> {
+  async list(scope: WorkspaceScope, query: ConversationListQuery = {}): Promise<ConversationList> {
     const { page, limit, ...filter } = parse(ConversationListQuerySchema, query);
-    const { items, total } = await this.storage.conversations.list(workspaceId, { offset: (page - 1) * limit, limit, ...filter }, admission);
+    const { items, total } = await this.storage.conversations.list(scope, {
+      offset: (page - 1) * limit,
+      limit,
+      ...filter,
+    });
     return { conversations: items.map(conversationView), total, page, limit };
   }
 
@@ -115,22 +121,31 @@ export class ConversationService {
    * @throws ParleyError `validation_failed`, `invalid_request` (malformed `ifMatch`), `not_found`,
    *   `precondition_failed`; `conflict` (reactivating a completed one)
    */
-  async update(workspaceId: string, id: string, input: ConversationUpdateInput, conditions: WriteConditions = {}, admission?: Admission): Promise<Conversation> {
+  async update(
+    scope: WorkspaceScope,
+    id: string,
+    input: ConversationUpdateInput,
+    conditions: WriteConditions = {},
+  ): Promise<Conversation> {
     const { metadata, status } = parse(ConversationUpdateSchema, input);
     const ifVersion = ifMatchVersions(conditions.ifMatch, id);
     const change = (extra: Partial<Change<Conversation>>): Promise<WriteResult<Conversation> | null> =>
-      this.storage.conversations.update(workspaceId, id, {
+      this.storage.conversations.update(scope, id, {
         ...extra,
         set: { ...(metadata !== undefined && { metadata }), ...extra.set },
         touch: isoTimestamp(this.clock.now()),
         ifVersion,
-      }, admission);
+      });
     const whileActive = [{ field: 'status', equals: 'active' }] as const;
     let result: WriteResult<Conversation> | null;
     if (status === 'completed') {
-      result = await change({ set: { status: 'completed' }, where: whileActive, event: this.draft(workspaceId, 'conversation.completed') });
+      result = await change({
+        set: { status: 'completed' },
+        where: whileActive,
+        event: this.draft(scope, 'conversation.completed'),
+      });
       if (result?.outcome === 'applied') {
-        await this.writer.signal(workspaceId, id, { type: 'conversation.completed' });
+        await this.writer.signal(scope, id, { type: 'conversation.completed' });
         return conversationView(result.record);
       }
       // Completed already (a terminal state, so no second step can find it active again).
@@ -138,7 +153,9 @@ export class ConversationService {
     } else if (metadata !== undefined) {
       result = await change(status === 'active' ? { where: whileActive } : {});
     } else {
-      result = await this.storage.conversations.get(workspaceId, id, admission).then((record) => record && { outcome: 'unmet' as const, record });
+      result = await this.storage.conversations
+        .get(scope, id)
+        .then((record) => record && { outcome: 'unmet' as const, record });
     }
     if (!result) throw ParleyError.notFound('conversation', id);
     const { outcome, record } = result;
@@ -156,8 +173,12 @@ export class ConversationService {
    * conversation's ETag matches, checked in the same atomic step as the removal.
    * @throws ParleyError `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
-  async delete(workspaceId: string, id: string, conditions: WriteConditions = {}, admission?: Admission): Promise<void> {
-    const result = await this.storage.conversations.delete(workspaceId, id, { ifVersion: ifMatchVersions(conditions.ifMatch, id) }, this.draft(workspaceId, 'conversation.deleted'), admission);
+  async delete(scope: WorkspaceScope, id: string, conditions: WriteConditions = {}): Promise<void> {
+    const ifVersion = ifMatchVersions(conditions.ifMatch, id);
+    const result = await this.storage.conversations.delete(scope, id, {
+      event: this.draft(scope, 'conversation.deleted'),
+      ifVersion,
+    });
     if (!result) throw ParleyError.notFound('conversation', id);
     if (result.outcome === 'unmet') throw preconditionFailed(conversationView(result.record));
   }
@@ -166,10 +187,10 @@ export class ConversationService {
    * One message of a conversation.
    * @throws ParleyError `not_found` (no such conversation, or no such message in it)
    */
-  async getMessage(workspaceId: string, conversationId: string, messageId: string, admission?: Admission): Promise<Message> {
-    const message = await this.storage.messages.get(workspaceId, conversationId, messageId, admission);
+  async getMessage(scope: WorkspaceScope, conversationId: string, messageId: string): Promise<Message> {
+    const message = await this.storage.messages.get(scope, conversationId, messageId);
     if (message) return message;
-    await this.get(workspaceId, conversationId, admission);
+    await this.get(scope, conversationId);
     throw ParleyError.notFound('message', messageId);
   }
 
@@ -178,7 +199,7 @@ export class ConversationService {
    * (role `assistant`) with it; the conversation's status is checked in the same atomic step.
    * @throws ParleyError `validation_failed`, `not_found`; `conflict` (conversation completed)
    */
-  async sendMessage(workspaceId: string, conversationId: string, input: MessageCreateInput, admission?: Admission): Promise<Message> {
+  async sendMessage(scope: WorkspaceScope, conversationId: string, input: MessageCreateInput): Promise<Message> {
     const fields = parse(MessageCreateSchema, input);
     const message: Message = {
       id: this.ids.next('msg'),
@@ -190,7 +211,7 @@ export class ConversationService {
       toolCallId: null,
       createdAt: isoTimestamp(this.clock.now()),
     };
-    const outcome = await this.writer.append(workspaceId, message, undefined, admission);
+    const outcome = await this.writer.append(scope, message);
     if (outcome === 'conversation_not_found') throw ParleyError.notFound('conversation', conversationId);
     if (outcome === 'conversation_completed') {
       throw new ParleyError(ErrorCode.conflict, `Conversation '${conversationId}' is completed and takes no messages.`);
@@ -205,7 +226,11 @@ export class ConversationService {
    * @throws ParleyError `validation_failed` (also for `before` with `after`), `not_found`;
    *   `invalid_request` (forged or foreign cursor)
    */
-  async history(workspaceId: string, conversationId: string, query: MessageHistoryQuery = {}, admission?: Admission): Promise<MessageHistory> {
+  async history(
+    scope: WorkspaceScope,
+    conversationId: string,
+    query: MessageHistoryQuery = {},
+  ): Promise<MessageHistory> {
     const { limit, before, after } = parse(MessageHistoryQuerySchema, query);
     // One storage call: the page read also checks the conversation exists (`requireConversation`);
     // only a refusal costs a second one, to tell a missing conversation (404) from a bad cursor.
@@ -215,12 +240,16 @@ export class ConversationService {
       cursor = cursor === undefined ? undefined : decodeCursor(conversationId, cursor);
     } catch (error) {
       // A missing conversation is 404 before its cursor is judged (docs/errors.md#precedence).
-      await this.get(workspaceId, conversationId, admission);
+      await this.get(scope, conversationId);
       throw error;
     }
-    const page = await this.storage.messages.page(workspaceId, conversationId, after === undefined ? { before: cursor, limit, requireConversation: true } : { after: cursor, limit, requireConversation: true }, admission);
+    const read =
+      after === undefined
+        ? { before: cursor, limit, requireConversation: true }
+        : { after: cursor, limit, requireConversation: true };
+    const page = await this.storage.messages.page(scope, conversationId, read);
     if (!page) {
-      await this.get(workspaceId, conversationId, admission);
+      await this.get(scope, conversationId);
       throw invalidCursor();
     }
     // Forward pages continue after their newest message, backward ones before their oldest.
@@ -229,11 +258,11 @@ export class ConversationService {
     return { messages: page.messages, hasMore: true, nextCursor: encodeCursor(conversationId, edge.id) };
   }
 
-  private event(workspaceId: string, type: 'conversation.started', data: Conversation) {
-    return domainEvent(this.ids, this.clock, workspaceId, type, data);
+  private event(scope: WorkspaceScope, type: 'conversation.started', data: Conversation) {
+    return domainEvent(this.ids, this.clock, scope.workspaceId, type, data);
   }
 
-  private draft(workspaceId: string, type: 'conversation.completed' | 'conversation.deleted') {
-    return eventDraft(this.ids, this.clock, workspaceId, type);
+  private draft(scope: WorkspaceScope, type: 'conversation.completed' | 'conversation.deleted') {
+    return eventDraft(this.ids, this.clock, scope.workspaceId, type);
   }
 }

@@ -18,6 +18,15 @@ export function encodeCursor(owner: string, id: string): string {
 }
 
 /**
+ * The cursor of a conversation's message, as a stream's `id:` and history's `nextCursor` give it:
+ * `GET /api/conversations/:id/stream` (`Last-Event-ID`, `after`) and history (`after`) go on after
+ * that message. For an HTTP layer that starts a stream after a message it knows by id.
+ */
+export function messageCursor(conversationId: string, messageId: string): string {
+  return encodeCursor(conversationId, messageId);
+}
+
+/**
  * The record id a cursor points at.
  * @throws ParleyError `invalid_request` when the cursor does not decode or belongs to another list.
  */

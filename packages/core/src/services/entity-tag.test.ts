@@ -40,7 +40,10 @@ describe('ifMatchVersions', () => {
   it('reads the versions of the tags of this resource, and nothing from other tags', () => {
     expect(ifMatchVersions(undefined, 'agt_1')).toBeUndefined();
     expect(ifMatchVersions(' * ', 'agt_1')).toBeUndefined();
-    expect(ifMatchVersions(`${entityTag(stored(3))}, "x", ${entityTag(stored(2 ** 40))}`, 'agt_1')).toEqual([3, 2 ** 40]);
+    expect(ifMatchVersions(`${entityTag(stored(3))}, "x", ${entityTag(stored(2 ** 40))}`, 'agt_1')).toEqual([
+      3,
+      2 ** 40,
+    ]);
     expect(ifMatchVersions(entityTag(stored(3)), 'agt_2')).toEqual([]);
     expect(ifMatchVersions(`W/${entityTag(stored(3))}`, 'agt_1')).toEqual([]);
   });
@@ -51,7 +54,10 @@ describe('checkIfMatch', () => {
 
   it('passes without If-Match, with *, with the tag, and with a list holding it', () => {
     for (const ifMatch of [undefined, '*', ' * ', tag, `"other", ${tag}`, `W/"x",${tag}`]) {
-      expect(thrown(() => checkIfMatch(ifMatch, resource)), String(ifMatch)).toBeUndefined();
+      expect(
+        thrown(() => checkIfMatch(ifMatch, resource)),
+        String(ifMatch),
+      ).toBeUndefined();
     }
   });
 
@@ -65,7 +71,13 @@ describe('checkIfMatch', () => {
 
   it('is invalid_request for a value that is not an If-Match field value', () => {
     for (const ifMatch of ['', 'abc', tag.slice(1), `${tag} junk`, '**', `*, ${tag}`]) {
-      expect(isParleyError(thrown(() => checkIfMatch(ifMatch, resource)), 'invalid_request'), ifMatch).toBe(true);
+      expect(
+        isParleyError(
+          thrown(() => checkIfMatch(ifMatch, resource)),
+          'invalid_request',
+        ),
+        ifMatch,
+      ).toBe(true);
     }
   });
 });

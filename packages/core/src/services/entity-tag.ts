@@ -66,7 +66,8 @@ function listedTags(ifMatch: string): string[] | '*' | null {
   if (value === '*') return '*';
   const tags = value.match(/(?:W\/)?"[\x21\x23-\x7E\x80-\xFF]*"/g) ?? [];
   // Anything besides tags, commas and whitespace is malformed.
-  if (tags.length === 0 || value.replace(/(?:W\/)?"[\x21\x23-\x7E\x80-\xFF]*"/g, '').replace(/[\s,]/g, '') !== '') return null;
+  if (tags.length === 0 || value.replace(/(?:W\/)?"[\x21\x23-\x7E\x80-\xFF]*"/g, '').replace(/[\s,]/g, '') !== '')
+    return null;
   return tags;
 }
 
@@ -80,7 +81,8 @@ function listedTags(ifMatch: string): string[] | '*' | null {
 export function ifMatchVersions(ifMatch: string | undefined, id: string): number[] | undefined {
   if (ifMatch === undefined) return undefined;
   const tags = listedTags(ifMatch);
-  if (tags === null) throw new ParleyError(ErrorCode.invalidRequest, 'If-Match must be * or a list of quoted entity tags.');
+  if (tags === null)
+    throw new ParleyError(ErrorCode.invalidRequest, 'If-Match must be * or a list of quoted entity tags.');
   if (tags === '*') return undefined;
   return tags.map((tag) => versionOf(tag, id)).filter((version): version is number => version !== null);
 }
@@ -92,7 +94,11 @@ export function versionMatches(ifVersion: readonly number[] | undefined, current
 
 /** The 412 of an `If-Match` that does not match `current` (`details.etag` its current tag). */
 export function preconditionFailed(current: object): ParleyError {
-  return new ParleyError(ErrorCode.preconditionFailed, 'The resource was changed since the If-Match entity tag was read.', { etag: entityTag(current) });
+  return new ParleyError(
+    ErrorCode.preconditionFailed,
+    'The resource was changed since the If-Match entity tag was read.',
+    { etag: entityTag(current) },
+  );
 }
 
 /**
@@ -105,7 +111,8 @@ export function preconditionFailed(current: object): ParleyError {
  */
 export function checkIfMatch(ifMatch: string | undefined, current: { id: string } | object): void {
   const id = (current as { id?: unknown }).id;
-  if (!versionMatches(ifMatchVersions(ifMatch, typeof id === 'string' ? id : ''), current)) throw preconditionFailed(current);
+  if (!versionMatches(ifMatchVersions(ifMatch, typeof id === 'string' ? id : ''), current))
+    throw preconditionFailed(current);
 }
 
 /**

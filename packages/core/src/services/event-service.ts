@@ -1,7 +1,7 @@
 /** @module The event log as the API shows it: `GET /api/events` and `GET /api/events/:id`. */
-import type { Admission } from '../rate-limit/admission.js';
 import { inject, injectable } from '../di.js';
 import { ErrorCode, ParleyError } from '../errors.js';
+import type { WorkspaceScope } from '../ports/scope.js';
 import type { Storage } from '../ports/storage.js';
 import { EventListQuerySchema, type EventListQuery } from '../schemas/event.js';
 import { TOKENS } from '../tokens.js';
@@ -42,10 +42,8 @@ export function encodeEventCursor(eventId: string): string {
 
 /**
  * Reads a workspace's event log (retained events only, see the storage adapters'
- * `eventRetentionMs`). Every method takes the workspace id; another workspace's event is
+ * `eventRetentionMs`). Every method takes the {@link WorkspaceScope} first; another workspace's event is
  * `not_found`, and its cursor `invalid_request`.
- * Each method's optional last `admission` (the request's rate-limit decision, not made yet) goes
- * to every storage call it makes; the first that can decide it does (docs/rate-limits.md#one-round-trip).
  */
 @injectable()
 export class EventService {
@@ -57,10 +55,10 @@ export class EventService {
    * @throws ParleyError `validation_failed`; `invalid_request` (forged, foreign or expired cursor —
    *   the event it names is no longer retained)
    */
-  async list(workspaceId: string, query: EventListQuery = {}, admission?: Admission): Promise<EventList> {
+  async list(scope: WorkspaceScope, query: EventListQuery = {}): Promise<EventList> {
     const { after, limit, type } = parse(EventListQuerySchema, query);
     const afterId = after === undefined ? undefined : decodeCursor(EVENT_LOG, after);
-    const page = await this.storage.events.list(workspaceId, { after: afterId, limit, ...(type && { type }) }, admission);
+    const page = await this.storage.events.list(scope, { after: afterId, limit, ...(type && { type }) });
     if (!page) throw invalidCursor();
     const events = page.events.map(toApiEvent);
     const last = events.at(-1);
@@ -69,8 +67,8 @@ export class EventService {
   }
 
   /** @throws ParleyError `not_found` (unknown, another workspace's, or older than the retention) */
-  async get(workspaceId: string, id: string, admission?: Admission): Promise<ApiEvent> {
-    const event = await this.storage.events.get(workspaceId, id, admission);
+  async get(scope: WorkspaceScope, id: string): Promise<ApiEvent> {
+    const event = await this.storage.events.get(scope, id);
     if (!event) throw ParleyError.notFound('event', id);
     return toApiEvent(event);
   }

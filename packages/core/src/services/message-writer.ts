@@ -1,9 +1,9 @@
 /** @module The one path a message takes into a conversation: stored with its event, then signalled to live streams. */
-import type { Admission } from '../rate-limit/admission.js';
 import { inject, injectable } from '../di.js';
 import type { Clock } from '../ports/clock.js';
 import type { ConversationFeed, FeedSignal } from '../ports/conversation-feed.js';
 import type { IdGenerator } from '../ports/ids.js';
+import type { WorkspaceScope } from '../ports/scope.js';
 import type { Storage, UsageRecord } from '../ports/storage.js';
 import { TOKENS } from '../tokens.js';
 import type { Message } from '../types.js';
@@ -29,20 +29,22 @@ export class MessageWriter {
 
   /**
    * Stores `message` with its event (and a reply step's `usage`, counted in the same step); signals
-   * its streams when it was appended. Faults of storage reject; so does a refused `admission`
-   * (ParleyError `rate_limit_exceeded`, nothing stored).
+   * its streams when it was appended. Faults of storage reject; so does a refused rate limit of
+   * `scope` (ParleyError `rate_limit_exceeded`, nothing stored).
    */
-  async append(workspaceId: string, message: Message, usage?: UsageRecord, admission?: Admission): Promise<AppendOutcome> {
+  async append(scope: WorkspaceScope, message: Message, options: { usage?: UsageRecord } = {}): Promise<AppendOutcome> {
     const type = message.role === 'assistant' ? 'message.received' : 'message.sent';
-    const outcome = await this.storage.messages.append(workspaceId, message, domainEvent(this.ids, this.clock, workspaceId, type, message), usage, admission);
-    if (outcome === 'appended') await this.signal(workspaceId, message.conversationId, { type: 'message', messageId: message.id });
+    const event = domainEvent(this.ids, this.clock, scope.workspaceId, type, message);
+    const outcome = await this.storage.messages.append(scope, message, { event, ...options });
+    if (outcome === 'appended')
+      await this.signal(scope, message.conversationId, { type: 'message', messageId: message.id });
     return outcome;
   }
 
   /** Sends a live signal; never rejects: a feed outage must not turn a stored write into an error. */
-  async signal(workspaceId: string, conversationId: string, signal: FeedSignal): Promise<void> {
+  async signal(scope: WorkspaceScope, conversationId: string, signal: FeedSignal): Promise<void> {
     try {
-      await this.feed.publish(workspaceId, conversationId, signal);
+      await this.feed.publish(scope, conversationId, signal);
     } catch {
       // Nothing to do: streams read what was stored from storage.
     }

@@ -27,12 +27,16 @@ export const usageDay = (createdAt: string): string => createdAt.slice(0, 10);
 /** Every UTC day from `from` to `to` (`YYYY-MM-DD`, both included), ascending. */
 export function daysBetween(from: string, to: string): string[] {
   const days: string[] = [];
-  for (let at = Date.parse(`${from}T00:00:00.000Z`); at <= Date.parse(`${to}T00:00:00.000Z`); at += 86_400_000) days.push(new Date(at).toISOString().slice(0, 10));
+  for (let at = Date.parse(`${from}T00:00:00.000Z`); at <= Date.parse(`${to}T00:00:00.000Z`); at += 86_400_000)
+    days.push(new Date(at).toISOString().slice(0, 10));
   return days;
 }
 
 /** Adds up the counters of `days` (day → its fields) into one total per group of `groupBy`, ascending by key (`null` first). */
-export function usageTotals(days: ReadonlyMap<string, Readonly<Record<string, number>>>, groupBy: UsageGroup): UsageTotal[] {
+export function usageTotals(
+  days: ReadonlyMap<string, Readonly<Record<string, number>>>,
+  groupBy: UsageGroup,
+): UsageTotal[] {
   const letter = GROUP_LETTER[groupBy];
   const totals = new Map<string | null, UsageTotal>();
   for (const [day, fields] of days) {
@@ -48,5 +52,7 @@ export function usageTotals(days: ReadonlyMap<string, Readonly<Record<string, nu
       else if (kind === 'n') total.replies += Number(value);
     }
   }
-  return [...totals.values()].sort((a, b) => (a.key === b.key ? 0 : a.key === null ? -1 : b.key === null ? 1 : a.key < b.key ? -1 : 1));
+  return [...totals.values()].sort((a, b) =>
+    a.key === b.key ? 0 : a.key === null ? -1 : b.key === null ? 1 : a.key < b.key ? -1 : 1,
+  );
 }

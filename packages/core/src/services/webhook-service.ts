@@ -1,10 +1,10 @@
 /** @module Webhook endpoint registration (docs/api.md#routes, docs/api.md#resources, docs/events-and-webhooks.md). Delivery is separate. */
 import { randomBytes } from 'node:crypto';
-import type { Admission } from '../rate-limit/admission.js';
 import { inject, injectable } from '../di.js';
 import { ParleyError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { IdGenerator } from '../ports/ids.js';
+import type { WorkspaceScope } from '../ports/scope.js';
 import type { Storage } from '../ports/storage.js';
 import {
   WebhookCreateSchema,
@@ -49,9 +49,7 @@ export function toEndpoint(record: WebhookEndpointRecord): WebhookEndpoint {
  * Webhook endpoints of a workspace. Responses never carry the stored secret, except the one
  * Parley generates at registration, returned once. A `url` must pass `targets` (no private or
  * loopback hosts unless allowed; see {@link WebhookTargetPolicy}) before anything is stored.
- * `get`, `list` and `delete` take an optional last `admission` (the request's rate-limit decision,
- * not made yet), which their storage call decides (docs/rate-limits.md#one-round-trip); `create`
- * and `update` resolve the URL's host name first, so their requests are decided up front.
+ * Every method takes the {@link WorkspaceScope} first, passed on to every port call.
  */
 @injectable()
 export class WebhookService {
@@ -60,15 +58,18 @@ export class WebhookService {
     @inject(TOKENS.clock) private readonly clock: Clock,
     @inject(TOKENS.ids) private readonly ids: IdGenerator,
     @inject(TOKENS.webhookTargets) private readonly targets: WebhookTargetPolicy,
-  ) {}
+  ) {
+    // A replacement that does not pass the policy on fails at `createCore` (docs/architecture.md).
+    if (!targets) throw new TypeError('WebhookService: expected its webhook target policy.');
+  }
 
   /**
    * Registers an enabled endpoint. May wait up to 2 s for the URL's host name to resolve.
    * @throws ParleyError `validation_failed` (also for a refused target, at path `url`)
    */
-  async create(workspaceId: string, input: WebhookCreateInput): Promise<WebhookRegistration> {
+  async create(scope: WorkspaceScope, input: WebhookCreateInput): Promise<WebhookRegistration> {
     const fields = parse(WebhookCreateSchema, input);
-    await this.checkTarget(fields.url);
+    await this.checkTarget(scope, fields.url);
     const now = isoTimestamp(this.clock.now());
     const secret = fields.secret ?? generateWebhookSecret();
     const record: WebhookEndpointRecord = {
@@ -83,19 +84,19 @@ export class WebhookService {
       previousSecrets: [],
       failingSince: null,
     };
-    await this.storage.webhookEndpoints.insert(workspaceId, withVersion(record, 1));
+    await this.storage.webhookEndpoints.insert(scope, withVersion(record, 1));
     return fields.secret === undefined ? { ...toEndpoint(record), secret } : toEndpoint(record);
   }
 
   /** @throws ParleyError `not_found` */
-  async get(workspaceId: string, id: string, admission?: Admission): Promise<WebhookEndpoint> {
-    return toEndpoint(await this.record(workspaceId, id, admission));
+  async get(scope: WorkspaceScope, id: string): Promise<WebhookEndpoint> {
+    return toEndpoint(await this.record(scope, id));
   }
 
   /** Newest first, page-numbered. */
-  async list(workspaceId: string, query: WebhookListQuery = {}, admission?: Admission): Promise<WebhookList> {
+  async list(scope: WorkspaceScope, query: WebhookListQuery = {}): Promise<WebhookList> {
     const { page, limit } = parse(WebhookListQuerySchema, query);
-    const { items, total } = await this.storage.webhookEndpoints.list(workspaceId, { offset: (page - 1) * limit, limit }, admission);
+    const { items, total } = await this.storage.webhookEndpoints.list(scope, { offset: (page - 1) * limit, limit });
     return { webhooks: items.map(toEndpoint), total, page, limit };
   }
 
@@ -112,13 +113,18 @@ export class WebhookService {
    * same step as the write.
    * @throws ParleyError `validation_failed`, `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
-  async update(workspaceId: string, id: string, input: WebhookUpdateInput, conditions: WriteConditions = {}): Promise<WebhookEndpoint> {
+  async update(
+    scope: WorkspaceScope,
+    id: string,
+    input: WebhookUpdateInput,
+    conditions: WriteConditions = {},
+  ): Promise<WebhookEndpoint> {
     const changes = givenFields(parse(WebhookUpdateSchema, input));
     // Before the lookup by id: a refused URL is a 400, which answers before a 404 (docs/errors.md).
-    if (changes.url !== undefined) await this.checkTarget(changes.url);
+    if (changes.url !== undefined) await this.checkTarget(scope, changes.url);
     const ifVersion = ifMatchVersions(conditions.ifMatch, id);
     if (Object.keys(changes).length === 0) {
-      const endpoint = await this.get(workspaceId, id);
+      const endpoint = await this.get(scope, id);
       if (!versionMatches(ifVersion, endpoint)) throw preconditionFailed(endpoint);
       return endpoint;
     }
@@ -126,7 +132,11 @@ export class WebhookService {
     if (changes.enabled !== undefined) set.disabledReason = null;
     if (changes.enabled === true) set.failingSince = null;
     if (changes.secret !== undefined) set.previousSecrets = [];
-    const result = await this.storage.webhookEndpoints.update(workspaceId, id, { set, touch: isoTimestamp(this.clock.now()), ifVersion });
+    const result = await this.storage.webhookEndpoints.update(scope, id, {
+      set,
+      touch: isoTimestamp(this.clock.now()),
+      ifVersion,
+    });
     if (!result) throw ParleyError.notFound('webhook endpoint', id);
     if (result.outcome === 'unmet') throw preconditionFailed(toEndpoint(result.record));
     return toEndpoint(result.record);
@@ -137,20 +147,22 @@ export class WebhookService {
    * endpoint's {@link entityTag} matches, checked in the same atomic step as the removal.
    * @throws ParleyError `invalid_request` (malformed `ifMatch`), `not_found`, `precondition_failed`
    */
-  async delete(workspaceId: string, id: string, conditions: WriteConditions = {}, admission?: Admission): Promise<void> {
-    const result = await this.storage.webhookEndpoints.delete(workspaceId, id, { ifVersion: ifMatchVersions(conditions.ifMatch, id) }, admission);
+  async delete(scope: WorkspaceScope, id: string, conditions: WriteConditions = {}): Promise<void> {
+    const result = await this.storage.webhookEndpoints.delete(scope, id, {
+      ifVersion: ifMatchVersions(conditions.ifMatch, id),
+    });
     if (!result) throw ParleyError.notFound('webhook endpoint', id);
     if (result.outcome === 'unmet') throw preconditionFailed(toEndpoint(result.record));
   }
 
   /** @throws ParleyError `validation_failed` at path `url` when the policy refuses the target. */
-  private async checkTarget(url: string): Promise<void> {
-    const refusal = await this.targets.refusal(url);
+  private async checkTarget(scope: WorkspaceScope, url: string): Promise<void> {
+    const refusal = await this.targets.refusal(scope, url);
     if (refusal !== null) throw validationFailed([{ path: 'url', message: refusal }]);
   }
 
-  private async record(workspaceId: string, id: string, admission?: Admission): Promise<WebhookEndpointRecord> {
-    const record = await this.storage.webhookEndpoints.get(workspaceId, id, admission);
+  private async record(scope: WorkspaceScope, id: string): Promise<WebhookEndpointRecord> {
+    const record = await this.storage.webhookEndpoints.get(scope, id);
     if (!record) throw ParleyError.notFound('webhook endpoint', id);
     return record;
   }

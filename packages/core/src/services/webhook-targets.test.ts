@@ -4,6 +4,8 @@ import type { HostResolver } from '../ports/webhook-targets.js';
 import { StaticHostResolver } from '../testing/host-resolver.js';
 import { nonPublicAddressKind, WEBHOOK_RESOLVE_TIMEOUT_MS, WebhookTargetPolicy } from './webhook-targets.js';
 
+const SCOPE = { workspaceId: 'ws' };
+
 /** URLs refused without any lookup, with the kind their reason names. */
 const REFUSED_LITERALS: Array<[string, string]> = [
   ['http://127.0.0.1/', 'loopback'],
@@ -50,7 +52,13 @@ const REFUSED_LITERALS: Array<[string, string]> = [
 ];
 
 /** Names refused without any lookup. */
-const REFUSED_NAMES = ['http://localhost/', 'http://LOCALHOST.:8080/', 'https://api.localhost/', 'http://metadata.google.internal/computeMetadata/v1/', 'http://metadata.google.internal./'];
+const REFUSED_NAMES = [
+  'http://localhost/',
+  'http://LOCALHOST.:8080/',
+  'https://api.localhost/',
+  'http://metadata.google.internal/computeMetadata/v1/',
+  'http://metadata.google.internal./',
+];
 
 /** Public literals, including the first addresses past the refused ranges. */
 const PUBLIC_LITERALS = [
@@ -79,7 +87,7 @@ afterEach(() => {
 describe('WebhookTargetPolicy', () => {
   it.each(REFUSED_LITERALS)('refuses %s as %s, without a lookup and without echoing the host', async (url, kind) => {
     const { resolver, targets } = policy();
-    const reason = await targets.refusal(url);
+    const reason = await targets.refusal(SCOPE, url);
     expect(reason).toContain(`${kind} address`);
     expect(reason).not.toContain(new URL(url).hostname.replace(/^\[|\]$/g, ''));
     expect(resolver.lookups).toEqual([]);
@@ -87,13 +95,13 @@ describe('WebhookTargetPolicy', () => {
 
   it.each(REFUSED_NAMES)('refuses the name in %s without a lookup', async (url) => {
     const { resolver, targets } = policy();
-    expect(await targets.refusal(url)).toMatch(/localhost names are loopback addresses|cloud metadata name/);
+    expect(await targets.refusal(SCOPE, url)).toMatch(/localhost names are loopback addresses|cloud metadata name/);
     expect(resolver.lookups).toEqual([]);
   });
 
   it.each(PUBLIC_LITERALS)('accepts the public address in %s', async (url) => {
     const { resolver, targets } = policy();
-    expect(await targets.refusal(url)).toBeNull();
+    expect(await targets.refusal(SCOPE, url)).toBeNull();
     expect(resolver.lookups).toEqual([]);
   });
 
@@ -105,25 +113,38 @@ describe('WebhookTargetPolicy', () => {
       'mapped.example.com': ['::ffff:169.254.169.254'],
       'garbled.example.com': ['not-an-address'],
     });
-    expect(await targets.refusal('https://internal.example.com/hook')).toContain('the host name resolves to a private address');
-    expect(await targets.refusal('https://mixed.example.com/')).toContain('resolves to a loopback address');
-    expect(await targets.refusal('https://v6.example.com/')).toContain('resolves to a private address');
-    expect(await targets.refusal('https://mapped.example.com/')).toContain('resolves to a cloud metadata address');
-    expect(await targets.refusal('https://garbled.example.com/')).toContain('resolves to a reserved address');
-    expect(resolver.lookups).toEqual(['internal.example.com', 'mixed.example.com', 'v6.example.com', 'mapped.example.com', 'garbled.example.com']);
+    expect(await targets.refusal(SCOPE, 'https://internal.example.com/hook')).toContain(
+      'the host name resolves to a private address',
+    );
+    expect(await targets.refusal(SCOPE, 'https://mixed.example.com/')).toContain('resolves to a loopback address');
+    expect(await targets.refusal(SCOPE, 'https://v6.example.com/')).toContain('resolves to a private address');
+    expect(await targets.refusal(SCOPE, 'https://mapped.example.com/')).toContain(
+      'resolves to a cloud metadata address',
+    );
+    expect(await targets.refusal(SCOPE, 'https://garbled.example.com/')).toContain('resolves to a reserved address');
+    expect(resolver.lookups).toEqual([
+      'internal.example.com',
+      'mixed.example.com',
+      'v6.example.com',
+      'mapped.example.com',
+      'garbled.example.com',
+    ]);
   });
 
   it('accepts a name with only public addresses, none at all, or that does not resolve', async () => {
-    const { resolver, targets } = policy({ 'public.example.com': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'], 'empty.example.com': [] });
-    expect(await targets.refusal('https://public.example.com/hook')).toBeNull();
-    expect(await targets.refusal('https://empty.example.com/hook')).toBeNull();
-    expect(await targets.refusal('https://unknown.example.com/hook')).toBeNull();
+    const { resolver, targets } = policy({
+      'public.example.com': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
+      'empty.example.com': [],
+    });
+    expect(await targets.refusal(SCOPE, 'https://public.example.com/hook')).toBeNull();
+    expect(await targets.refusal(SCOPE, 'https://empty.example.com/hook')).toBeNull();
+    expect(await targets.refusal(SCOPE, 'https://unknown.example.com/hook')).toBeNull();
     expect(resolver.lookups).toEqual(['public.example.com', 'empty.example.com', 'unknown.example.com']);
   });
 
   it('resolves a fully qualified name as written, trailing dot included', async () => {
     const { resolver, targets } = policy({ 'internal.example.com.': ['192.168.0.2'] });
-    expect(await targets.refusal('https://internal.example.com./')).toContain('private address');
+    expect(await targets.refusal(SCOPE, 'https://internal.example.com./')).toContain('private address');
     expect(resolver.lookups).toEqual(['internal.example.com.']);
   });
 
@@ -133,7 +154,7 @@ describe('WebhookTargetPolicy', () => {
         throw new Error('resolver broke');
       },
     };
-    expect(await new WebhookTargetPolicy({ resolver: throwing }).refusal('https://example.com/')).toBeNull();
+    expect(await new WebhookTargetPolicy({ resolver: throwing }).refusal(SCOPE, 'https://example.com/')).toBeNull();
   });
 
   it('waits at most 2 s for a name, then accepts it and ignores a late private answer', async () => {
@@ -141,7 +162,7 @@ describe('WebhookTargetPolicy', () => {
     let answer: (addresses: string[]) => void = () => {};
     const slow: HostResolver = { resolve: () => new Promise((resolve) => (answer = resolve)) };
     const settled = vi.fn();
-    void new WebhookTargetPolicy({ resolver: slow }).refusal('https://slow.example.com/').then(settled);
+    void new WebhookTargetPolicy({ resolver: slow }).refusal(SCOPE, 'https://slow.example.com/').then(settled);
     await vi.advanceTimersByTimeAsync(WEBHOOK_RESOLVE_TIMEOUT_MS - 1);
     expect(settled).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
@@ -155,16 +176,26 @@ describe('WebhookTargetPolicy', () => {
   it('takes its deadline from resolveTimeoutMs, and an answer within it counts', async () => {
     const hanging: HostResolver = { resolve: () => new Promise(() => {}) };
     const started = performance.now();
-    expect(await new WebhookTargetPolicy({ resolver: hanging, resolveTimeoutMs: 20 }).refusal('https://slow.example.com/')).toBeNull();
+    expect(
+      await new WebhookTargetPolicy({ resolver: hanging, resolveTimeoutMs: 20 }).refusal(
+        SCOPE,
+        'https://slow.example.com/',
+      ),
+    ).toBeNull();
     expect(performance.now() - started).toBeLessThan(1_000);
     const prompt: HostResolver = { resolve: () => new Promise((resolve) => setTimeout(resolve, 5, ['10.0.0.1'])) };
-    expect(await new WebhookTargetPolicy({ resolver: prompt, resolveTimeoutMs: 1_000 }).refusal('https://slow.example.com/')).toContain('private address');
+    expect(
+      await new WebhookTargetPolicy({ resolver: prompt, resolveTimeoutMs: 1_000 }).refusal(
+        SCOPE,
+        'https://slow.example.com/',
+      ),
+    ).toContain('private address');
   });
 
   it('with allowPrivate accepts everything and resolves nothing', async () => {
     const { resolver, targets } = policy({ 'internal.example.com': ['10.1.2.3'] }, { allowPrivate: true });
     for (const url of [...REFUSED_LITERALS.map(([url]) => url), ...REFUSED_NAMES, 'https://internal.example.com/']) {
-      expect(await targets.refusal(url), url).toBeNull();
+      expect(await targets.refusal(SCOPE, url), url).toBeNull();
     }
     expect(resolver.lookups).toEqual([]);
   });

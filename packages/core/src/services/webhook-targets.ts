@@ -4,6 +4,7 @@
  * (a webhook pointed at the server's own network or a cloud metadata service).
  */
 import ipaddr from 'ipaddr.js';
+import type { WorkspaceScope } from '../ports/scope.js';
 import { systemHostResolver, type HostResolver } from '../ports/webhook-targets.js';
 
 /** How long registration waits for a host name to resolve, in ms (docs/events-and-webhooks.md). */
@@ -15,12 +16,19 @@ export interface WebhookTargetOptions {
   allowPrivate?: boolean;
   /** Where host names are resolved (default {@link systemHostResolver}). */
   resolver?: HostResolver;
+  /**
+   * How a check made for `scope` resolves a name (default `resolver`'s): `createCore` makes it
+   * wait for the scope's pending rate-limit decision, so a refused request resolves nothing
+   * (rate-limit/admit-first.ts).
+   */
+  lookup?: (scope: WorkspaceScope, host: string) => Promise<string[]>;
   /** How long to wait for `resolver`, in ms (default {@link WEBHOOK_RESOLVE_TIMEOUT_MS}). */
   resolveTimeoutMs?: number;
 }
 
 /** Why an address is not a public one, as it reads in "a … address". */
-export type NonPublicAddressKind = 'loopback' | 'private' | 'link-local' | 'shared (CGNAT)' | 'unspecified' | 'cloud metadata' | 'reserved';
+export type NonPublicAddressKind =
+  'loopback' | 'private' | 'link-local' | 'shared (CGNAT)' | 'unspecified' | 'cloud metadata' | 'reserved';
 
 /** ipaddr.js range names (`range()`) and what they are here; any range not listed is `reserved`. */
 const KIND_OF_RANGE: Partial<Record<string, NonPublicAddressKind | null>> = {
@@ -72,12 +80,13 @@ const UNLESS = 'Private targets are refused unless private webhook URLs are allo
  */
 export class WebhookTargetPolicy {
   private readonly allowPrivate: boolean;
-  private readonly resolver: HostResolver;
+  private readonly lookup: (scope: WorkspaceScope, host: string) => Promise<string[]>;
   private readonly resolveTimeoutMs: number;
 
   constructor(options: WebhookTargetOptions = {}) {
     this.allowPrivate = options.allowPrivate ?? false;
-    this.resolver = options.resolver ?? systemHostResolver;
+    const resolver = options.resolver ?? systemHostResolver;
+    this.lookup = options.lookup ?? ((_scope, host) => resolver.resolve(host));
     this.resolveTimeoutMs = options.resolveTimeoutMs ?? WEBHOOK_RESOLVE_TIMEOUT_MS;
   }
 
@@ -89,30 +98,35 @@ export class WebhookTargetPolicy {
    * resolve to any non-public address. A name that does not resolve, or not within
    * `resolveTimeoutMs`, is accepted: DNS may be down, and the delivery-side check still applies.
    */
-  async refusal(url: string): Promise<string | null> {
+  async refusal(scope: WorkspaceScope, url: string): Promise<string | null> {
     if (this.allowPrivate) return null;
     const hostname = new URL(url).hostname;
     const literal = literalAddress(hostname);
     if (literal !== undefined) {
       const kind = nonPublicAddressKind(literal);
-      return kind === null ? null : `Expected a public address; the host is ${article(kind)} ${kind} address. ${UNLESS}`;
+      return kind === null
+        ? null
+        : `Expected a public address; the host is ${article(kind)} ${kind} address. ${UNLESS}`;
     }
     // Compare names without the trailing dot of a fully qualified name, but resolve them as
     // written: without the dot, search domains apply, exactly as when a delivery connects.
     const name = hostname.replace(/\.$/, '');
-    if (name === 'localhost' || name.endsWith('.localhost')) return `Expected a public address; localhost names are loopback addresses (RFC 6761). ${UNLESS}`;
+    if (name === 'localhost' || name.endsWith('.localhost'))
+      return `Expected a public address; localhost names are loopback addresses (RFC 6761). ${UNLESS}`;
     if (METADATA_NAMES.has(name)) return `Expected a public address; the host is a cloud metadata name. ${UNLESS}`;
-    const addresses = await this.resolve(hostname);
+    const addresses = await this.resolve(scope, hostname);
     const kind = addresses.map(nonPublicAddressKind).find((found) => found !== null);
-    return kind === undefined || kind === null ? null : `Expected a public address; the host name resolves to ${article(kind)} ${kind} address. ${UNLESS}`;
+    return kind === undefined || kind === null
+      ? null
+      : `Expected a public address; the host name resolves to ${article(kind)} ${kind} address. ${UNLESS}`;
   }
 
   /** The name's addresses; `[]` when it fails to resolve or takes longer than the deadline. */
-  private async resolve(hostname: string): Promise<string[]> {
+  private async resolve(scope: WorkspaceScope, hostname: string): Promise<string[]> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<string[]>((resolve) => (timer = setTimeout(resolve, this.resolveTimeoutMs, [])));
     const lookup = Promise.resolve()
-      .then(() => this.resolver.resolve(hostname))
+      .then(() => this.lookup(scope, hostname))
       .catch(() => []);
     try {
       return await Promise.race([lookup, deadline]);

@@ -6,7 +6,7 @@ import type { DomainEvent } from '../types.js';
 export async function recordedEvents(storage: Storage, workspaceId = 'ws1'): Promise<DomainEvent[]> {
   const events: DomainEvent[] = [];
   for (;;) {
-    const page = await storage.events.list(workspaceId, { after: events.at(-1)?.id, limit: 100 });
+    const page = await storage.events.list({ workspaceId }, { after: events.at(-1)?.id, limit: 100 });
     if (!page) throw new Error('The event log lost its own cursor.');
     events.push(...page.events);
     if (!page.hasMore) return events;

@@ -44,7 +44,11 @@ async function openApiKeys(factory: ApiKeyStoreFactory): Promise<OpenedFixture<A
  * Registers the contract tests of `ports/api-keys.ts` (findByHash, insert, upsert, list, revoke) with
  * the caller's test runner, e.g. `runApiKeyStoreContract({ describe, it, expect }, () => new MemoryApiKeyStore())`.
  */
-export function runApiKeyStoreContract(t: ContractTestApi, factory: ApiKeyStoreFactory, options: ApiKeyStoreContractOptions = {}): void {
+export function runApiKeyStoreContract(
+  t: ContractTestApi,
+  factory: ApiKeyStoreFactory,
+  options: ApiKeyStoreContractOptions = {},
+): void {
   const { expect } = t;
   const open = () => openApiKeys(factory);
   contractGroup(t, 'api keys', open, options.skip ?? [], (test) => {
@@ -102,7 +106,9 @@ export function runApiKeyStoreContract(t: ContractTestApi, factory: ApiKeyStoreF
     });
 
     test('upsert stores a key exactly once when 25 upserts of it race', async (store) => {
-      const racing = Array.from({ length: 25 }, (_, index) => key('race', 'ws_a', index, { keyId: `key_race_${index}` }));
+      const racing = Array.from({ length: 25 }, (_, index) =>
+        key('race', 'ws_a', index, { keyId: `key_race_${index}` }),
+      );
       const results = await Promise.all(racing.map((candidate) => store.upsert(candidate)));
       expect(results.filter((result) => result.outcome === 'created')).toHaveLength(1);
       const [stored, ...more] = await store.list();
@@ -114,7 +120,12 @@ export function runApiKeyStoreContract(t: ContractTestApi, factory: ApiKeyStoreF
     test('upsert updates plan, scopes and limit in place, keeping key id and creation time; a dropped limit disappears', async (store) => {
       const first = key('regrant', 'ws_a', 0);
       await store.upsert(first);
-      const changed = key('regrant', 'ws_a', 9, { keyId: 'key_other', plan: 'enterprise', scopes: [], limitPerHour: 5000 });
+      const changed = key('regrant', 'ws_a', 9, {
+        keyId: 'key_other',
+        plan: 'enterprise',
+        scopes: [],
+        limitPerHour: 5000,
+      });
       const expected = { ...changed, keyId: first.keyId, createdAt: first.createdAt };
       expect(await store.upsert(changed)).toEqual({ outcome: 'updated', record: expected });
       expect(await store.findByHash(first.hash)).toEqual(expected);
@@ -137,7 +148,9 @@ export function runApiKeyStoreContract(t: ContractTestApi, factory: ApiKeyStoreF
 
     test('upsert ends in one consistent record when different grants of one key race', async (store) => {
       await store.upsert(key('fight', 'ws_a', 0));
-      const grants = ['ws_a', 'ws_b', 'ws_c', 'ws_a', 'ws_b'].map((workspaceId, index) => key('fight', workspaceId, index + 1));
+      const grants = ['ws_a', 'ws_b', 'ws_c', 'ws_a', 'ws_b'].map((workspaceId, index) =>
+        key('fight', workspaceId, index + 1),
+      );
       await Promise.all(grants.map((grant) => store.upsert(grant)));
       const all = await store.list();
       expect(all).toHaveLength(1);

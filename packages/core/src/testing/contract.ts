@@ -37,7 +37,7 @@ export type ContractTest<T> = (title: string, body: (subject: T) => Promise<void
 
 /**
  * Test registration for a group of a contract suite. A test is skipped when `skip` names its
- * group (`'plants'`) or the test itself (`'plants: <title>'`).
+ * group (`'usage'`) or the test itself (`'usage: <title>'`).
  */
 export function contractGroup<T>(
   t: ContractTestApi,

@@ -1,6 +1,12 @@
 /** @module `runDeliveryQueueContract`: the delivery queue port's contract, run by every queue adapter. */
 import { randomUUID } from 'node:crypto';
-import type { DeliveryJob, DeliveryLane, DeliveryQueue, DeliveryQueueStats, LeasedJob } from '../ports/delivery-queue.js';
+import type {
+  DeliveryJob,
+  DeliveryLane,
+  DeliveryQueue,
+  DeliveryQueueStats,
+  LeasedJob,
+} from '../ports/delivery-queue.js';
 import { contractGroup, type ContractTestApi, type OpenedFixture } from './contract.js';
 
 /** A queue under test, the instances that share its backend, and what removes its data afterwards. */
@@ -66,12 +72,18 @@ export function contractJob(n: number, overrides: Partial<DeliveryJob> = {}): De
     },
     attempt: 1,
     trigger: 'scheduled',
+    // Odd jobs carry a W3C trace context, which every test then checks comes back with the job.
+    ...(n % 2 === 1 && { traceContext: `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba9${suffix.slice(1)}-01` }),
     ...overrides,
   };
 }
 
 /** The job that follows `job` in its schedule. */
-const nextOf = (job: DeliveryJob): DeliveryJob => ({ ...job, id: `${job.id}_r${job.attempt + 1}`, attempt: job.attempt + 1 });
+const nextOf = (job: DeliveryJob): DeliveryJob => ({
+  ...job,
+  id: `${job.id}_r${job.attempt + 1}`,
+  attempt: job.attempt + 1,
+});
 
 const EMPTY: DeliveryQueueStats = { first: 0, retry: 0, scheduled: 0, leased: 0 };
 
@@ -86,7 +98,12 @@ async function drain(queue: DeliveryQueue, lane: DeliveryLane, max = 100, waitMs
 }
 
 /** Leases exactly `count` jobs from `lane`, however the adapter splits them into batches. */
-async function leaseCount(queue: DeliveryQueue, lane: DeliveryLane, count: number, waitMs = 2_000): Promise<LeasedJob[]> {
+async function leaseCount(
+  queue: DeliveryQueue,
+  lane: DeliveryLane,
+  count: number,
+  waitMs = 2_000,
+): Promise<LeasedJob[]> {
   const all: LeasedJob[] = [];
   while (all.length < count) {
     const batch = await queue.lease(lane, count - all.length, waitMs);
@@ -125,7 +142,11 @@ const ids = (leased: readonly LeasedJob[]) => leased.map((item) => item.job.id);
  * `runDeliveryQueueContract({ describe, it, expect }, ({ leaseMs }) => new MemoryDeliveryQueue({ leaseMs }))`.
  * The suite runs on the real clock: lease tests take a lease of 800 ms and wait for it to run out.
  */
-export function runDeliveryQueueContract(t: ContractTestApi, factory: DeliveryQueueFactory, options: DeliveryQueueContractOptions = {}): void {
+export function runDeliveryQueueContract(
+  t: ContractTestApi,
+  factory: DeliveryQueueFactory,
+  options: DeliveryQueueContractOptions = {},
+): void {
   const { expect } = t;
   const skip = options.skip ?? [];
   const open = async () => opener(factory);
@@ -161,7 +182,11 @@ export function runDeliveryQueueContract(t: ContractTestApi, factory: DeliveryQu
     test('hands each job to exactly one of many concurrent callers', async (queues) => {
       const { queue } = await queues.open(LONG_LEASE_MS);
       const jobs = Array.from({ length: 300 }, (_, i) => contractJob(i));
-      await Promise.all([queue.enqueue(jobs.slice(0, 100)), queue.enqueue(jobs.slice(100, 200)), queue.enqueue(jobs.slice(200))]);
+      await Promise.all([
+        queue.enqueue(jobs.slice(0, 100)),
+        queue.enqueue(jobs.slice(100, 200)),
+        queue.enqueue(jobs.slice(200)),
+      ]);
       const workers = Array.from({ length: 25 }, (_, i) => drain(queue, 'first', 1 + (i % 5), 20));
       const leased = (await Promise.all(workers)).flat();
       expect(ids(leased).sort()).toEqual(jobs.map((job) => job.id).sort());
@@ -267,7 +292,11 @@ export function runDeliveryQueueContract(t: ContractTestApi, factory: DeliveryQu
 
     test('refuses a max below 1 or not an integer, and a negative waitMs', async (queues) => {
       const { queue } = await queues.open(LONG_LEASE_MS);
-      for (const [max, waitMs] of [[0, 0], [1.5, 0], [1, -1]] as const) {
+      for (const [max, waitMs] of [
+        [0, 0],
+        [1.5, 0],
+        [1, -1],
+      ] as const) {
         expect((await rejection(() => queue.lease('first', max, waitMs))) instanceof RangeError).toBe(true);
       }
     });
@@ -309,13 +338,14 @@ export function runDeliveryQueueContract(t: ContractTestApi, factory: DeliveryQu
       await queue.enqueue([job]);
       const [leased] = await queue.lease('first', 1, 0);
       const dueAt = Date.now() + 60_000;
-      await Promise.all(Array.from({ length: 10 }, (_, i) => queue.retry(leased!, { ...nextOf(job), id: `${job.id}_${i}` }, dueAt)));
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) => queue.retry(leased!, { ...nextOf(job), id: `${job.id}_${i}` }, dueAt)),
+      );
       expect(await queue.stats()).toEqual({ ...EMPTY, scheduled: 1 });
       await queue.ack(leased!);
       expect(await queue.stats()).toEqual({ ...EMPTY, scheduled: 1 });
       expect(await queue.lease('first', 1, SHORT_LEASE_MS + 400)).toEqual([]);
     });
-
   });
 
   contractGroup(t, 'delivery queue instances', open, skip, (test) => {

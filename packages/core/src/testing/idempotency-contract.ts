@@ -14,9 +14,15 @@ export interface IdempotencyStoreFixture {
   cleanup?(): Promise<void>;
 }
 
+const WS1 = { workspaceId: 'ws1' };
+const WS2 = { workspaceId: 'ws2' };
 const LEASE_MS = 60_000;
 const TTL_MS = 86_400_000;
-const RESPONSE: IdempotentResponse = { status: 201, contentType: 'application/json', body: '{"id":"agt_1","name":"Ünïcode ✓"}' };
+const RESPONSE: IdempotentResponse = {
+  status: 201,
+  contentType: 'application/json',
+  body: '{"id":"agt_1","name":"Ünïcode ✓"}',
+};
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -45,66 +51,99 @@ export function runIdempotencyStoreContract(
   contractGroup(t, 'idempotency', open, options.skip ?? [], (test) => {
     test('the first claim wins; a repeat is in_progress, another fingerprint a mismatch', async (store) => {
       const k = key('first');
-      const first = await store.claim('ws1', k, 'fp-a', LEASE_MS);
+      const first = await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS });
       expect(first.outcome).toBe('claimed');
       expect(typeof tokenOf(first)).toBe('string');
-      expect(await store.claim('ws1', k, 'fp-a', LEASE_MS)).toEqual({ outcome: 'in_progress' });
-      expect(await store.claim('ws1', k, 'fp-b', LEASE_MS)).toEqual({ outcome: 'mismatch' });
+      expect(await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS })).toEqual({
+        outcome: 'in_progress',
+      });
+      expect(await store.claim(WS1, { key: k, fingerprint: 'fp-b', leaseMs: LEASE_MS })).toEqual({
+        outcome: 'mismatch',
+      });
     });
 
     test('a completed key replays its response to the same fingerprint, and is a mismatch for another', async (store) => {
       const k = key('complete');
-      const token = tokenOf(await store.claim('ws1', k, 'fp-a', LEASE_MS));
-      expect(await store.complete('ws1', k, token, RESPONSE, TTL_MS)).toBe(true);
-      expect(await store.claim('ws1', k, 'fp-a', LEASE_MS)).toEqual({ outcome: 'replay', response: RESPONSE });
-      expect(await store.claim('ws1', k, 'fp-a', LEASE_MS)).toEqual({ outcome: 'replay', response: RESPONSE });
-      expect(await store.claim('ws1', k, 'fp-b', LEASE_MS)).toEqual({ outcome: 'mismatch' });
+      const token = tokenOf(await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS }));
+      expect(await store.complete(WS1, { key: k, token, response: RESPONSE, ttlMs: TTL_MS })).toBe(true);
+      expect(await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS })).toEqual({
+        outcome: 'replay',
+        response: RESPONSE,
+      });
+      expect(await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS })).toEqual({
+        outcome: 'replay',
+        response: RESPONSE,
+      });
+      expect(await store.claim(WS1, { key: k, fingerprint: 'fp-b', leaseMs: LEASE_MS })).toEqual({
+        outcome: 'mismatch',
+      });
       const empty: IdempotentResponse = { status: 200, contentType: null, body: '' };
       const other = key('empty');
-      expect(await store.complete('ws1', other, tokenOf(await store.claim('ws1', other, 'fp', LEASE_MS)), empty, TTL_MS)).toBe(true);
-      expect(await store.claim('ws1', other, 'fp', LEASE_MS)).toEqual({ outcome: 'replay', response: empty });
+      expect(
+        await store.complete(WS1, {
+          key: other,
+          token: tokenOf(await store.claim(WS1, { key: other, fingerprint: 'fp', leaseMs: LEASE_MS })),
+          response: empty,
+          ttlMs: TTL_MS,
+        }),
+      ).toBe(true);
+      expect(await store.claim(WS1, { key: other, fingerprint: 'fp', leaseMs: LEASE_MS })).toEqual({
+        outcome: 'replay',
+        response: empty,
+      });
     });
 
     test('a released key is free again; complete and release need the owning token', async (store) => {
       const k = key('release');
-      const token = tokenOf(await store.claim('ws1', k, 'fp-a', LEASE_MS));
-      expect(await store.release('ws1', k, 'not-the-token')).toBe(false);
-      expect(await store.complete('ws1', k, 'not-the-token', RESPONSE, TTL_MS)).toBe(false);
-      expect(await store.claim('ws1', k, 'fp-a', LEASE_MS)).toEqual({ outcome: 'in_progress' });
-      expect(await store.release('ws1', k, token)).toBe(true);
-      expect(await store.release('ws1', k, token)).toBe(false);
-      expect((await store.claim('ws1', k, 'fp-b', LEASE_MS)).outcome).toBe('claimed');
+      const token = tokenOf(await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS }));
+      expect(await store.release(WS1, { key: k, token: 'not-the-token' })).toBe(false);
+      expect(await store.complete(WS1, { key: k, token: 'not-the-token', response: RESPONSE, ttlMs: TTL_MS })).toBe(
+        false,
+      );
+      expect(await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS })).toEqual({
+        outcome: 'in_progress',
+      });
+      expect(await store.release(WS1, { key: k, token })).toBe(true);
+      expect(await store.release(WS1, { key: k, token })).toBe(false);
+      expect((await store.claim(WS1, { key: k, fingerprint: 'fp-b', leaseMs: LEASE_MS })).outcome).toBe('claimed');
     });
 
     test('workspaces are apart: the same key in another workspace is its own', async (store) => {
       const k = key('tenancy');
-      const token = tokenOf(await store.claim('ws1', k, 'fp-a', LEASE_MS));
-      await store.complete('ws1', k, token, RESPONSE, TTL_MS);
-      expect((await store.claim('ws2', k, 'fp-b', LEASE_MS)).outcome).toBe('claimed');
+      const token = tokenOf(await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS }));
+      await store.complete(WS1, { key: k, token, response: RESPONSE, ttlMs: TTL_MS });
+      expect((await store.claim(WS2, { key: k, fingerprint: 'fp-b', leaseMs: LEASE_MS })).outcome).toBe('claimed');
     });
 
     test('20 concurrent claims of one key: exactly one is claimed, the others in_progress', async (store) => {
       const k = key('concurrent');
-      const claims = await Promise.all(Array.from({ length: 20 }, () => store.claim('ws1', k, 'fp-a', LEASE_MS)));
+      const claims = await Promise.all(
+        Array.from({ length: 20 }, () => store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS })),
+      );
       expect(claims.filter((claim) => claim.outcome === 'claimed')).toHaveLength(1);
       expect(claims.filter((claim) => claim.outcome === 'in_progress')).toHaveLength(19);
     });
 
     test('an expired lease frees the key, and the old token can no longer complete it', async (store) => {
       const k = key('lease');
-      const stale = tokenOf(await store.claim('ws1', k, 'fp-a', 50));
+      const stale = tokenOf(await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: 50 }));
       await sleep(150);
-      const fresh = tokenOf(await store.claim('ws1', k, 'fp-a', LEASE_MS));
+      const fresh = tokenOf(await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS }));
       expect(fresh).not.toBe(stale);
-      expect(await store.complete('ws1', k, stale, RESPONSE, TTL_MS)).toBe(false);
-      expect(await store.complete('ws1', k, fresh, RESPONSE, TTL_MS)).toBe(true);
+      expect(await store.complete(WS1, { key: k, token: stale, response: RESPONSE, ttlMs: TTL_MS })).toBe(false);
+      expect(await store.complete(WS1, { key: k, token: fresh, response: RESPONSE, ttlMs: TTL_MS })).toBe(true);
     });
 
     test('a kept response expires after ttlMs', async (store) => {
       const k = key('ttl');
-      await store.complete('ws1', k, tokenOf(await store.claim('ws1', k, 'fp-a', LEASE_MS)), RESPONSE, 50);
+      await store.complete(WS1, {
+        key: k,
+        token: tokenOf(await store.claim(WS1, { key: k, fingerprint: 'fp-a', leaseMs: LEASE_MS })),
+        response: RESPONSE,
+        ttlMs: 50,
+      });
       await sleep(150);
-      expect((await store.claim('ws1', k, 'fp-b', LEASE_MS)).outcome).toBe('claimed');
+      expect((await store.claim(WS1, { key: k, fingerprint: 'fp-b', leaseMs: LEASE_MS })).outcome).toBe('claimed');
     });
   });
 }

@@ -117,7 +117,7 @@ export function runRateLimitStoreContract(
       const model = new Map<string, number | null>();
       // A fixed pseudo-random walk (LCG) so every run and every adapter sees the same script.
       let seed = 42;
-      const next = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) % n);
+      const next = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) % n;
       let offset = 0;
       for (let step = 0; step < 300; step++) {
         offset += [0, 1, 999, 8_571, 8_572, 12_000, 30_000][next(7)]!;
@@ -125,7 +125,10 @@ export function runRateLimitStoreContract(
         const rule = [SMALL, ODD, FREE][step < 150 ? keys.indexOf(k) : next(3)]!;
         const expected = gcra(model.get(k) ?? null, rule, now + offset);
         if (expected.tat !== null) model.set(k, expected.tat);
-        expect({ step, decision: await store.hit(k, rule, now + offset) }).toEqual({ step, decision: expected.decision });
+        expect({ step, decision: await store.hit(k, rule, now + offset) }).toEqual({
+          step,
+          decision: expected.decision,
+        });
       }
     });
 

@@ -49,7 +49,10 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     waitFor(count, timeoutMs = 10_000) {
       if (receiver.received.length >= count) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver got ${receiver.received.length} of ${count} requests in ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${receiver.received.length} of ${count} requests in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
       });
     },
@@ -108,7 +111,11 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         response.on('close', () => open.delete(response));
         return;
       }
-      const { status, headers, body: text } = typeof answer === 'number' ? { status: answer, headers: {}, body: '' } : answer;
+      const {
+        status,
+        headers,
+        body: text,
+      } = typeof answer === 'number' ? { status: answer, headers: {}, body: '' } : answer;
       response.writeHead(status, headers).end(text ?? '');
     });
   });
@@ -120,11 +127,19 @@ export async function startReceiver(port = 0): Promise<Receiver> {
 
 /** The headers `standardwebhooks`' `Webhook.verify` reads. */
 export function verifyHeaders(received: ReceivedWebhook): Record<string, string> {
-  return { 'webhook-id': received.id, 'webhook-timestamp': received.timestamp, 'webhook-signature': received.signature };
+  return {
+    'webhook-id': received.id,
+    'webhook-timestamp': received.timestamp,
+    'webhook-signature': received.signature,
+  };
 }
 
 /** Polls `check` every 20 ms until it returns true (rejects after `timeoutMs`, default 10 s). */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);

@@ -1,5 +1,11 @@
 /** @module A language model that answers from a script: replies without a provider, in tests. */
-import type { FinishReason, LanguageModel, ModelRequest, ModelStreamPart, TokenUsage } from '../ports/language-model.js';
+import type {
+  FinishReason,
+  LanguageModel,
+  ModelRequest,
+  ModelStreamPart,
+  TokenUsage,
+} from '../ports/language-model.js';
 import type { ToolCall } from '../types.js';
 
 /**
@@ -29,7 +35,9 @@ export interface ScriptedModel extends LanguageModel {
  * A model that answers each generation with the next turn of `turns` (the last turn repeats once
  * the script is used up), or with `turns(request, index)` when a function is given.
  */
-export function scriptedModel(turns: readonly ScriptedTurn[] | ((request: ModelRequest, index: number) => ScriptedTurn)): ScriptedModel {
+export function scriptedModel(
+  turns: readonly ScriptedTurn[] | ((request: ModelRequest, index: number) => ScriptedTurn),
+): ScriptedModel {
   const requests: Array<Omit<ModelRequest, 'signal'>> = [];
   return {
     requests,
@@ -44,7 +52,12 @@ export function scriptedModel(turns: readonly ScriptedTurn[] | ((request: ModelR
         yield { type: 'text-delta', delta };
       }
       for (const toolCall of turn.toolCalls ?? []) {
-        yield { type: 'tool-call-delta', toolCallId: toolCall.id, toolName: toolCall.name, argumentsDelta: JSON.stringify(toolCall.arguments) };
+        yield {
+          type: 'tool-call-delta',
+          toolCallId: toolCall.id,
+          toolName: toolCall.name,
+          argumentsDelta: JSON.stringify(toolCall.arguments),
+        };
         yield { type: 'tool-call', toolCall: structuredClone(toolCall) };
       }
       signal?.throwIfAborted();

@@ -24,9 +24,23 @@ export class WebhookFanOut implements OutboxConsumer {
     const jobs: DeliveryJob[] = [];
     for (const event of batch.events) {
       let endpoints = endpointsOf.get(event.type);
-      if (!endpoints) endpointsOf.set(event.type, (endpoints = this.storage.webhookEndpoints.subscribed(batch.workspaceId, event.type)));
+      if (!endpoints)
+        endpointsOf.set(
+          event.type,
+          (endpoints = this.storage.webhookEndpoints.subscribed({ workspaceId: batch.workspaceId }, event.type)),
+        );
+      // Each attempt joins the trace the event was recorded in (docs/observability.md#traces).
+      const traceContext = batch.traceContexts?.[event.id];
       for (const endpoint of await endpoints) {
-        jobs.push({ id: randomUUID(), workspaceId: batch.workspaceId, endpointId: endpoint.id, event, attempt: 1, trigger: 'scheduled' });
+        jobs.push({
+          id: randomUUID(),
+          workspaceId: batch.workspaceId,
+          endpointId: endpoint.id,
+          event,
+          attempt: 1,
+          trigger: 'scheduled',
+          ...(traceContext !== undefined && { traceContext }),
+        });
       }
     }
     if (jobs.length > 0) await this.queue.enqueue(jobs);

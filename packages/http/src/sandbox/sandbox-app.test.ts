@@ -2,8 +2,9 @@
 import { memoryAdapters } from '@parley/adapter-memory';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../logger.js';
+import { createLogger } from '../app/logger.js';
 import { harness, json } from '../test-support/harness.js';
+import { plantStoreFor } from './plant-store-for.js';
 import { createSandboxApp } from './sandbox-app.js';
 
 const flat = { error: expect.any(Number), message: expect.any(String) };
@@ -15,7 +16,8 @@ describe('/sandbox (plants-openapi.json)', () => {
     expect(all.status).toBe(200);
     const plants = await json(all);
     expect(plants.length).toBeGreaterThan(2);
-    for (const plant of plants) expect(plant).toEqual({ id: expect.any(Number), name: expect.any(String), tag: expect.any(String) });
+    for (const plant of plants)
+      expect(plant).toEqual({ id: expect.any(Number), name: expect.any(String), tag: expect.any(String) });
     expect(await json(await h.call('GET', '/sandbox/plants?limit=2'))).toEqual(plants.slice(0, 2));
     expect(await json(await h.call('GET', '/sandbox/plants?limit=0'))).toEqual([]);
     expect(await json(await h.call('GET', '/sandbox/plants?limit=2147483647'))).toEqual(plants);
@@ -33,7 +35,11 @@ describe('/sandbox (plants-openapi.json)', () => {
     const created = await h.call('POST', '/sandbox/plants', { json: { id: 100, name: 'Fern', tag: 'houseplant' } });
     expect(created.status).toBe(200);
     expect(await json(created)).toEqual({ id: 100, name: 'Fern', tag: 'houseplant' });
-    expect(await json(await h.call('GET', '/sandbox/plants'))).toContainEqual({ id: 100, name: 'Fern', tag: 'houseplant' });
+    expect(await json(await h.call('GET', '/sandbox/plants'))).toContainEqual({
+      id: 100,
+      name: 'Fern',
+      tag: 'houseplant',
+    });
     const taken = await h.call('POST', '/sandbox/plants', { json: { id: 100, name: 'Fern again' } });
     expect(taken.status).toBe(409);
     expect(await json(taken)).toEqual({ error: 409, message: expect.any(String) });
@@ -54,8 +60,14 @@ describe('/sandbox (plants-openapi.json)', () => {
     const deleted = await h.call('DELETE', '/sandbox/plants/1');
     expect(deleted.status).toBe(204);
     expect(await deleted.text()).toBe('');
-    expect(await json(await h.call('DELETE', '/sandbox/plants/1'))).toEqual({ error: 404, message: expect.any(String) });
-    expect(await json(await h.call('DELETE', '/sandbox/plants/abc'))).toEqual({ error: 400, message: expect.any(String) });
+    expect(await json(await h.call('DELETE', '/sandbox/plants/1'))).toEqual({
+      error: 404,
+      message: expect.any(String),
+    });
+    expect(await json(await h.call('DELETE', '/sandbox/plants/abc'))).toEqual({
+      error: 400,
+      message: expect.any(String),
+    });
   });
 
   it('plants are per workspace', async () => {
@@ -70,12 +82,24 @@ describe('/sandbox (plants-openapi.json)', () => {
       [await h.call('GET', '/sandbox/plants', { key: null }), 401],
       [await h.call('GET', '/sandbox/plants', { key: 'unknown-key' }), 401],
       [await h.call('GET', '/sandbox/plants', { key: await h.keyWith(['agents:read']) }), 403],
-      [await h.call('POST', '/sandbox/plants', { key: await h.keyWith(['plants:read']), json: { id: 9, name: 'x' } }), 403],
+      [
+        await h.call('POST', '/sandbox/plants', { key: await h.keyWith(['plants:read']), json: { id: 9, name: 'x' } }),
+        403,
+      ],
       [await h.call('GET', '/sandbox/trees'), 404],
       [await h.call('PUT', '/sandbox/plants'), 405],
       [await h.call('POST', '/sandbox/plants', { json: { id: 9, name: 'x'.repeat(64) } }), 413],
-      [await h.call('POST', '/sandbox/plants', { raw: 'id=9', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }), 415],
-      [await h.call('POST', '/sandbox/plants', { raw: '{"id":', headers: { 'Content-Type': 'application/json' } }), 400],
+      [
+        await h.call('POST', '/sandbox/plants', {
+          raw: 'id=9',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        }),
+        415,
+      ],
+      [
+        await h.call('POST', '/sandbox/plants', { raw: '{"id":', headers: { 'Content-Type': 'application/json' } }),
+        400,
+      ],
     ];
     for (const [response, status] of cases) {
       expect(response.status).toBe(status);
@@ -87,7 +111,7 @@ describe('/sandbox (plants-openapi.json)', () => {
 
   it('an unexpected failure is a flat 500 without internals', async () => {
     const adapters = memoryAdapters();
-    adapters.storage.plants.list = async () => {
+    plantStoreFor(adapters).list = async () => {
       throw new Error('disk on fire under /var/lib/parley');
     };
     const h = await harness({}, adapters);

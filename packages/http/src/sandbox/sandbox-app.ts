@@ -1,24 +1,27 @@
 /** @module The plants sandbox (plants-openapi.json, docs/sandbox.md) as a Hono app of its own. */
+import { assertStorableStrings, type Core } from '@parley/core';
+import { Hono, type MiddlewareHandler } from 'hono';
+import * as v from 'valibot';
+import type { ParleyEnv } from '../app/env.js';
+import { createLogger, type Logger } from '../app/logger.js';
+import { bearerAuth } from '../app/middleware/bearer-auth.js';
+import { errorHandler } from '../app/middleware/error-handler.js';
+import { jsonBody } from '../app/middleware/json-body.js';
+import { rateLimit } from '../app/middleware/rate-limit.js';
+import { documentAndRequireScope } from '../app/openapi/operation.js';
+import { answerUnmatched } from '../app/routes/fallback.js';
+import { json, respond } from '../app/response.js';
 import {
   PlantCreateSchema,
   PlantIdSchema,
   PlantListQuerySchema,
   PlantSchema,
-  type Core,
   type PlantCreateInput,
   type PlantListQuery,
-} from '@parley/core';
-import { Hono, type MiddlewareHandler } from 'hono';
-import * as v from 'valibot';
-import type { ParleyEnv } from '../env.js';
-import { createLogger, type Logger } from '../logger.js';
-import { bearerAuth } from '../middleware/bearer-auth.js';
-import { errorHandler } from '../middleware/error-handler.js';
-import { jsonBody } from '../middleware/json-body.js';
-import { rateLimit } from '../middleware/rate-limit.js';
-import { documentAndRequireScope } from '../openapi/operation.js';
-import { answerUnmatched } from '../routes/fallback.js';
-import { json, respond } from '../response.js';
+} from './plant-schemas.js';
+import { PlantService } from './plant-service.js';
+import { plantStoreFor } from './plant-store-for.js';
+import type { PlantStore } from './plant-store.js';
 
 const PlantArraySchema = v.array(PlantSchema);
 const byId = v.object({ id: PlantIdSchema });
@@ -35,10 +38,12 @@ export interface SandboxOptions {
    * workspace quota (the quota lives in the rate-limit store, not in the middleware).
    */
   guard?: MiddlewareHandler<ParleyEnv>[];
+  /** Where the plants are kept; default {@link plantStoreFor}`(core.adapters)`, the core's backend. */
+  store?: PlantStore;
 }
 
 /**
- * The sample plant store of plants-openapi.json over `core.plants`, mountable at any path
+ * The sample plant store of plants-openapi.json, mountable at any path
  * (`host.route('/sandbox', createSandboxApp(core))`):
  * - `GET /plants?limit=` → 200 `Plant[]` (`limit` an int32 ≥ 0, else 400), scope `plants:read`;
  * - `POST /plants` with a `NewPlant` body → 200 the plant (409 when the id is taken), scope `plants:write`;
@@ -50,6 +55,7 @@ export interface SandboxOptions {
 export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono<ParleyEnv> {
   const logger = options.logger ?? createLogger();
   const body = jsonBody({ maxBytes: options.bodyLimitBytes });
+  const plants = new PlantService(options.store ?? plantStoreFor(core.adapters));
   const sandbox = new Hono<ParleyEnv>();
   sandbox.use('*', ...(options.guard ?? [bearerAuth({ apiKeys: core.apiKeys }), rateLimit(core)]));
   sandbox
@@ -66,7 +72,7 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
         success: { status: 200, description: 'Plant response', schema: PlantArraySchema },
       }),
       async (c) => {
-        return json(c, await core.plants.list(c.get('principal').workspaceId, c.req.query() as PlantListQuery));
+        return json(c, await plants.list(c.get('principal').workspaceId, c.req.query() as PlantListQuery));
       },
     )
     .post(
@@ -85,7 +91,7 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
       body,
       async (c) => {
         // plants-openapi.json answers a created plant with 200, not 201.
-        return json(c, await core.plants.create(c.get('principal').workspaceId, c.req.valid('json') as PlantCreateInput));
+        return json(c, await plants.create(c.get('principal').workspaceId, c.req.valid('json') as PlantCreateInput));
       },
     )
     .delete(
@@ -103,7 +109,9 @@ export function createSandboxApp(core: Core, options: SandboxOptions = {}): Hono
         errors: { 400: undefined, 404: 'No plant with this id.' },
       }),
       async (c) => {
-        await core.plants.delete(c.get('principal').workspaceId, c.req.param('id'));
+        // As every `/api` route does (routes/endpoint.ts): `id: Must not contain U+0000…`.
+        assertStorableStrings(c.req.param());
+        await plants.delete(c.get('principal').workspaceId, c.req.param('id'));
         return respond(c, null, 204);
       },
     );

@@ -7,7 +7,13 @@ export interface ApiResult<T = any> {
 }
 
 /** Calls `base` + `path` with `key`, sending `json` when given. */
-export async function apiCall<T = any>(base: string, key: string, method: string, path: string, json?: unknown): Promise<ApiResult<T>> {
+export async function apiCall<T = any>(
+  base: string,
+  key: string,
+  method: string,
+  path: string,
+  json?: unknown,
+): Promise<ApiResult<T>> {
   const response = await fetch(`${base}${path}`, {
     method,
     headers: { Authorization: `Bearer ${key}`, ...(json === undefined ? {} : { 'Content-Type': 'application/json' }) },
@@ -21,7 +27,8 @@ export async function apiCall<T = any>(base: string, key: string, method: string
 export function apiFor(base: string, key: string) {
   return async <T = any>(method: string, path: string, json?: unknown, expected?: number): Promise<T> => {
     const result = await apiCall<T>(base, key, method, path, json);
-    if (expected !== undefined && result.status !== expected) throw new Error(`${method} ${path}: expected ${expected}, got ${result.status} ${JSON.stringify(result.body)}`);
+    if (expected !== undefined && result.status !== expected)
+      throw new Error(`${method} ${path}: expected ${expected}, got ${result.status} ${JSON.stringify(result.body)}`);
     return result.body;
   };
 }

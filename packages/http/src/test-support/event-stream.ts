@@ -24,7 +24,10 @@ export interface EventStreamReader {
 /** Opens `url` with `headers` and parses `text/event-stream` (WHATWG HTML "Server-sent events"). */
 export async function openEventStream(url: string, headers: Record<string, string> = {}): Promise<EventStreamReader> {
   const controller = new AbortController();
-  const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+  const response = await fetch(url, {
+    headers: { accept: 'text/event-stream', ...headers },
+    signal: controller.signal,
+  });
   const received: ReceivedEvent[] = [];
   const waiters: Array<() => void> = [];
   let cursor = 0;
@@ -44,7 +47,11 @@ export async function openEventStream(url: string, headers: Record<string, strin
           buffer = buffer.slice(newline + 1);
           if (line === '') {
             if (current.data.length > 0 || current.event) {
-              received.push({ event: current.event ?? 'message', ...(current.id !== undefined && { id: current.id }), data: current.data.join('\n') });
+              received.push({
+                event: current.event ?? 'message',
+                ...(current.id !== undefined && { id: current.id }),
+                data: current.data.join('\n'),
+              });
               notify();
             }
             current = { data: [] };
@@ -73,7 +80,8 @@ export async function openEventStream(url: string, headers: Record<string, strin
     while (cursor >= received.length) {
       if (finished) throw new Error('The stream ended.');
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`No event within ${timeoutMs} ms (received: ${received.map((e) => e.event).join(', ')}).`);
+      if (left <= 0)
+        throw new Error(`No event within ${timeoutMs} ms (received: ${received.map((e) => e.event).join(', ')}).`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         waiters.push(() => {

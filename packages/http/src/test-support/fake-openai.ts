@@ -5,8 +5,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** What the server received: the parsed JSON body and the `Authorization` header. */
+/**
+ * What the server received: the parsed JSON body and the `Authorization` header; `aborted` turns
+ * true when the client closed the connection before the answer was complete (a cancelled generation).
+ */
 export interface ChatRequest {
+  aborted: boolean;
   body: {
     model: string;
     messages: Array<{ role: string; content: unknown }>;
@@ -28,12 +32,16 @@ export interface ChatRequest {
  */
 export interface ChatAnswer {
   status?: number;
+  /** The `error.message` of an HTTP error's body (default `scripted failure <status>`). */
+  errorMessage?: string;
   deltas?: string[];
   toolCalls?: Array<{ id: string; name: string; arguments: object }>;
   finishReason?: string;
   usage?: { prompt_tokens: number; completion_tokens: number };
   delayMs?: number;
   hold?: Promise<unknown>;
+  /** After streaming `afterDeltas` of the deltas, waits for `until` before the rest (a reply paused mid-stream). */
+  pause?: { afterDeltas: number; until: Promise<unknown> };
 }
 
 /** A running fake server. */
@@ -57,7 +65,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function answer(response: ServerResponse, body: ChatRequest['body'], reply: ChatAnswer): Promise<void> {
   if (reply.status !== undefined && reply.status >= 400) {
     response.writeHead(reply.status, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ error: { message: `scripted failure ${reply.status}`, type: 'server_error' } }));
+    const message = reply.errorMessage ?? `scripted failure ${reply.status}`;
+    response.end(JSON.stringify({ error: { message, type: 'server_error' } }));
     return;
   }
   if (reply.hold) await reply.hold;
@@ -80,14 +89,27 @@ async function answer(response: ServerResponse, body: ChatRequest['body'], reply
   }
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const send = (chunk: unknown) => response.write(`data: ${JSON.stringify(chunk)}\n\n`);
-  send({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
-  for (const delta of deltas) {
+  send({
+    ...base,
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+  });
+  for (const [index, delta] of deltas.entries()) {
+    if (reply.pause && index === reply.pause.afterDeltas) await reply.pause.until;
     if (reply.delayMs) await sleep(reply.delayMs);
     if (response.destroyed) return;
-    send({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: delta }, finish_reason: null }] });
+    send({
+      ...base,
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta: { content: delta }, finish_reason: null }],
+    });
   }
   for (const [index, call] of toolCalls.entries()) {
-    const chunk = (toolCall: object) => ({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index, ...toolCall }] }, finish_reason: null }] });
+    const chunk = (toolCall: object) => ({
+      ...base,
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta: { tool_calls: [{ index, ...toolCall }] }, finish_reason: null }],
+    });
     send(chunk({ id: call.id, type: 'function', function: { name: call.name, arguments: '' } }));
     const json = JSON.stringify(call.arguments);
     for (let at = 0; at < json.length; at += 5) {
@@ -96,7 +118,12 @@ async function answer(response: ServerResponse, body: ChatRequest['body'], reply
     }
   }
   send({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: finish }] });
-  send({ ...base, object: 'chat.completion.chunk', choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } });
+  send({
+    ...base,
+    object: 'chat.completion.chunk',
+    choices: [],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  });
   response.end('data: [DONE]\n\n');
 }
 
@@ -110,7 +137,14 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         response.writeHead(404).end();
         return;
       }
-      const recorded: ChatRequest = { body: await readJson(request), authorization: request.headers.authorization };
+      const recorded: ChatRequest = {
+        body: await readJson(request),
+        authorization: request.headers.authorization,
+        aborted: false,
+      };
+      response.once('close', () => {
+        if (!response.writableFinished) recorded.aborted = true;
+      });
       const index = requests.push(recorded) - 1;
       const reply = typeof plan === 'function' ? plan(recorded, index) : (plan[Math.min(index, plan.length - 1)] ?? {});
       await answer(response, recorded.body, reply);

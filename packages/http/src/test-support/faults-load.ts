@@ -33,11 +33,18 @@ export interface FaultsLoadOptions {
 export function faultsLoad(options: FaultsLoadOptions) {
   const samples: Sample[] = [];
 
-  async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; elapsedMs: number }> {
+  async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any; elapsedMs: number }> {
     const started = Date.now();
     const response = await fetch(`${options.base()}${path}`, {
       method,
-      headers: { Authorization: `Bearer ${options.key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      headers: {
+        Authorization: `Bearer ${options.key}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(options.callTimeoutMs),
     });
@@ -51,8 +58,18 @@ export function faultsLoad(options: FaultsLoadOptions) {
     await Promise.all(
       Array.from({ length: options.clients }, async (_, index) => {
         for (let round = 0; Date.now() < until; round += 1) {
-          const created = await call('POST', '/api/agents', { name: `Load ${phase} ${index}-${round}`, description: 'Faults', model: 'modelA-4' });
-          samples.push({ phase, method: 'POST', status: created.status, elapsedMs: created.elapsedMs, ...(created.status === 201 ? { id: created.body.id } : {}) });
+          const created = await call('POST', '/api/agents', {
+            name: `Load ${phase} ${index}-${round}`,
+            description: 'Faults',
+            model: 'modelA-4',
+          });
+          samples.push({
+            phase,
+            method: 'POST',
+            status: created.status,
+            elapsedMs: created.elapsedMs,
+            ...(created.status === 201 ? { id: created.body.id } : {}),
+          });
           if (created.status === 201) {
             const read = await call('GET', `/api/agents/${created.body.id}`);
             samples.push({ phase, method: 'GET', status: read.status, elapsedMs: read.elapsedMs });
@@ -67,18 +84,28 @@ export function faultsLoad(options: FaultsLoadOptions) {
   async function recovered(phase: string): Promise<void> {
     const deadline = Date.now() + options.recoverWithinMs;
     while ((await call('GET', '/api/agents?limit=1')).status !== 200) {
-      if (Date.now() > deadline) throw new Error(`${phase}: GET /api/agents not 200 within ${options.recoverWithinMs / 1000} s`);
+      if (Date.now() > deadline)
+        throw new Error(`${phase}: GET /api/agents not 200 within ${options.recoverWithinMs / 1000} s`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const after = await load(phase, 700);
     expect(after.length, `${phase}: requests ran`).toBeGreaterThan(0);
-    expect(after.filter((sample) => sample.status >= 300), `${phase}: every request succeeds`).toEqual([]);
+    expect(
+      after.filter((sample) => sample.status >= 300),
+      `${phase}: every request succeeds`,
+    ).toEqual([]);
   }
 
   /** Every sample of `phase` answered with a 2xx or a 503, and some met the fault. */
   function failedFast(phase: string, during: Sample[]): void {
-    expect(during.filter((sample) => sample.status === 503).length, `${phase}: some requests met the fault`).toBeGreaterThan(0);
-    expect(during.filter((sample) => sample.status !== 503 && sample.status >= 300), `${phase}: only 2xx or 503`).toEqual([]);
+    expect(
+      during.filter((sample) => sample.status === 503).length,
+      `${phase}: some requests met the fault`,
+    ).toBeGreaterThan(0);
+    expect(
+      during.filter((sample) => sample.status !== 503 && sample.status >= 300),
+      `${phase}: only 2xx or 503`,
+    ).toEqual([]);
   }
 
   /** Every agent acknowledged with 201 so far reads back. */

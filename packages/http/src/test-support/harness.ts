@@ -7,9 +7,9 @@ import { createCore, type Adapters, type Core, type CoreSettings, type Scope } f
 import { StaticHostResolver } from '@parley/core/testing';
 import type { Hono } from 'hono';
 import { Writable } from 'node:stream';
-import { createApp, type AppOptions } from '../app.js';
-import type { ParleyEnv } from '../env.js';
-import { createLogger, type LogLevel, type Logger } from '../logger.js';
+import { createApp, type AppOptions } from '../app/app.js';
+import type { ParleyEnv } from '../app/env.js';
+import { createLogger, type LogLevel, type Logger } from '../app/logger.js';
 
 /** What a harness runs on: an adapter bundle. */
 export type HarnessAdapters = Adapters;
@@ -54,7 +54,11 @@ export interface CallInit {
  * An app with `options` (logging silenced unless a `logger` is given) over `given` adapters, or
  * over a fresh set from the {@link useAdapters} factory (memory by default), and a core with `settings`.
  */
-export async function harness(options: AppOptions = {}, given?: HarnessAdapters, settings: CoreSettings = {}): Promise<Harness> {
+export async function harness(
+  options: AppOptions = {},
+  given?: HarnessAdapters,
+  settings: CoreSettings = {},
+): Promise<Harness> {
   const adapters = given ?? (await makeAdapters());
   // No network in tests: webhook host names resolve from `settings.hostResolver` or not at all.
   const core = createCore(adapters, { hostResolver: new StaticHostResolver(), ...settings });
@@ -64,7 +68,8 @@ export async function harness(options: AppOptions = {}, given?: HarnessAdapters,
   await core.apiKeys.configure({ workspaceId: 'ws1', plan: 'pro' }, key);
   await core.apiKeys.configure({ workspaceId: 'ws2', plan: 'pro' }, otherKey);
   let issued = 0;
-  const keyWith = async (scopes: Array<Scope | '*'>) => (await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro', scopes }, `test-key-limited-${++issued}`)).key;
+  const keyWith = async (scopes: Array<Scope | '*'>) =>
+    (await core.apiKeys.issue({ workspaceId: 'ws1', plan: 'pro', scopes }, `test-key-limited-${++issued}`)).key;
   const call = (method: string, path: string, init: CallInit = {}) => {
     const headers: Record<string, string> = { ...init.headers };
     const bearer = init.key === undefined ? key : init.key;
@@ -75,7 +80,9 @@ export async function harness(options: AppOptions = {}, given?: HarnessAdapters,
       headers['Content-Type'] ??= 'application/json';
     }
     const stream = typeof ReadableStream !== 'undefined' && body instanceof ReadableStream;
-    return Promise.resolve(app.request(path, { method, headers, body, ...(stream ? { duplex: 'half' } : {}) } as RequestInit));
+    return Promise.resolve(
+      app.request(path, { method, headers, body, ...(stream ? { duplex: 'half' } : {}) } as RequestInit),
+    );
   };
   return { core, app, adapters, key, otherKey, keyWith, call };
 }

@@ -18,7 +18,9 @@ export function toOpenApiPath(path: string): string {
  * (`use`) and the 405/404 fallbacks, not routes; a route with middleware appears once per handler.
  */
 export function routesOf<E extends Env>(app: Hono<E>): string[] {
-  const routes = app.routes.filter((route) => route.method !== 'ALL').map((route) => `${route.method} ${toOpenApiPath(route.path)}`);
+  const routes = app.routes
+    .filter((route) => route.method !== 'ALL')
+    .map((route) => `${route.method} ${toOpenApiPath(route.path)}`);
   return [...new Set(routes)].sort();
 }
 
@@ -57,8 +59,12 @@ export function schemaValidator(document: Document): (schema: object, value: unk
   // Registered under an id so `#/components/schemas/…` references resolve against the document.
   ajv.addSchema({ $id: 'openapi', components: document.components }, 'openapi');
   return (schema, value) => {
-    const rewritten = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/')) as object;
+    const rewritten = JSON.parse(
+      JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'),
+    ) as object;
     const validate = ajv.compile(rewritten);
-    return validate(value) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''}`);
+    return validate(value)
+      ? []
+      : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''}`);
   };
 }

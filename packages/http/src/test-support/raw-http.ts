@@ -52,7 +52,8 @@ function dechunk(data: Buffer): { body: Buffer; rest: Buffer } | null {
     const lineEnd = data.indexOf('\r\n', offset);
     if (lineEnd < 0) return null;
     const size = parseInt(data.subarray(offset, lineEnd).toString('latin1'), 16);
-    if (size === 0) return data.length < lineEnd + 4 ? null : { body: Buffer.concat(chunks), rest: data.subarray(lineEnd + 4) };
+    if (size === 0)
+      return data.length < lineEnd + 4 ? null : { body: Buffer.concat(chunks), rest: data.subarray(lineEnd + 4) };
     if (data.length < lineEnd + 2 + size + 2) return null;
     chunks.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));
     offset = lineEnd + 2 + size + 2;
@@ -119,7 +120,12 @@ export function rawExchange(port: number, request: RawRequest, timeoutMs = 10_00
     socket.on('close', () => {
       clearTimeout(timer);
       if (parsed) resolve({ ...parsed, closedByServer, ...(error ? { error } : {}) });
-      else reject(new Error(`connection closed without a complete response (${error ?? 'no error'}; ${received.length} bytes received)`));
+      else
+        reject(
+          new Error(
+            `connection closed without a complete response (${error ?? 'no error'}; ${received.length} bytes received)`,
+          ),
+        );
     });
     for (const part of encode(request)) {
       if (socket.writable) socket.write(part);
@@ -144,7 +150,8 @@ export function rawResponses(port: number, bytes: string | Buffer, timeoutMs = 1
         responses.push({ ...next.response, closedByServer: true });
         rest = next.rest;
       }
-      if (responses.length === 0) reject(new Error(`no response (${received.length} bytes: ${received.toString('latin1').slice(0, 200)})`));
+      if (responses.length === 0)
+        reject(new Error(`no response (${received.length} bytes: ${received.toString('latin1').slice(0, 200)})`));
       else resolve(responses);
     });
     socket.write(bytes);

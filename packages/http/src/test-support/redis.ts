@@ -7,7 +7,13 @@ import { describeIfAvailable as describeWith } from '@parley/adapter-redis/testi
 import { describe, it } from 'vitest';
 
 export { REDIS_URL, countPrefix, deletePrefix, probeRedis, uniquePrefix } from '@parley/adapter-redis/testing';
-export { freePort as freeRedisPort, probeRedisBinaries, startRedisServer, tempDir, type RedisProcess } from '@parley/adapter-redis/testing';
+export {
+  freePort as freeRedisPort,
+  probeRedisBinaries,
+  startRedisServer,
+  tempDir,
+  type RedisProcess,
+} from '@parley/adapter-redis/testing';
 
 /**
  * A loopback TCP port nothing listens on for the whole test run, for "Redis does not answer" tests:

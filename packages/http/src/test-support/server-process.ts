@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
-const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const cli = fileURLToPath(new URL('../../dist/cli/cli.js', import.meta.url));
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -54,7 +54,7 @@ function assertBuilt(): void {
 }
 
 /**
- * Spawns `node packages/http/dist/cli.js serve` (built by `npm test` before vitest runs) with
+ * Spawns `node packages/http/dist/cli/cli.js serve` (built by `npm test` before vitest runs) with
  * `env` on top of this process's environment minus the server's variables (`API_KEYS`,
  * `REDIS_*`, `RATE_LIMIT_FAILURE`), and resolves once it prints that it is listening. With
  * `command: 'worker'` it runs `parley worker` instead and resolves once that says it runs
@@ -79,7 +79,10 @@ export async function startServerProcess(
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${command} did not start within ${startTimeoutMs} ms:\n${stdout}${stderr}`)), startTimeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${command} did not start within ${startTimeoutMs} ms:\n${stdout}${stderr}`)),
+      startTimeoutMs,
+    );
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString('utf8');
       // The banner is one write ending in a blank line; wait for all of it (it may carry the key).
@@ -111,9 +114,14 @@ export interface CliResult {
 export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<CliResult> {
   assertBuilt();
   return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { cwd: root, env: { ...inheritedEnv(), ...env }, timeout: timeoutMs }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [cli, ...args],
+      { cwd: root, env: { ...inheritedEnv(), ...env }, timeout: timeoutMs },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }

@@ -26,7 +26,9 @@ const agentChanges = (index: number): Partial<Agent> =>
     { model: `model-${index}` },
   ][index % 7]!;
 const conversationChanges = (index: number): Partial<Conversation> =>
-  [{ metadata: { index, nested: { list: [index] } } }, { updatedAt: at(index) }, { lastMessageAt: at(index) }][index % 3]!;
+  [{ metadata: { index, nested: { list: [index] } } }, { updatedAt: at(index) }, { lastMessageAt: at(index) }][
+    index % 3
+  ]!;
 const endpointChanges = (index: number): Partial<WebhookEndpointRecord> =>
   (<Array<Partial<WebhookEndpointRecord>>>[
     { url: `https://hooks.example.com/${index}` },
@@ -54,7 +56,9 @@ function checkMerged<T extends object>(
     return { index, record: result!.record, version: recordVersion(result!.record) };
   });
   applied.sort((a, b) => a.version - b.version);
-  expect(applied.map(({ version }) => version)).toEqual(Array.from({ length: results.length }, (_, index) => index + 2));
+  expect(applied.map(({ version }) => version)).toEqual(
+    Array.from({ length: results.length }, (_, index) => index + 2),
+  );
   let previous: T = initial;
   for (const { index, record } of applied) {
     expect(record, `change ${index}`).toEqual({ ...previous, ...changeOf(index) });
@@ -64,17 +68,25 @@ function checkMerged<T extends object>(
 }
 
 /** @internal Registers the concurrency tests of `update` on every store that has one. */
-export function concurrentChangeTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
+export function concurrentChangeTests(
+  t: ContractTestApi,
+  open: () => Promise<OpenedFixture<Storage>>,
+  skip: readonly string[],
+): void {
   const { expect } = t;
   contractGroup(t, 'concurrent changes', open, skip, (test) => {
     test(`agents: ${CONCURRENT} concurrent updates of different fields all apply and every field survives, each with its event`, async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const drafts = Array.from({ length: CONCURRENT }, () => records.draft(WS, 'agent.updated'));
-      const results = await Promise.all(drafts.map((event, index) => storage.agents.update(WS, agent.id, { set: agentChanges(index), event })));
+      const results = await Promise.all(
+        drafts.map((event, index) =>
+          storage.agents.update({ workspaceId: WS }, agent.id, { set: agentChanges(index), event }),
+        ),
+      );
       const inOrder = checkMerged(expect, agent, results, agentChanges);
-      expect(await storage.agents.get(WS, agent.id)).toEqual(inOrder.at(-1));
-      expect(recordVersion((await storage.agents.get(WS, agent.id))!)).toBe(CONCURRENT + 1);
+      expect(await storage.agents.get({ workspaceId: WS }, agent.id)).toEqual(inOrder.at(-1));
+      expect(recordVersion((await storage.agents.get({ workspaceId: WS }, agent.id))!)).toBe(CONCURRENT + 1);
       // Each event describes the agent as its change stored it, in commit order.
       const updates = (await logOf(storage)).filter((event) => event.type === 'agent.updated');
       expect(updates.map((event) => event.data)).toEqual(inOrder);
@@ -84,30 +96,52 @@ export function concurrentChangeTests(t: ContractTestApi, open: () => Promise<Op
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id, { userId: 'u1' });
-      const results = await Promise.all(Array.from({ length: CONCURRENT }, (_, index) => storage.conversations.update(WS, conversation.id, { set: conversationChanges(index) })));
+      const results = await Promise.all(
+        Array.from({ length: CONCURRENT }, (_, index) =>
+          storage.conversations.update({ workspaceId: WS }, conversation.id, { set: conversationChanges(index) }),
+        ),
+      );
       const inOrder = checkMerged(expect, conversation, results, conversationChanges);
-      expect(await storage.conversations.get(WS, conversation.id)).toEqual(inOrder.at(-1));
-      expect((await storage.conversations.list(WS, { offset: 0, limit: 10, userId: 'u1', status: 'active' })).items).toEqual([inOrder.at(-1)]);
+      expect(await storage.conversations.get({ workspaceId: WS }, conversation.id)).toEqual(inOrder.at(-1));
+      expect(
+        (
+          await storage.conversations.list(
+            { workspaceId: WS },
+            { offset: 0, limit: 10, userId: 'u1', status: 'active' },
+          )
+        ).items,
+      ).toEqual([inOrder.at(-1)]);
     });
 
     test(`webhook endpoints: ${CONCURRENT} concurrent updates of different fields all apply and every field survives`, async (storage) => {
       const records = new Records();
       const endpoint = await records.insertEndpoint(storage, WS);
-      const results = await Promise.all(Array.from({ length: CONCURRENT }, (_, index) => storage.webhookEndpoints.update(WS, endpoint.id, { set: endpointChanges(index) })));
+      const results = await Promise.all(
+        Array.from({ length: CONCURRENT }, (_, index) =>
+          storage.webhookEndpoints.update({ workspaceId: WS }, endpoint.id, { set: endpointChanges(index) }),
+        ),
+      );
       const inOrder = checkMerged(expect, endpoint, results, endpointChanges);
-      expect(await storage.webhookEndpoints.get(WS, endpoint.id)).toEqual(inOrder.at(-1));
+      expect(await storage.webhookEndpoints.get({ workspaceId: WS }, endpoint.id)).toEqual(inOrder.at(-1));
     });
 
     test('a disable conditioned on enabled applies once, and concurrent edits of other fields never undo it', async (storage) => {
       const records = new Records();
       const endpoint = await records.insertEndpoint(storage, WS, { url: 'https://hooks.example.com/h' });
-      const disable: Change<WebhookEndpointRecord> = { set: { enabled: false, disabledReason: 'gone' }, where: [{ field: 'enabled', equals: true }] };
+      const disable: Change<WebhookEndpointRecord> = {
+        set: { enabled: false, disabledReason: 'gone' },
+        where: [{ field: 'enabled', equals: true }],
+      };
       const results = await Promise.all([
-        ...Array.from({ length: 20 }, (_, index) => storage.webhookEndpoints.update(WS, endpoint.id, { set: { url: `https://hooks.example.com/${index}` } })),
-        ...Array.from({ length: 5 }, () => storage.webhookEndpoints.update(WS, endpoint.id, disable)),
+        ...Array.from({ length: 20 }, (_, index) =>
+          storage.webhookEndpoints.update({ workspaceId: WS }, endpoint.id, {
+            set: { url: `https://hooks.example.com/${index}` },
+          }),
+        ),
+        ...Array.from({ length: 5 }, () => storage.webhookEndpoints.update({ workspaceId: WS }, endpoint.id, disable)),
       ]);
       expect(results.slice(20).filter((result) => result?.outcome === 'applied')).toHaveLength(1);
-      const stored = (await storage.webhookEndpoints.get(WS, endpoint.id))!;
+      const stored = (await storage.webhookEndpoints.get({ workspaceId: WS }, endpoint.id))!;
       expect([stored.enabled, stored.disabledReason]).toEqual([false, 'gone']);
       expect(recordVersion(stored)).toBe(1 + 20 + 1);
     });
@@ -116,11 +150,17 @@ export function concurrentChangeTests(t: ContractTestApi, open: () => Promise<Op
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const results = await Promise.all(
-        Array.from({ length: 10 }, (_, index) => storage.agents.update(WS, agent.id, { set: { name: `Writer ${index}` }, ifVersion: [1], event: records.draft(WS, 'agent.updated') })),
+        Array.from({ length: 10 }, (_, index) =>
+          storage.agents.update({ workspaceId: WS }, agent.id, {
+            set: { name: `Writer ${index}` },
+            ifVersion: [1],
+            event: records.draft(WS, 'agent.updated'),
+          }),
+        ),
       );
       const winners = results.filter((result) => result?.outcome === 'applied');
       expect(winners).toHaveLength(1);
-      const stored = (await storage.agents.get(WS, agent.id))!;
+      const stored = (await storage.agents.get({ workspaceId: WS }, agent.id))!;
       expect(stored).toEqual(winners[0]!.record);
       expect(recordVersion(stored)).toBe(2);
       expect((await logOf(storage)).filter((event) => event.type === 'agent.updated')).toHaveLength(1);
@@ -132,19 +172,29 @@ export function concurrentChangeTests(t: ContractTestApi, open: () => Promise<Op
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const endpoint = await records.insertEndpoint(storage, WS);
       const version = async () => [
-        recordVersion((await storage.agents.get(WS, agent.id))!),
-        recordVersion((await storage.conversations.get(WS, conversation.id))!),
-        recordVersion((await storage.webhookEndpoints.get(WS, endpoint.id))!),
+        recordVersion((await storage.agents.get({ workspaceId: WS }, agent.id))!),
+        recordVersion((await storage.conversations.get({ workspaceId: WS }, conversation.id))!),
+        recordVersion((await storage.webhookEndpoints.get({ workspaceId: WS }, endpoint.id))!),
       ];
       expect(await version()).toEqual([1, 1, 1]);
-      expect(recordVersion((await storage.agents.list(WS, { offset: 0, limit: 1 })).items[0]!)).toBe(1);
-      await storage.agents.update(WS, agent.id, { set: { name: 'Two' } });
-      await storage.agents.update(WS, agent.id, { set: { name: 'Never' }, where: [{ field: 'status', equals: 'inactive' }] });
+      expect(recordVersion((await storage.agents.list({ workspaceId: WS }, { offset: 0, limit: 1 })).items[0]!)).toBe(
+        1,
+      );
+      await storage.agents.update({ workspaceId: WS }, agent.id, { set: { name: 'Two' } });
+      await storage.agents.update({ workspaceId: WS }, agent.id, {
+        set: { name: 'Never' },
+        where: [{ field: 'status', equals: 'inactive' }],
+      });
       await records.appendMessages(storage, WS, conversation.id, 2);
-      await storage.webhookEndpoints.update(WS, endpoint.id, { set: { failingSince: at(1) }, keepVersion: true });
+      await storage.webhookEndpoints.update({ workspaceId: WS }, endpoint.id, {
+        set: { failingSince: at(1) },
+        keepVersion: true,
+      });
       expect(await version()).toEqual([2, 3, 1]);
-      expect((await storage.webhookEndpoints.get(WS, endpoint.id))!.failingSince).toBe(at(1));
-      expect(recordVersion((await storage.conversations.list(WS, { offset: 0, limit: 1 })).items[0]!)).toBe(3);
+      expect((await storage.webhookEndpoints.get({ workspaceId: WS }, endpoint.id))!.failingSince).toBe(at(1));
+      expect(
+        recordVersion((await storage.conversations.list({ workspaceId: WS }, { offset: 0, limit: 1 })).items[0]!),
+      ).toBe(3);
     });
 
     test('concurrent completes of one conversation: exactly one applies and records the event', async (storage) => {
@@ -153,14 +203,14 @@ export function concurrentChangeTests(t: ContractTestApi, open: () => Promise<Op
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const results = await Promise.all(
         Array.from({ length: 10 }, (_, index) =>
-          storage.conversations.update(WS, conversation.id, {
+          storage.conversations.update({ workspaceId: WS }, conversation.id, {
             set: { status: 'completed', metadata: { by: index } },
             where: [{ field: 'status', equals: 'active' }],
             event: records.draft(WS, 'conversation.completed'),
           }),
         ),
       );
-      const stored = await storage.conversations.get(WS, conversation.id);
+      const stored = await storage.conversations.get({ workspaceId: WS }, conversation.id);
       expect(stored?.status).toBe('completed');
       const winners = results.filter((result) => result?.outcome === 'applied');
       expect(winners).toHaveLength(1);
@@ -169,7 +219,9 @@ export function concurrentChangeTests(t: ContractTestApi, open: () => Promise<Op
       const completions = (await logOf(storage)).filter((event) => event.type === 'conversation.completed');
       expect(completions).toHaveLength(1);
       expect(completions[0]?.data).toEqual(stored);
-      expect(await storage.conversations.list(WS, { offset: 0, limit: 10, status: 'completed' })).toEqual({ items: [stored], total: 1 });
+      expect(
+        await storage.conversations.list({ workspaceId: WS }, { offset: 0, limit: 10, status: 'completed' }),
+      ).toEqual({ items: [stored], total: 1 });
     });
 
     test('a message appended concurrently with the completion lands before it or not at all', async (storage) => {
@@ -177,14 +229,26 @@ export function concurrentChangeTests(t: ContractTestApi, open: () => Promise<Op
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const messages = Array.from({ length: 10 }, () => records.message(conversation.id));
-      const complete: Change<Conversation> = { set: { status: 'completed' }, where: [{ field: 'status', equals: 'active' }], event: records.draft(WS, 'conversation.completed') };
+      const complete: Change<Conversation> = {
+        set: { status: 'completed' },
+        where: [{ field: 'status', equals: 'active' }],
+        event: records.draft(WS, 'conversation.completed'),
+      };
       const outcomes = await Promise.all([
-        ...messages.slice(0, 5).map((message) => storage.messages.append(WS, message, records.sent(WS, message))),
-        storage.conversations.update(WS, conversation.id, complete),
-        ...messages.slice(5).map((message) => storage.messages.append(WS, message, records.sent(WS, message))),
+        ...messages
+          .slice(0, 5)
+          .map((message) =>
+            storage.messages.append({ workspaceId: WS }, message, { event: records.sent(WS, message) }),
+          ),
+        storage.conversations.update({ workspaceId: WS }, conversation.id, complete),
+        ...messages
+          .slice(5)
+          .map((message) =>
+            storage.messages.append({ workspaceId: WS }, message, { event: records.sent(WS, message) }),
+          ),
       ]);
       const appended = outcomes.filter((outcome) => outcome === 'appended').length;
-      const stored = (await storage.messages.page(WS, conversation.id, { limit: 100 }))!.messages;
+      const stored = (await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 100 }))!.messages;
       expect(stored).toHaveLength(appended);
       const types = (await logOf(storage)).map((event) => event.type);
       // Commit order: every recorded message.sent comes before the completion.

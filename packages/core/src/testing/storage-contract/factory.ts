@@ -25,4 +25,6 @@ export interface StorageFactoryOptions {
  * and flushes it in `cleanup`. The outbox spans workspaces, so a fresh storage must not see the
  * outbox of another call's storage.
  */
-export type StorageFactory = (options: StorageFactoryOptions) => Storage | StorageFixture | Promise<Storage | StorageFixture>;
+export type StorageFactory = (
+  options: StorageFactoryOptions,
+) => Storage | StorageFixture | Promise<Storage | StorageFixture>;

@@ -1,7 +1,15 @@
 /** @module Records with deterministic, time-sortable ids for the storage contract suite. */
 import { createUlidGenerator, type IdPrefix } from '../../ports/ids.js';
 import type { EventDraft, Storage } from '../../ports/storage.js';
-import type { Agent, Conversation, DeliveryAttempt, DomainEvent, EventType, Message, WebhookEndpointRecord } from '../../types.js';
+import type {
+  Agent,
+  Conversation,
+  DeliveryAttempt,
+  DomainEvent,
+  EventType,
+  Message,
+  WebhookEndpointRecord,
+} from '../../types.js';
 import { ManualClock } from '../clock.js';
 
 /** The two workspaces every suite plays with. */
@@ -42,6 +50,17 @@ export class Records {
       temperature: 0.7,
       maxTokens: null,
       configuration: { tools: ['search'], nested: { level: { deeper: true } } },
+      tools: [
+        {
+          name: 'lookup',
+          description: 'Looks an order up.',
+          parameters: { type: 'object', properties: { id: { type: 'string' } } },
+          kind: 'client',
+        },
+      ],
+      maxSteps: 8,
+      autoReply: true,
+      mcpServers: [],
       status: 'active',
       createdAt: now,
       updatedAt: now,
@@ -67,7 +86,17 @@ export class Records {
 
   message(conversationId: string, overrides: Partial<Message> = {}): Message {
     const id = this.id('msg');
-    return { id, conversationId, content: `content of ${id}`, role: 'user', metadata: {}, toolCalls: null, toolCallId: null, createdAt: this.stamp(), ...overrides };
+    return {
+      id,
+      conversationId,
+      content: `content of ${id}`,
+      role: 'user',
+      metadata: {},
+      toolCalls: null,
+      toolCallId: null,
+      createdAt: this.stamp(),
+      ...overrides,
+    };
   }
 
   endpoint(overrides: Partial<WebhookEndpointRecord> = {}): WebhookEndpointRecord {
@@ -89,7 +118,13 @@ export class Records {
 
   /** A new event of `type` about `data`, with a fresh `evt_` id and the current real time. */
   event(workspaceId: string, type: EventType, data: DomainEvent['data']): DomainEvent {
-    return { id: this.eventIds.next('evt'), type, workspaceId, occurredAt: new Date().toISOString(), data: structuredClone(data) };
+    return {
+      id: this.eventIds.next('evt'),
+      type,
+      workspaceId,
+      occurredAt: new Date().toISOString(),
+      data: structuredClone(data),
+    };
   }
 
   /** A new event draft of `type` (an update or delete fills in its `data`), like {@link event}. */
@@ -122,9 +157,13 @@ export class Records {
   }
 
   /** Inserts a new endpoint into `workspaceId` and returns it. */
-  async insertEndpoint(storage: Storage, workspaceId: string, overrides: Partial<WebhookEndpointRecord> = {}): Promise<WebhookEndpointRecord> {
+  async insertEndpoint(
+    storage: Storage,
+    workspaceId: string,
+    overrides: Partial<WebhookEndpointRecord> = {},
+  ): Promise<WebhookEndpointRecord> {
     const endpoint = this.endpoint(overrides);
-    await storage.webhookEndpoints.insert(workspaceId, endpoint);
+    await storage.webhookEndpoints.insert({ workspaceId }, endpoint);
     return endpoint;
   }
 
@@ -134,7 +173,7 @@ export class Records {
     for (let index = 0; index < count; index += 1) {
       const agent = this.agent();
       const event = this.event(workspaceId, 'agent.created', agent);
-      await storage.agents.insert(workspaceId, agent, event);
+      await storage.agents.insert({ workspaceId }, agent, { event: event });
       events.push(event);
     }
     return events;
@@ -143,25 +182,41 @@ export class Records {
   /** Inserts a new agent into `workspaceId` and returns it. */
   async insertAgent(storage: Storage, workspaceId: string, overrides: Partial<Agent> = {}): Promise<Agent> {
     const agent = this.agent(overrides);
-    await storage.agents.insert(workspaceId, agent, this.event(workspaceId, 'agent.created', agent));
+    await storage.agents.insert({ workspaceId }, agent, { event: this.event(workspaceId, 'agent.created', agent) });
     return agent;
   }
 
   /** Inserts a new conversation with `agentId` (which must exist) and returns it. */
-  async insertConversation(storage: Storage, workspaceId: string, agentId: string, overrides: Partial<Conversation> = {}): Promise<Conversation> {
+  async insertConversation(
+    storage: Storage,
+    workspaceId: string,
+    agentId: string,
+    overrides: Partial<Conversation> = {},
+  ): Promise<Conversation> {
     const conversation = this.conversation(agentId, overrides);
-    const outcome = await storage.conversations.insert(workspaceId, conversation, this.event(workspaceId, 'conversation.started', conversation));
-    if (outcome !== 'inserted') throw new Error(`Contract setup: conversations.insert answered ${outcome} for agent ${agentId}.`);
+    const outcome = await storage.conversations.insert({ workspaceId }, conversation, {
+      event: this.event(workspaceId, 'conversation.started', conversation),
+    });
+    if (outcome !== 'inserted')
+      throw new Error(`Contract setup: conversations.insert answered ${outcome} for agent ${agentId}.`);
     return conversation;
   }
 
   /** Appends `count` new messages to a conversation in id order and returns them, oldest first. */
-  async appendMessages(storage: Storage, workspaceId: string, conversationId: string, count: number): Promise<Message[]> {
+  async appendMessages(
+    storage: Storage,
+    workspaceId: string,
+    conversationId: string,
+    count: number,
+  ): Promise<Message[]> {
     const messages: Message[] = [];
     for (let index = 0; index < count; index += 1) {
       const message = this.message(conversationId, { role: index % 2 === 0 ? 'user' : 'assistant' });
-      const outcome = await storage.messages.append(workspaceId, message, this.sent(workspaceId, message));
-      if (outcome !== 'appended') throw new Error(`Contract setup: messages.append answered ${outcome} for ${conversationId}.`);
+      const outcome = await storage.messages.append({ workspaceId }, message, {
+        event: this.sent(workspaceId, message),
+      });
+      if (outcome !== 'appended')
+        throw new Error(`Contract setup: messages.append answered ${outcome} for ${conversationId}.`);
       messages.push(message);
     }
     return messages;

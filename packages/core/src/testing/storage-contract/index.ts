@@ -14,7 +14,6 @@ import { isolationTests } from './isolation.js';
 import { messagePageTests } from './message-pages.js';
 import { messageTests } from './messages.js';
 import { outboxTests } from './outbox.js';
-import { plantTests } from './plants.js';
 import { usageTests } from './usage.js';
 import { webhookEndpointTests } from './webhook-endpoints.js';
 import type { StorageFactory, StorageFactoryOptions } from './factory.js';
@@ -24,8 +23,8 @@ export type { StorageFactory, StorageFactoryOptions, StorageFixture } from './fa
 /** Options of {@link runStorageContract}. */
 export interface StorageContractOptions {
   /**
-   * Declared opt-outs: a group (`'plants'`) or one test (`'plants: <title>'`). Groups are
-   * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `plants`, `usage`,
+   * Declared opt-outs: a group (`'usage'`) or one test (`'usage: <title>'`). Groups are
+   * `agents`, `conversations`, `messages`, `message pages`, `webhook endpoints`, `usage`,
    * `conversation activity`, `conversation delete`, `message get`, `workspace isolation`, `agent delete cascade`, `event recording`, `hidden fields`, `concurrent changes`,
    * `event log`, `event retention`, `outbox`, `outbox leases`, `deliveries`,
    * `deliveries retention`, `ping`.
@@ -34,7 +33,10 @@ export interface StorageContractOptions {
 }
 
 /** Calls the factory and normalizes its result. */
-async function openStorage(factory: StorageFactory, options: StorageFactoryOptions = {}): Promise<OpenedFixture<Storage>> {
+async function openStorage(
+  factory: StorageFactory,
+  options: StorageFactoryOptions = {},
+): Promise<OpenedFixture<Storage>> {
   const made = await factory(options);
   if ('storage' in made) return { subject: made.storage, cleanup: async () => made.cleanup?.() };
   return { subject: made, cleanup: async () => {} };
@@ -57,7 +59,11 @@ async function openStorage(factory: StorageFactory, options: StorageFactoryOptio
  * });
  * ```
  */
-export function runStorageContract(t: ContractTestApi, factory: StorageFactory, options: StorageContractOptions = {}): void {
+export function runStorageContract(
+  t: ContractTestApi,
+  factory: StorageFactory,
+  options: StorageContractOptions = {},
+): void {
   const openWith = (factoryOptions: StorageFactoryOptions) => openStorage(factory, factoryOptions);
   const open = () => openWith({});
   const skip = options.skip ?? [];
@@ -68,7 +74,6 @@ export function runStorageContract(t: ContractTestApi, factory: StorageFactory, 
     messageTests(t, open, skip);
     messagePageTests(t, open, skip);
     webhookEndpointTests(t, open, skip);
-    plantTests(t, open, skip);
     usageTests(t, open, skip);
     isolationTests(t, open, skip);
     cascadeTests(t, open, skip);

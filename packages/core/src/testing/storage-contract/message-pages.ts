@@ -5,7 +5,11 @@ import { contractGroup, type ContractTestApi, type OpenedFixture } from '../cont
 import { ids, OTHER_WS, Records, WS } from './fixtures.js';
 
 /** @internal Registers the tests of `storage.messages.page`. */
-export function messagePageTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
+export function messagePageTests(
+  t: ContractTestApi,
+  open: () => Promise<OpenedFixture<Storage>>,
+  skip: readonly string[],
+): void {
   const { expect } = t;
 
   /** A conversation holding `count` messages, oldest first. */
@@ -15,12 +19,16 @@ export function messagePageTests(t: ContractTestApi, open: () => Promise<OpenedF
     const conversation = await records.insertConversation(storage, WS, agent.id);
     const messages = await records.appendMessages(storage, WS, conversation.id, count);
     const page = (query: { before?: Message; limit: number }) =>
-      storage.messages.page(WS, conversation.id, { before: query.before?.id, limit: query.limit });
+      storage.messages.page({ workspaceId: WS }, conversation.id, { before: query.before?.id, limit: query.limit });
     return { records, agent, conversation, messages, page };
   }
 
   /** Pages backwards from the newest message; checks every page's size and `hasMore`. */
-  async function walk(page: (query: { before?: Message; limit: number }) => Promise<MessagePage | null>, total: number, limit: number) {
+  async function walk(
+    page: (query: { before?: Message; limit: number }) => Promise<MessagePage | null>,
+    total: number,
+    limit: number,
+  ) {
     const seen: Message[] = [];
     const sizes: number[] = [];
     let before: Message | undefined;
@@ -67,7 +75,10 @@ export function messagePageTests(t: ContractTestApi, open: () => Promise<OpenedF
     test('before the oldest message is an empty page; before the newest is every older message', async (storage) => {
       const { messages, page } = await history(storage, 5);
       expect(await page({ before: messages[0], limit: 10 })).toEqual({ messages: [], hasMore: false });
-      expect(await page({ before: messages[4], limit: 10 })).toEqual({ messages: messages.slice(0, 4), hasMore: false });
+      expect(await page({ before: messages[4], limit: 10 })).toEqual({
+        messages: messages.slice(0, 4),
+        hasMore: false,
+      });
       expect(await page({ before: messages[4], limit: 4 })).toEqual({ messages: messages.slice(0, 4), hasMore: false });
       expect(await page({ before: messages[4], limit: 3 })).toEqual({ messages: messages.slice(1, 4), hasMore: true });
     });
@@ -86,12 +97,15 @@ export function messagePageTests(t: ContractTestApi, open: () => Promise<OpenedF
       const other = await records.insertConversation(storage, WS, agent.id);
       const [foreign] = await records.appendMessages(storage, WS, other.id, 1);
       expect(await page({ before: foreign, limit: 10 })).toBeNull();
-      expect(await storage.messages.page(WS, other.id, { before: messages[2]!.id, limit: 10 })).toBeNull();
+      expect(
+        await storage.messages.page({ workspaceId: WS }, other.id, { before: messages[2]!.id, limit: 10 }),
+      ).toBeNull();
     });
 
     test('`after`: the `limit` oldest messages after the cursor, oldest first; hasMore while newer ones remain', async (storage) => {
       const { conversation, messages } = await history(storage, 7);
-      const after = (message: Message, limit: number) => storage.messages.page(WS, conversation.id, { after: message.id, limit });
+      const after = (message: Message, limit: number) =>
+        storage.messages.page({ workspaceId: WS }, conversation.id, { after: message.id, limit });
       expect(await after(messages[0]!, 3)).toEqual({ messages: messages.slice(1, 4), hasMore: true });
       expect(await after(messages[3]!, 3)).toEqual({ messages: messages.slice(4, 7), hasMore: false });
       expect(await after(messages[4]!, 3)).toEqual({ messages: messages.slice(5), hasMore: false });
@@ -111,9 +125,14 @@ export function messagePageTests(t: ContractTestApi, open: () => Promise<OpenedF
       const { records, agent, conversation, messages } = await history(storage, 3);
       const other = await records.insertConversation(storage, WS, agent.id);
       const [foreign] = await records.appendMessages(storage, WS, other.id, 1);
-      expect(await storage.messages.page(WS, conversation.id, { after: foreign!.id, limit: 10 })).toBeNull();
+      expect(
+        await storage.messages.page({ workspaceId: WS }, conversation.id, { after: foreign!.id, limit: 10 }),
+      ).toBeNull();
       for (const forged of [records.id('msg'), 'not-a-message-id', `${messages[1]!.id}0`]) {
-        expect(await storage.messages.page(WS, conversation.id, { after: forged, limit: 10 }), `after '${forged}'`).toBeNull();
+        expect(
+          await storage.messages.page({ workspaceId: WS }, conversation.id, { after: forged, limit: 10 }),
+          `after '${forged}'`,
+        ).toBeNull();
       }
     });
 
@@ -124,21 +143,35 @@ export function messagePageTests(t: ContractTestApi, open: () => Promise<OpenedF
       await records.appendMessages(storage, WS, conversation.id, 2);
       const between = records.id('msg');
       const [newest] = await records.appendMessages(storage, WS, conversation.id, 1);
-      const forged = [between, records.id('msg'), 'msg_00000000000000000000000000', 'not-a-message-id', '', conversation.id, `${newest!.id}0`, newest!.id.slice(0, -1)];
+      const forged = [
+        between,
+        records.id('msg'),
+        'msg_00000000000000000000000000',
+        'not-a-message-id',
+        '',
+        conversation.id,
+        `${newest!.id}0`,
+        newest!.id.slice(0, -1),
+      ];
       for (const before of forged) {
-        expect(await storage.messages.page(WS, conversation.id, { before, limit: 10 }), `before '${before}'`).toBeNull();
+        expect(
+          await storage.messages.page({ workspaceId: WS }, conversation.id, { before, limit: 10 }),
+          `before '${before}'`,
+        ).toBeNull();
       }
     });
 
-    test('with requireConversation, an unknown conversation (or another workspace\'s) is null in every direction', async (storage) => {
+    test("with requireConversation, an unknown conversation (or another workspace's) is null in every direction", async (storage) => {
       const { records, agent, conversation, messages } = await history(storage, 3);
       const empty = await records.insertConversation(storage, WS, agent.id);
       const required = (workspaceId: string, conversationId: string, query: { before?: string; after?: string }) =>
-        storage.messages.page(workspaceId, conversationId, { ...query, limit: 2, requireConversation: true });
+        storage.messages.page({ workspaceId }, conversationId, { ...query, limit: 2, requireConversation: true });
       for (const query of [{}, { before: messages[2]!.id }, { after: messages[0]!.id }]) {
         expect(await required(WS, records.id('conv'), query), JSON.stringify(query)).toBeNull();
         expect(await required(OTHER_WS, conversation.id, query), JSON.stringify(query)).toBeNull();
-        expect(await required(WS, conversation.id, query)).toEqual(await storage.messages.page(WS, conversation.id, { ...query, limit: 2 }));
+        expect(await required(WS, conversation.id, query)).toEqual(
+          await storage.messages.page({ workspaceId: WS }, conversation.id, { ...query, limit: 2 }),
+        );
       }
       expect(await required(WS, conversation.id, {})).toEqual({ messages: messages.slice(1), hasMore: true });
       expect(await required(WS, empty.id, {})).toEqual({ messages: [], hasMore: false });

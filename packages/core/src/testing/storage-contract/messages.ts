@@ -4,7 +4,11 @@ import { contractGroup, type ContractTestApi, type OpenedFixture } from '../cont
 import { ids, mutateResult, Records, WS } from './fixtures.js';
 
 /** @internal Registers the tests of `storage.messages.append` and simple `page` reads. */
-export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixture<Storage>>, skip: readonly string[]): void {
+export function messageTests(
+  t: ContractTestApi,
+  open: () => Promise<OpenedFixture<Storage>>,
+  skip: readonly string[],
+): void {
   const { expect } = t;
   contractGroup(t, 'messages', open, skip, (test) => {
     test('append answers appended for an active conversation; the page returns an equal record', async (storage) => {
@@ -12,8 +16,13 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const message = records.message(conversation.id, { role: 'system', metadata: { source: { kind: 'import' } } });
-      expect(await storage.messages.append(WS, message, records.sent(WS, message))).toBe('appended');
-      expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [message], hasMore: false });
+      expect(await storage.messages.append({ workspaceId: WS }, message, { event: records.sent(WS, message) })).toBe(
+        'appended',
+      );
+      expect(await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 10 })).toEqual({
+        messages: [message],
+        hasMore: false,
+      });
     });
 
     test('append answers conversation_not_found and stores nothing when the conversation does not exist', async (storage) => {
@@ -21,10 +30,19 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       const agent = await records.insertAgent(storage, WS);
       const conversation = records.conversation(agent.id);
       const message = records.message(conversation.id);
-      expect(await storage.messages.append(WS, message, records.sent(WS, message))).toBe('conversation_not_found');
+      expect(await storage.messages.append({ workspaceId: WS }, message, { event: records.sent(WS, message) })).toBe(
+        'conversation_not_found',
+      );
       // The conversation appearing later must not reveal the refused message.
-      expect(await storage.conversations.insert(WS, conversation, records.event(WS, 'conversation.started', conversation))).toBe('inserted');
-      expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
+      expect(
+        await storage.conversations.insert({ workspaceId: WS }, conversation, {
+          event: records.event(WS, 'conversation.started', conversation),
+        }),
+      ).toBe('inserted');
+      expect(await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 10 })).toEqual({
+        messages: [],
+        hasMore: false,
+      });
     });
 
     test('messages are kept in id order even when appended out of order', async (storage) => {
@@ -32,15 +50,28 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const made = Array.from({ length: 7 }, () => records.message(conversation.id));
-      for (const index of [3, 0, 6, 1, 5, 2, 4]) expect(await storage.messages.append(WS, made[index]!, records.sent(WS, made[index]!))).toBe('appended');
+      for (const index of [3, 0, 6, 1, 5, 2, 4])
+        expect(
+          await storage.messages.append({ workspaceId: WS }, made[index]!, { event: records.sent(WS, made[index]!) }),
+        ).toBe('appended');
 
-      expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: made, hasMore: false });
-      expect(await storage.messages.page(WS, conversation.id, { limit: 3 })).toEqual({ messages: made.slice(4), hasMore: true });
-      expect(await storage.messages.page(WS, conversation.id, { before: made[4]!.id, limit: 3 })).toEqual({
+      expect(await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 10 })).toEqual({
+        messages: made,
+        hasMore: false,
+      });
+      expect(await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 3 })).toEqual({
+        messages: made.slice(4),
+        hasMore: true,
+      });
+      expect(
+        await storage.messages.page({ workspaceId: WS }, conversation.id, { before: made[4]!.id, limit: 3 }),
+      ).toEqual({
         messages: made.slice(1, 4),
         hasMore: true,
       });
-      expect(await storage.messages.page(WS, conversation.id, { before: made[1]!.id, limit: 3 })).toEqual({
+      expect(
+        await storage.messages.page({ workspaceId: WS }, conversation.id, { before: made[1]!.id, limit: 3 }),
+      ).toEqual({
         messages: made.slice(0, 1),
         hasMore: false,
       });
@@ -51,16 +82,27 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id, { status: 'completed' });
       const message = records.message(conversation.id);
-      expect(await storage.messages.append(WS, message, records.sent(WS, message))).toBe('conversation_completed');
-      expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [], hasMore: false });
+      expect(await storage.messages.append({ workspaceId: WS }, message, { event: records.sent(WS, message) })).toBe(
+        'conversation_completed',
+      );
+      expect(await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 10 })).toEqual({
+        messages: [],
+        hasMore: false,
+      });
     });
 
     test('an existing conversation without messages has an empty page', async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
       const conversation = await records.insertConversation(storage, WS, agent.id);
-      expect(await storage.messages.page(WS, conversation.id, { limit: 1 })).toEqual({ messages: [], hasMore: false });
-      expect(await storage.messages.page(WS, conversation.id, { limit: 100 })).toEqual({ messages: [], hasMore: false });
+      expect(await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 1 })).toEqual({
+        messages: [],
+        hasMore: false,
+      });
+      expect(await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 100 })).toEqual({
+        messages: [],
+        hasMore: false,
+      });
     });
 
     test('an unknown conversation is an empty page without `before`, and null with one', async (storage) => {
@@ -69,8 +111,11 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const [message] = await records.appendMessages(storage, WS, conversation.id, 1);
       const unknown = records.id('conv');
-      expect(await storage.messages.page(WS, unknown, { limit: 10 })).toEqual({ messages: [], hasMore: false });
-      expect(await storage.messages.page(WS, unknown, { before: message!.id, limit: 10 })).toBeNull();
+      expect(await storage.messages.page({ workspaceId: WS }, unknown, { limit: 10 })).toEqual({
+        messages: [],
+        hasMore: false,
+      });
+      expect(await storage.messages.page({ workspaceId: WS }, unknown, { before: message!.id, limit: 10 })).toBeNull();
     });
 
     test('each conversation pages only its own messages', async (storage) => {
@@ -84,9 +129,15 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
         firstMessages.push(...(await records.appendMessages(storage, WS, first.id, 1)));
         secondMessages.push(...(await records.appendMessages(storage, WS, second.id, 1)));
       }
-      expect(ids((await storage.messages.page(WS, first.id, { limit: 10 }))!.messages)).toEqual(ids(firstMessages));
-      expect(ids((await storage.messages.page(WS, second.id, { limit: 10 }))!.messages)).toEqual(ids(secondMessages));
-      expect(await storage.messages.page(WS, first.id, { before: firstMessages[2]!.id, limit: 10 })).toEqual({
+      expect(ids((await storage.messages.page({ workspaceId: WS }, first.id, { limit: 10 }))!.messages)).toEqual(
+        ids(firstMessages),
+      );
+      expect(ids((await storage.messages.page({ workspaceId: WS }, second.id, { limit: 10 }))!.messages)).toEqual(
+        ids(secondMessages),
+      );
+      expect(
+        await storage.messages.page({ workspaceId: WS }, first.id, { before: firstMessages[2]!.id, limit: 10 }),
+      ).toEqual({
         messages: firstMessages.slice(0, 2),
         hasMore: false,
       });
@@ -98,21 +149,24 @@ export function messageTests(t: ContractTestApi, open: () => Promise<OpenedFixtu
       const conversation = await records.insertConversation(storage, WS, agent.id);
       const message = records.message(conversation.id, { metadata: { tags: ['x'] } });
       const expected = structuredClone(message);
-      await storage.messages.append(WS, message, records.sent(WS, message));
+      await storage.messages.append({ workspaceId: WS }, message, { event: records.sent(WS, message) });
       message.content = 'mutated input';
       (message.metadata['tags'] as string[]).push('mutated input');
 
-      const page = (await storage.messages.page(WS, conversation.id, { limit: 10 }))!;
+      const page = (await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 10 }))!;
       mutateResult(() => (page.messages[0]!.content = 'mutated result'));
       mutateResult(() => (page.messages[0]!.metadata['tags'] as string[]).push('mutated result'));
-      const got = (await storage.messages.get(WS, conversation.id, expected.id))!;
+      const got = (await storage.messages.get({ workspaceId: WS }, conversation.id, expected.id))!;
       mutateResult(() => (got.role = 'system'));
       page.messages.length = 0;
 
-      expect(await storage.messages.page(WS, conversation.id, { limit: 10 })).toEqual({ messages: [expected], hasMore: false });
-      const read = (await storage.messages.page(WS, conversation.id, { limit: 10 }))!;
+      expect(await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 10 })).toEqual({
+        messages: [expected],
+        hasMore: false,
+      });
+      const read = (await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 10 }))!;
       const next = records.message(conversation.id);
-      await storage.messages.append(WS, next, records.sent(WS, next));
+      await storage.messages.append({ workspaceId: WS }, next, { event: records.sent(WS, next) });
       expect(read).toEqual({ messages: [expected], hasMore: false });
     });
   });

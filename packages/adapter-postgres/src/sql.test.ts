@@ -1,0 +1,48 @@
+/** @module The pool `Sql`'s client-side statement deadline: late answers fail fast, stalls of this process do not count. */
+import { ErrorCode, isParleyError } from '@parley/core';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqlFromPool, type Sql } from './sql.js';
+import { createTestDatabase, describeIfPostgres, probePostgres, type TestDatabase } from './testing/index.js';
+
+const problem = await probePostgres();
+describeIfPostgres({ describe, it }, problem)('a statement deadline of 300 ms on PostgreSQL', () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  let sql: Sql;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    pool.on('error', () => {});
+    sql = sqlFromPool(pool, false, { queryTimeoutMs: 300 });
+  });
+  afterAll(async () => {
+    await pool.end();
+    await database.drop();
+  });
+
+  it('fails a statement answered later with service_unavailable, and drops its connection', async () => {
+    const startedAt = Date.now();
+    const error = await sql.query('SELECT pg_sleep(1)').then(
+      () => null,
+      (rejection: unknown) => rejection,
+    );
+    expect(isParleyError(error, ErrorCode.serviceUnavailable), String(error)).toBe(true);
+    expect(Date.now() - startedAt).toBeLessThan(900);
+    await expect(sql.query<{ one: number }>('SELECT 1 AS one')).resolves.toEqual([{ one: 1 }]);
+    expect(pool.totalCount).toBe(1); // the late connection was dropped, not returned
+  });
+
+  it('gives a statement the time this process was busy past the deadline', async () => {
+    const startedAt = Date.now();
+    const answered = sql.query<{ done: string }>("SELECT pg_sleep(0.7), 'yes' AS done");
+    // Busy from 20 ms to 600 ms, past the 300 ms deadline; the answer comes 100 ms after that.
+    await new Promise<void>((resolve) =>
+      setTimeout(() => {
+        for (const until = startedAt + 600; Date.now() < until;);
+        resolve();
+      }, 20),
+    );
+    await expect(answered).resolves.toEqual([{ pg_sleep: '', done: 'yes' }]);
+  });
+});
