@@ -65,7 +65,9 @@ export async function startPrivatePostgres(settings: Record<string, string> = {}
   const dir = mkdtempSync(join(tmpdir(), 'parley-pg-'));
   if (user) chownSync(dir, user.uid, user.gid);
   const data = join(dir, 'data');
-  await run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C'], { ...(user && { uid: user.uid, gid: user.gid }) });
+  await run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C'], {
+    ...(user && { uid: user.uid, gid: user.gid }),
+  });
   const port = await freePort();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   let server: ChildProcess | undefined;
@@ -73,13 +75,25 @@ export async function startPrivatePostgres(settings: Record<string, string> = {}
 
   const start = async () => {
     const options = { listen_addresses: '127.0.0.1', fsync: 'off', autovacuum: 'off', ...settings };
-    const child = spawn('postgres', ['-D', data, '-p', String(port), '-k', dir, ...Object.entries(options).flatMap(([name, value]) => ['-c', `${name}=${value}`])], {
-      stdio: 'ignore',
-      ...(user && { uid: user.uid, gid: user.gid }),
-    });
+    const child = spawn(
+      'postgres',
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        ...Object.entries(options).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+      ],
+      {
+        stdio: 'ignore',
+        ...(user && { uid: user.uid, gid: user.gid }),
+      },
+    );
     server = child;
     exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    for (const deadline = Date.now() + 15_000; ; ) {
+    for (const deadline = Date.now() + 15_000; ;) {
       const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
       client.on('error', () => {});
       try {
@@ -113,7 +127,8 @@ export async function startPrivatePostgres(settings: Record<string, string> = {}
       }
     }
     const found = [root];
-    for (let i = 0; i < found.length; i += 1) for (const [pid, parent] of parents) if (parent === found[i]) found.push(pid);
+    for (let i = 0; i < found.length; i += 1)
+      for (const [pid, parent] of parents) if (parent === found[i]) found.push(pid);
     return found;
   };
 
@@ -123,11 +138,20 @@ export async function startPrivatePostgres(settings: Record<string, string> = {}
     stop,
     start,
     pause: (paused) => {
-      for (const pid of processes()) {
-        try {
-          process.kill(pid, paused ? 'SIGSTOP' : 'SIGCONT');
-        } catch {
-          // Exited meanwhile.
+      const signal = paused ? 'SIGSTOP' : 'SIGCONT';
+      // The postmaster first, so it forks no backend after the scan; then every process found,
+      // scanning again until a scan finds none new (a backend forked while the postmaster was
+      // being stopped would otherwise keep answering).
+      const signalled = new Set<number>();
+      for (let found = processes(); found.some((pid) => !signalled.has(pid)); found = processes()) {
+        for (const pid of found) {
+          if (signalled.has(pid)) continue;
+          signalled.add(pid);
+          try {
+            process.kill(pid, signal);
+          } catch {
+            // Exited meanwhile.
+          }
         }
       }
     },
