@@ -33,12 +33,13 @@ export function eventJson(workspaceId: string, event: DomainEvent): string {
 export const HIDDEN_FIELDS_SQL = `'{${HIDDEN_FIELDS.join(',')}}'::text[]`;
 
 /**
- * Common table expressions that record one event when the CTE `after` yielded a row: take the
- * workspace's next commit-order number (its event_counters row stays locked until commit, see
- * migrations/0001_init.sql), log the event, queue it in the outbox, make sure the workspace has an
- * outbox lease row. `p` names the parameters holding the workspace id, event id, type and JSON,
- * and the W3C trace context the write was made in (text, null for none; `traceContextOf`).
- * Every statement takes record locks before this counter lock, so writes never deadlock on it.
+ * Common table expressions that record one event when the CTE `after` yielded a row: log the
+ * event at its position (the transaction's id and the next `events_seq`, both column defaults; see
+ * migrations/0011_event_order.sql), queue it in the outbox, make sure the workspace has an outbox
+ * lease row. No lock is taken beyond the rows written, so writes of one workspace never wait for
+ * each other here. `p` names the parameters holding the workspace id, event id, type and JSON, and
+ * the W3C trace context the write was made in (text, null for none; `traceContextOf`). The CTE
+ * `queued` yields one row once the event is recorded.
  */
 export function recordEvent(
   s: string,
@@ -46,19 +47,32 @@ export function recordEvent(
   p: { ws: string; id: string; type: string; event: string; trace: string },
 ): string {
   return `
-  seq AS (
-    INSERT INTO ${s}.event_counters AS c (workspace_id, last_seq) SELECT ${p.ws}::text, 1 FROM ${after}
-    ON CONFLICT (workspace_id) DO UPDATE SET last_seq = c.last_seq + 1 RETURNING last_seq
-  ),
   logged AS (
-    INSERT INTO ${s}.events (workspace_id, seq, id, type, event)
-    SELECT ${p.ws}::text, last_seq, ${p.id}::text, ${p.type}::text, ${p.event}::json FROM seq RETURNING seq
+    INSERT INTO ${s}.events (workspace_id, id, type, event)
+    SELECT ${p.ws}::text, ${p.id}::text, ${p.type}::text, ${p.event}::json FROM ${after} RETURNING xid, seq
   ),
   queued AS (
-    INSERT INTO ${s}.outbox (workspace_id, seq, trace_context) SELECT ${p.ws}::text, seq, ${p.trace}::text FROM logged RETURNING seq
+    INSERT INTO ${s}.outbox (workspace_id, xid, seq, trace_context) SELECT ${p.ws}::text, xid, seq, ${p.trace}::text FROM logged RETURNING seq
   ),
   leases AS (INSERT INTO ${s}.outbox_leases (workspace_id) SELECT ${p.ws}::text FROM queued ON CONFLICT DO NOTHING)`;
 }
+
+/**
+ * A CTE `lk` holding a transaction-scoped advisory lock on the record `id` of `table` (SQL
+ * expressions for the workspace id and id), for statements that change an existing record to join
+ * before they lock or update its row. A writer that waits for another writer of the record waits
+ * here, before its transaction has an id, so it gets a later one: the events of one record are in
+ * the order their changes committed (migrations/0011_event_order.sql). The row lock that follows
+ * still guards the read-modify-write.
+ */
+export const recordLock = (table: string, ws: string, id: string): string =>
+  `lk AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('${table}'), hashtext(${ws} || '/' || ${id})))`;
+
+/**
+ * SQL for "below the oldest transaction still running": the positions (xid) readers of the event
+ * log may pass, since no transaction below it can still record an event (migrations/0011_event_order.sql).
+ */
+export const STABLE_XID = 'pg_snapshot_xmin(pg_current_snapshot())';
 
 /**
  * A page of a page-numbered list, from a row `{ total, items }`, items a jsonb array of

@@ -1,12 +1,14 @@
 /**
- * @module The event log and its outbox on PostgreSQL. Events are read in each workspace's commit
- * order (`seq`, see migrations/0001_init.sql); the outbox hands one workspace's oldest events to
- * one taker at a time, claiming the workspace's lease row with FOR UPDATE SKIP LOCKED.
+ * @module The event log and its outbox on PostgreSQL. An event's position is (xid, seq): the
+ * transaction that recorded it and a sequence number (migrations/0011_event_order.sql). Readers
+ * pass only positions below the oldest transaction still running (`STABLE_XID`), so an event that
+ * commits late can never land behind a reader; the outbox hands one workspace's oldest such events
+ * to one taker at a time, claiming the workspace's lease row with FOR UPDATE SKIP LOCKED.
  */
 import { randomUUID } from 'node:crypto';
 import type { DomainEvent } from '@parley/core';
 import type { EventOutbox, EventStore, OutboxBatch } from '@parley/core/adapter';
-import { retained, type StoreContext } from './context.js';
+import { retained, STABLE_XID, type StoreContext } from './context.js';
 
 /** `storage.events` on PostgreSQL. */
 export function eventStore({ sql, s, retentionMs }: StoreContext): EventStore {
@@ -19,26 +21,64 @@ export function eventStore({ sql, s, retentionMs }: StoreContext): EventStore {
           [workspaceId, retentionMs, id],
         )
       )[0]?.event ?? null,
-    // Without `type`: a range scan of the primary key (workspace_id, seq); with it, of events_by_type.
+    // Without `type`: a range scan of the primary key (workspace_id, xid, seq); with it, of
+    // events_by_type. Events committed but not yet stable (a transaction older than theirs is
+    // still running) are not listed yet; when the page is short, the read is tried again until the
+    // events committed when it began are stable (usually a few ms), so a caller reads its own
+    // committed writes. Events committed meanwhile do not prolong the wait.
     list: async ({ workspaceId }, { after, limit, type }) => {
-      const [row] = await sql.query<{ cursor: number | null; rows: DomainEvent[] }>(
-        `WITH cursor AS (SELECT CASE WHEN $3::text IS NULL THEN 0 ELSE (SELECT seq FROM ${s}.events WHERE workspace_id = $1 AND id = $3 AND ${live}) END AS seq)
-         SELECT (SELECT seq FROM cursor) AS cursor,
-                coalesce((SELECT json_agg(event ORDER BY seq) FROM (
-                  SELECT seq, event FROM ${s}.events
-                  WHERE workspace_id = $1 AND seq > (SELECT seq FROM cursor) AND ${live} AND ($4::text IS NULL OR type = $4)
-                  ORDER BY seq LIMIT $5) page), '[]'::json) AS rows`,
-        [workspaceId, retentionMs, after ?? null, type ?? null, limit + 1],
-      );
-      if (!row || row.cursor === null) return null;
-      return { events: row.rows.slice(0, limit), hasMore: row.rows.length > limit };
+      const settle = new Settling();
+      for (;;) {
+        const [row] = await sql.query<{ cursor: boolean; rows: DomainEvent[]; stable: string; pending: string | null }>(
+          `WITH cursor AS MATERIALIZED (
+             SELECT xid, seq FROM ${s}.events WHERE $3::text IS NOT NULL AND workspace_id = $1 AND id = $3 AND ${live}
+             UNION ALL SELECT '0'::xid8, 0 WHERE $3::text IS NULL
+           ), stable AS MATERIALIZED (SELECT ${STABLE_XID} AS xid)
+           SELECT EXISTS (SELECT 1 FROM cursor) AS cursor,
+                  coalesce((SELECT json_agg(event ORDER BY xid, seq) FROM (
+                    SELECT e.xid, e.seq, e.event FROM ${s}.events e, cursor c, stable
+                    WHERE e.workspace_id = $1 AND (e.xid, e.seq) > (c.xid, c.seq) AND e.xid < stable.xid
+                      AND ${live} AND ($4::text IS NULL OR e.type = $4)
+                    ORDER BY e.xid, e.seq LIMIT $5) page), '[]'::json) AS rows,
+                  (SELECT xid::text FROM stable) AS stable,
+                  (SELECT max(e.xid)::text FROM ${s}.events e, stable WHERE e.workspace_id = $1 AND e.xid >= stable.xid) AS pending`,
+          [workspaceId, retentionMs, after ?? null, type ?? null, limit + 1],
+        );
+        if (!row || !row.cursor) return null;
+        if (row.rows.length <= limit && (await settle.waited(row))) continue;
+        return { events: row.rows.slice(0, limit), hasMore: row.rows.length > limit };
+      }
     },
   };
 }
 
+/** How long a read waits at most for the events committed before it to become stable, in ms. */
+const SETTLE_MS = 5_000;
+
+/**
+ * A reader's wait for the events committed before it began (`pending`: the highest transaction
+ * id among committed events not yet stable, from its first read) to become stable: they are
+ * below the oldest transaction still running once the transactions older than them have ended,
+ * usually within milliseconds; at most {@link SETTLE_MS}. Events committed meanwhile do not
+ * prolong the wait. So a caller reads its own acknowledged writes, as on the other backends.
+ */
+class Settling {
+  private awaited: bigint | undefined;
+  private readonly deadline = Date.now() + SETTLE_MS;
+  private pauseMs = 1;
+
+  /** Given a read's `stable` and `pending` (xid8 as text): waits a little and answers true when it should read again. */
+  async waited(read: { stable: string; pending: string | null }): Promise<boolean> {
+    this.awaited ??= read.pending === null ? -1n : BigInt(read.pending);
+    if (BigInt(read.stable) > this.awaited || Date.now() >= this.deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, this.pauseMs));
+    this.pauseMs = Math.min(this.pauseMs * 2, 50);
+    return true;
+  }
+}
+
 /** How often a waiting `take` looks again when nothing in this process woke it, in ms. */
 const POLL_MS = 200;
-
 /** The outbox's in-process wake-up: writes of this process call `notify`, takers `wait`. */
 export class Wakeup {
   private readonly waiters = new Set<() => void>();
@@ -63,43 +103,60 @@ export class Wakeup {
 export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wakeup: Wakeup): EventOutbox {
   const live = (column: string) => retained(column, '$3');
   // Served workspaces go to the back (served_at), so one busy workspace cannot starve the others.
-  const takeNow = async (max: number): Promise<OutboxBatch | null> => {
+  // One row always: the batch (when a workspace had stable events), and for the wait of
+  // `Settling` the stable bound and the outbox's highest unstable transaction.
+  const takeNow = async (
+    max: number,
+  ): Promise<{ batch: OutboxBatch | null; stable: string; pending: string | null }> => {
     const receipt = randomUUID();
     const [row] = await sql.query<{
-      workspace_id: string;
-      events: DomainEvent[];
+      stable: string;
+      pending: string | null;
+      workspace_id: string | null;
+      events: DomainEvent[] | null;
       traces: Record<string, string> | null;
     }>(
-      `WITH candidate AS (
+      `WITH stable AS MATERIALIZED (SELECT ${STABLE_XID} AS xid),
+       candidate AS (
          SELECT l.workspace_id FROM ${s}.outbox_leases l
          WHERE (l.lease_until IS NULL OR l.lease_until <= clock_timestamp())
-           AND EXISTS (SELECT 1 FROM ${s}.outbox o WHERE o.workspace_id = l.workspace_id AND ${live('o.recorded_at')})
+           AND EXISTS (SELECT 1 FROM ${s}.outbox o, stable WHERE o.workspace_id = l.workspace_id AND o.xid < stable.xid AND ${live('o.recorded_at')})
          ORDER BY l.served_at NULLS FIRST, l.workspace_id
-         LIMIT 1 FOR UPDATE SKIP LOCKED
+         LIMIT 1 FOR UPDATE OF l SKIP LOCKED
        ), leased AS (
          UPDATE ${s}.outbox_leases l SET receipt = $1, lease_until = clock_timestamp() + $4::bigint * interval '1 millisecond', served_at = clock_timestamp()
          FROM candidate WHERE l.workspace_id = candidate.workspace_id RETURNING l.workspace_id
-       )
-       SELECT leased.workspace_id, page.events, page.traces FROM leased, LATERAL (
-         SELECT coalesce(json_agg(event ORDER BY seq), '[]'::json) AS events,
-                json_object_agg(id, trace_context) FILTER (WHERE trace_context IS NOT NULL) AS traces
-         FROM (
-           SELECT e.seq, e.id, e.event, o.trace_context FROM ${s}.outbox o JOIN ${s}.events e ON e.workspace_id = o.workspace_id AND e.seq = o.seq
-           WHERE o.workspace_id = leased.workspace_id AND ${live('o.recorded_at')} ORDER BY o.seq LIMIT $2
+       ), page AS (
+         SELECT leased.workspace_id, rows.events, rows.traces FROM leased, LATERAL (
+           SELECT coalesce(json_agg(event ORDER BY xid, seq), '[]'::json) AS events,
+                  json_object_agg(id, trace_context) FILTER (WHERE trace_context IS NOT NULL) AS traces
+           FROM (
+             SELECT e.xid, e.seq, e.id, e.event, o.trace_context
+             FROM ${s}.outbox o JOIN ${s}.events e ON e.workspace_id = o.workspace_id AND e.xid = o.xid AND e.seq = o.seq, stable
+             WHERE o.workspace_id = leased.workspace_id AND o.xid < stable.xid AND ${live('o.recorded_at')}
+             ORDER BY o.xid, o.seq LIMIT $2
+           ) taken
          ) rows
-       ) page`,
+       )
+       SELECT (SELECT xid::text FROM stable) AS stable,
+              (SELECT max(o.xid)::text FROM ${s}.outbox o, stable WHERE o.xid >= stable.xid AND NOT EXISTS (SELECT 1 FROM page)) AS pending,
+              page.workspace_id, page.events, page.traces
+       FROM (SELECT 1) one LEFT JOIN page ON true`,
       [receipt, max, retentionMs, leaseMs],
     );
-    if (!row || row.events.length === 0) return null;
+    const { stable, pending } = row!;
+    if (!row?.workspace_id || !row.events?.length) return { batch: null, stable, pending };
     const batch: OutboxBatch = { workspaceId: row.workspace_id, events: row.events, receipt };
-    return row.traces ? { ...batch, traceContexts: row.traces } : batch;
+    return { batch: row.traces ? { ...batch, traceContexts: row.traces } : batch, stable, pending };
   };
   return {
     take: async (max, waitMs) => {
       const deadline = Date.now() + waitMs;
+      const settle = new Settling();
       for (;;) {
-        const batch = await takeNow(max);
-        if (batch) return batch;
+        const taken = await takeNow(max);
+        if (taken.batch) return taken.batch;
+        if (await settle.waited(taken)) continue;
         const remaining = deadline - Date.now();
         if (remaining <= 0) return null;
         await wakeup.wait(Math.min(remaining, POLL_MS));
@@ -110,7 +167,7 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
     ack: async (batch) => {
       await sql.query(
         `WITH acked AS (
-           DELETE FROM ${s}.outbox WHERE workspace_id = $1 AND seq IN (SELECT seq FROM ${s}.events WHERE workspace_id = $1 AND id = ANY($2::text[]))
+           DELETE FROM ${s}.outbox WHERE workspace_id = $1 AND (xid, seq) IN (SELECT xid, seq FROM ${s}.events WHERE workspace_id = $1 AND id = ANY($2::text[]))
          )
          UPDATE ${s}.outbox_leases SET receipt = NULL, lease_until = NULL WHERE workspace_id = $1 AND receipt = $3`,
         [batch.workspaceId, batch.events.map((event) => event.id), batch.receipt],

@@ -15,7 +15,7 @@ import {
   type UsageRecord,
 } from '@parley/core/adapter';
 import { later } from './changes.js';
-import { eventJson, recordEvent, type StoreContext } from './context.js';
+import { eventJson, recordEvent, recordLock, type StoreContext } from './context.js';
 
 /** `storage.messages` on PostgreSQL. */
 export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
@@ -26,17 +26,18 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
       const { workspaceId } = scope;
       const counted = usage ? countersOf(usage) : { fields: [], values: [] };
       const [row] = await sql.query<{ appended: number; found: boolean }>(
-        `WITH conv AS (
+        `WITH ${recordLock('conversations', '$1', '$2')},
+         conv AS (
            UPDATE ${s}.conversations SET data = data
              || jsonb_build_object('lastMessageAt', ${later(`data->'lastMessageAt'`, '$4')})
              || jsonb_build_object('updatedAt', ${later(`data->'updatedAt'`, '$4')}),
              version = version + 1
-           WHERE workspace_id = $1 AND id = $2 AND status = 'active' RETURNING 1
+           FROM lk WHERE workspace_id = $1 AND id = $2 AND status = 'active' RETURNING 1
          ),
          rec AS (INSERT INTO ${s}.messages (workspace_id, conversation_id, id, data) SELECT $1, $2, $3, $5::json FROM conv RETURNING 1),
          ${recordEvent(s, 'rec', { ws: '$1', id: '$6', type: '$7', event: '$8', trace: '$12' })},
-         -- A reply step's tokens, counted with the message (after the workspace's event counter
-         -- lock, so appends of one workspace never take these row locks in different orders).
+         -- A reply step's tokens, counted with the message; every append locks these rows in
+         -- field order (countersOf), so two appends never wait for each other in a cycle.
          counted AS (
            INSERT INTO ${s}.usage_counters AS u (workspace_id, day, field, value)
            SELECT $1, $9::date, c.field, c.value FROM queued, unnest($10::text[], $11::bigint[]) AS c(field, value)
