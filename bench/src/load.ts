@@ -16,6 +16,11 @@ export const LOAD_GENERATOR: 'wrk' | 'autocannon' =
 /** One load: `connections` keep-alive connections sending `method` to `url` for `seconds`. */
 export interface LoadOptions {
   url: string;
+  /**
+   * Paths the requests go to in turn instead of `url`'s (each request the next one, over all
+   * connections, from the first again after the last): a load spread over several records.
+   */
+  paths?: string[];
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
@@ -50,6 +55,7 @@ async function autocannonLoad(options: LoadOptions): Promise<LoadResult> {
     duration: options.seconds,
     headers: options.headers,
     ...(options.body && { body: options.body }),
+    ...(options.paths && { requests: [{ setupRequest: inTurn(options.paths) }] }),
   });
   const cpu = process.cpuUsage(before);
   return {
@@ -60,6 +66,16 @@ async function autocannonLoad(options: LoadOptions): Promise<LoadResult> {
     p99: result.latency.p99,
     errors: result.non2xx + result.errors + result.timeouts,
     generatorCpuUs: cpu.user + cpu.system,
+  };
+}
+
+/** An autocannon `setupRequest` giving each request the next of `paths`. */
+function inTurn(paths: string[]) {
+  let next = 0;
+  return <Request extends { path?: string }>(request: Request): Request => {
+    const path = paths[next]!;
+    next = (next + 1) % paths.length;
+    return { ...request, path };
   };
 }
 
@@ -80,6 +96,17 @@ async function wrk(options: LoadOptions): Promise<LoadResult> {
       `wrk.method = "${options.method}"`,
       ...headers,
       ...(options.body ? [`wrk.body = ${JSON.stringify(options.body)}`] : []),
+      // With paths: each request the next one (one thread, so one counter for every connection).
+      ...(options.paths
+        ? [
+            `local paths = {${options.paths.map((path) => JSON.stringify(path)).join(', ')}}`,
+            'local next = 0',
+            'request = function()',
+            '  next = next % #paths + 1',
+            '  return wrk.format(nil, paths[next])',
+            'end',
+          ]
+        : []),
     ].join('\n'),
   );
   try {

@@ -3,7 +3,7 @@
  * /proc, one autocannon window's figures, and medians over rounds.
  */
 import { execSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
 
@@ -13,6 +13,42 @@ export function cpuTicks(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * CPU time a server of several processes has used, in clock ticks: utime + stime of `root` and of
+ * every process descending from it (found by walking the parent pids in /proc), plus `root`'s
+ * cutime + cstime — the CPU of the children it has already reaped, so that a process which exits
+ * between two readings (a PostgreSQL backend whose client closed its connection) still counts.
+ * For a PostgreSQL server, `root` is its postmaster.
+ */
+export function processTreeTicks(root: number): number {
+  const parents = new Map<number, number[]>();
+  const ticks = new Map<number, number>();
+  let reaped = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // After the command name: state, ppid, …; utime, stime, cutime, cstime are the 14th–17th fields.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const pid = Number(entry);
+    const parent = Number(fields[1]);
+    parents.set(parent, [...(parents.get(parent) ?? []), pid]);
+    ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+    if (pid === root) reaped = Number(fields[13]) + Number(fields[14]);
+  }
+  let total = reaped;
+  for (const found = [root]; found.length > 0;) {
+    const pid = found.pop()!;
+    total += ticks.get(pid) ?? 0;
+    found.push(...(parents.get(pid) ?? []));
+  }
+  return total;
 }
 
 /** µs of CPU per request: `ticks` of CPU over `requests` requests. */

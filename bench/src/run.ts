@@ -29,10 +29,23 @@
  * the same target with tracing off (no SDK loaded) — the cost per request of a trace. `BENCH_TRACES=0`
  * leaves them out.
  *
+ * PostgreSQL writes (issue 43): Parley on PostgreSQL against a hand-written Hono + pg peer (one
+ * INSERT per message, `PEER=pg` in targets/peers.ts) on the same private server, a message posted
+ * to one conversation and to 100 conversations of one workspace in turn, with what the PostgreSQL
+ * server did for each: its CPU (every process of it: postmaster and backends, from /proc) and the
+ * WAL it wrote (`pg_current_wal_lsn()`), per message.
+ *
  * Environment: `BENCH_ROUNDS` (3), `BENCH_SECONDS` per measurement (2), `BENCH_LARGE` (1 000 000
  * messages), `REDIS_URL` (redis://127.0.0.1:6379; Redis scenarios are left out when it does not
  * answer; PostgreSQL scenarios when `initdb`/`postgres` cannot be run). Writes the tables to
  * bench/RESULTS.md and deletes its Redis keys, private PostgreSQL server and PGlite folder at the end.
+ *
+ * `BENCH_ONLY=<regular expression>` runs only the scenarios whose `<target>: <scenario>` name it
+ * matches (`BENCH_ONLY='PostgreSQL|pg peer'`: the PostgreSQL rows; ratios need the rows they compare
+ * with in the selection too), starts only the servers they need, runs the fan-out of a target only
+ * when it matches `<target>: fan-out` and the delivery burst only when it matches `delivery burst`,
+ * and prints the tables without writing bench/RESULTS.md or docs/performance.md (a partial run is
+ * not a result to keep). With `BENCH_LARGE=0` the servers seed in seconds.
  */
 import { probePostgresBinaries, startPrivatePostgres } from '@parley/adapter-postgres/testing';
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
@@ -46,7 +59,16 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { LOAD_GENERATOR, runLoad } from './load.js';
-import { cpuTicks, cpuUsPerRequest, fixed, median, medianFigures, redisCpuUs, type Figures } from './measure.js';
+import {
+  cpuTicks,
+  cpuUsPerRequest,
+  fixed,
+  median,
+  medianFigures,
+  processTreeTicks,
+  redisCpuUs,
+  type Figures,
+} from './measure.js';
 import { writePerformanceDoc } from './performance-doc.js';
 import { startCountingReceiver } from './receiver.js';
 
@@ -75,6 +97,8 @@ interface Scenario {
   target: string;
   method: 'GET' | 'POST';
   path: (info: Record<string, any>) => string;
+  /** Paths the requests go to in turn, each request the next (a load spread over several conversations); else `path`. */
+  paths?: (info: Record<string, any>) => string[];
   body?: string;
   /** The bare-Hono scenario this one is a ratio to, and the peer scenario (same route, hand-written). */
   bare?: string;
@@ -96,6 +120,10 @@ interface DeliveryFigures extends Figures {
   redisCpuUs?: number;
   /** Commands Redis ran per request under the load (`INFO commandstats`, scripts' commands included; Redis targets only). */
   redisCommands?: number;
+  /** The private PostgreSQL server's CPU µs per request, all its processes (targets on it only). */
+  postgresCpuUs?: number;
+  /** WAL bytes the private PostgreSQL server wrote per request (targets on it only). */
+  walBytes?: number;
 }
 
 /** The webhook receiver: answers 204 at once and counts what arrived. */
@@ -207,6 +235,7 @@ function load(target: Target, scenario: Scenario, seconds: number) {
     method: scenario.method,
     connections: CONNECTIONS,
     seconds,
+    ...(scenario.paths && { paths: scenario.paths(info) }),
     headers: {
       authorization: `Bearer ${info.key}`,
       ...(scenario.body && { 'content-type': 'application/json' }),
@@ -225,12 +254,25 @@ async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigu
   const redisBefore = redis && redisCpuUs(await redis.info('cpu'));
   const commandsBefore = redis && (await commandCalls(redis));
   const deliveredBefore = receiver.delivered();
+  // On the private PostgreSQL server: its WAL position, and its CPU (every process of it).
+  const stats = target.postgres !== undefined ? new pg.Client({ connectionString: postgres!.url }) : undefined;
+  await stats?.connect();
+  const walBefore = (await stats?.query<{ lsn: string }>('SELECT pg_current_wal_lsn() AS lsn'))?.rows[0]!.lsn;
+  const postgresBefore = stats && processTreeTicks(postmaster);
   const started = performance.now();
   const before = cpuTicks(pid);
   const result = await load(target, scenario, SECONDS);
   // Delivery work trails the responses: the window ends when the last delivery arrived.
   if (scenario.delivers) await until(() => receiver.delivered() - deliveredBefore >= result.ok, 60_000);
   const ticks = cpuTicks(pid) - before;
+  const postgresTicks = stats && processTreeTicks(postmaster) - postgresBefore!;
+  const wal =
+    stats &&
+    Number(
+      (await stats.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS bytes', [walBefore]))
+        .rows[0]!.bytes,
+    );
+  await stats?.end();
   const seconds = (performance.now() - started) / 1000;
   const redisUs = redis && redisCpuUs(await redis.info('cpu')) - redisBefore!;
   const commands = redis && (await commandCalls(redis)) - commandsBefore!;
@@ -247,6 +289,10 @@ async function measure(target: Target, scenario: Scenario): Promise<DeliveryFigu
     ...(redisUs !== undefined && {
       redisCpuUs: redisUs / Math.max(completed, 1),
       redisCommands: commands! / Math.max(completed, 1),
+    }),
+    ...(postgresTicks !== undefined && {
+      postgresCpuUs: cpuUsPerRequest(postgresTicks, completed),
+      walBytes: wal! / Math.max(completed, 1),
     }),
     ...(scenario.delivers && { deliveriesPerSecond: (receiver.delivered() - deliveredBefore) / seconds }),
   };
@@ -430,16 +476,23 @@ const postgres = postgresProblem
   : await startPrivatePostgres({ shared_preload_libraries: 'pg_stat_statements' });
 const withPostgres = postgres !== undefined;
 const databaseUrl = (name: string) => Object.assign(new URL(postgres!.url), { pathname: `/${name}` }).toString();
+/** The private server's postmaster: the parent of any backend (its CPU and its backends' are the server's). */
+let postmaster = 0;
 if (postgres) {
   const admin = new pg.Client({ connectionString: postgres.url });
   await admin.connect();
   await admin.query('CREATE EXTENSION pg_stat_statements');
-  for (const name of ['bench_a', 'bench_b']) await admin.query(`CREATE DATABASE ${name}`);
+  for (const name of ['bench_a', 'bench_b', 'bench_peer']) await admin.query(`CREATE DATABASE ${name}`);
+  const { rows } = await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const stat = readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8');
+  postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
   await admin.end();
 }
 const pgliteDir = mkdtempSync(join(tmpdir(), 'parley-bench-pglite-'));
 
 const large = Number(process.env.BENCH_LARGE ?? 1_000_000);
+/** The hand-written peer on PostgreSQL (issue 43). */
+const PG_PEER = 'Hono + pg peer';
 const redisPrefix = `bench:${randomUUID().slice(0, 8)}:`;
 const webhooks = { BENCH_WEBHOOK_URL: receiverUrl, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
 const targets: Target[] = [
@@ -519,6 +572,12 @@ const targets: Target[] = [
           env: { LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl('bench_b'), BENCH_LARGE: '0', ...webhooks },
           postgres: 'bench_b',
         },
+        {
+          name: PG_PEER,
+          script: here('targets/peers.js'),
+          env: { PEER: 'pg', DATABASE_URL: databaseUrl('bench_peer') },
+          postgres: 'bench_peer',
+        },
       ]
     : []),
   {
@@ -534,6 +593,8 @@ const message = JSON.stringify({
 });
 const newAgent = JSON.stringify({ name: 'Support agent', description: 'Answers order questions', model: 'modelA-4' });
 const agent = (i: Record<string, any>) => `/api/agents/${i.agentId}`;
+/** A scenario's row name: `<target>: <scenario>`. */
+const key = (scenario: Scenario) => `${scenario.target}: ${scenario.name}`;
 const history = (size: 'small' | 'medium' | 'large') => (i: Record<string, any>) =>
   `/api/conversations/${i.conversations?.[size] ?? i.conversationId}/messages?limit=50`;
 const append = (i: Record<string, any>) => `/api/conversations/${i.conversations?.append ?? i.conversationId}/messages`;
@@ -722,6 +783,40 @@ if (withPostgres) {
     },
   );
 }
+// Issue 43: PostgreSQL writes, Parley against the hand-written pg peer on the same server — one
+// conversation, and 100 conversations of one workspace taken in turn; GET agent beside them.
+const ONE_CONVERSATION = 'POST message, one conversation';
+const SPREAD = 'POST message, 100 conversations of one workspace';
+if (withPostgres) {
+  const spread = (i: Record<string, any>) =>
+    (i.conversationIds as string[]).map((id) => `/api/conversations/${id}/messages`);
+  for (const target of [PG_PEER, 'Parley PostgreSQL']) {
+    const peer = target === PG_PEER ? undefined : (name: string) => `${PG_PEER}: ${name}`;
+    if (target === PG_PEER)
+      scenarios.push({ name: 'GET agent', target, method: 'GET', path: agent, bare: 'bare GET (JSON object)' });
+    scenarios.push(
+      {
+        name: ONE_CONVERSATION,
+        target,
+        method: 'POST',
+        path: append,
+        body: message,
+        bare: 'bare POST (valibot into a Map)',
+        peer: peer?.(ONE_CONVERSATION),
+      },
+      {
+        name: SPREAD,
+        target,
+        method: 'POST',
+        path: append,
+        paths: spread,
+        body: message,
+        bare: 'bare POST (valibot into a Map)',
+        peer: peer?.(SPREAD),
+      },
+    );
+  }
+}
 scenarios.push(
   {
     name: 'GET agent',
@@ -789,20 +884,28 @@ scenarios.push({
   peer: 'Parley memory: GET agent',
   headers: { 'accept-encoding': 'gzip, deflate' },
 });
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
+if (only) scenarios.splice(0, scenarios.length, ...scenarios.filter((scenario) => only.test(key(scenario))));
 const fanOutTargets = [
   'Parley memory',
   ...(withRedis ? ['Parley Redis'] : []),
   ...(withPostgres ? ['Parley PostgreSQL'] : []),
-];
+].filter((name) => !only || only.test(`${name}: fan-out`));
+const withBurst = !only || only.test('delivery burst');
+/** The servers the selected scenarios and fan-outs use: only these are started. */
+const used = targets.filter(
+  (target) => scenarios.some((scenario) => scenario.target === target.name) || fanOutTargets.includes(target.name),
+);
+if (only) console.log(`BENCH_ONLY=${only.source}: ${scenarios.length} scenarios on ${used.length} servers.`);
 
 const started = Date.now();
 const byName = (name: string) => targets.find((candidate) => candidate.name === name)!;
-console.log(`Starting ${targets.length} servers (seeding ${large.toLocaleString('en')} messages per Parley store)…`);
+console.log(`Starting ${used.length} servers (seeding ${large.toLocaleString('en')} messages per Parley store)…`);
 // Two waves: the PostgreSQL and PGlite servers seed after the others, so that seeding everything
 // at once on a small machine does not push the Redis servers' calls past their deadline.
 const embedded = (target: Target) => target.postgres !== undefined || 'DATA_DIR' in target.env;
 try {
-  for (const wave of [targets.filter((target) => !embedded(target)), targets.filter(embedded)]) {
+  for (const wave of [used.filter((target) => !embedded(target)), used.filter(embedded)]) {
     await Promise.all(
       wave.map(async (target) => {
         const t0 = Date.now();
@@ -833,7 +936,6 @@ function deliveryBurst(): Map<string, number> {
   );
 }
 
-const key = (scenario: Scenario) => `${scenario.target}: ${scenario.name}`;
 const samples = new Map<string, DeliveryFigures[]>(scenarios.map((scenario) => [key(scenario), []]));
 const fanOuts = new Map<string, Array<Awaited<ReturnType<typeof fanOut>>>>(fanOutTargets.map((name) => [name, []]));
 try {
@@ -860,8 +962,8 @@ try {
   // The burst runs alone: with a dozen servers still up (idle, but with their timers, pools and
   // stores), a 2-core machine measured half the deliveries per second it gives alone.
   await Promise.all(targets.map((target) => exited(target.process)));
-  console.log('Webhook delivery burst (npm run bench:delivery), every server stopped…');
-  const burst = deliveryBurst();
+  if (withBurst) console.log('Webhook delivery burst (npm run bench:delivery), every server stopped…');
+  const burst = withBurst ? deliveryBurst() : new Map<string, number>();
 
   const optionalMedian = (values: Array<number | undefined>) =>
     values[0] === undefined ? undefined : median(values as number[]);
@@ -875,6 +977,8 @@ try {
         generatorShare: median(runs.map((run) => run.generatorShare)),
         redisCpuUs: optionalMedian(runs.map((run) => run.redisCpuUs)),
         redisCommands: optionalMedian(runs.map((run) => run.redisCommands)),
+        postgresCpuUs: optionalMedian(runs.map((run) => run.postgresCpuUs)),
+        walBytes: optionalMedian(runs.map((run) => run.walBytes)),
       },
     ]),
   );
@@ -976,7 +1080,7 @@ try {
     const trips = [...traffic].filter(([name]) => name.startsWith('Parley Redis: '));
     check(
       'Redis ≤ 2 round trips per route',
-      Math.max(...trips.map(([, t]) => t.trips)),
+      trips.length > 0 ? Math.max(...trips.map(([, t]) => t.trips)) : NaN,
       (v) => v <= 2.05,
       (v) =>
         `at most ${fixed(v, 1)} (${trips.map(([name, t]) => `${name.slice('Parley Redis: '.length)} ${fixed(t.trips, 1)}`).join(', ')})`,
@@ -1064,7 +1168,7 @@ try {
     const trips = [...traffic].filter(([name]) => name.startsWith('Parley Redis: '));
     check(
       'Redis: 1 round trip per route (rate limit included)',
-      Math.max(...trips.map(([, t]) => t.trips)),
+      trips.length > 0 ? Math.max(...trips.map(([, t]) => t.trips)) : NaN,
       (v) => v <= 1.05,
       (v) => `at most ${fixed(v, 1)}`,
     );
@@ -1075,19 +1179,21 @@ try {
     (v) => v <= 1.3,
     (v) => `${v.toFixed(2)} ×`,
   );
-  const withFields =
-    (cpu('Parley memory: GET agent') ?? NaN) / (cpu("Hono + Map peer, Parley's header fields: GET agent") ?? NaN);
-  targetRows.push(
-    `| (for comparison, no target) memory GET agent vs the Map peer sending Parley's header fields | ${withFields.toFixed(2)} × | — |`,
+  /** A row with no target, for comparison; left out when a figure was not measured (`BENCH_ONLY`). */
+  const compare = (what: string, value: number, shown = (v: number) => `${v.toFixed(2)} ×`) => {
+    if (!Number.isNaN(value)) targetRows.push(`| (for comparison, no target) ${what} | ${shown(value)} | — |`);
+  };
+  compare(
+    "memory GET agent vs the Map peer sending Parley's header fields",
+    (cpu('Parley memory: GET agent') ?? NaN) / (cpu("Hono + Map peer, Parley's header fields: GET agent") ?? NaN),
   );
-  const atTurnEnd =
-    (cpu('Parley memory: GET agent') ?? NaN) / (cpu("Hono + Map peer, writes at the turn's end: GET agent") ?? NaN);
-  targetRows.push(
-    `| (for comparison, no target) memory GET agent vs the Map peer writing its responses at the end of the turn, as Parley's server does | ${atTurnEnd.toFixed(2)} × | — |`,
+  compare(
+    "memory GET agent vs the Map peer writing its responses at the end of the turn, as Parley's server does",
+    (cpu('Parley memory: GET agent') ?? NaN) / (cpu("Hono + Map peer, writes at the turn's end: GET agent") ?? NaN),
   );
-  const gzipped = (cpu(`Parley memory: ${GZIP_NAME}`) ?? NaN) / (cpu('Parley memory: GET agent') ?? NaN);
-  targetRows.push(
-    `| (for comparison, no target) memory GET agent for a client accepting gzip vs one that does not | ${gzipped.toFixed(2)} × | — |`,
+  compare(
+    'memory GET agent for a client accepting gzip vs one that does not',
+    (cpu(`Parley memory: ${GZIP_NAME}`) ?? NaN) / (cpu('Parley memory: GET agent') ?? NaN),
   );
   check(
     'memory GET agent req/s ≥ 0.5 × bare Hono GET',
@@ -1097,7 +1203,111 @@ try {
     (v) => `${v.toFixed(2)} ×`,
   );
 
-  const parley = byName('Parley memory').seeded!;
+  // Issue 43's targets: PostgreSQL writes against the hand-written pg peer on the same server.
+  // "CPU" here is the server's and PostgreSQL's together, per message.
+  const both = (name: string) => (figures.get(name)?.cpuUs ?? NaN) + (figures.get(name)?.postgresCpuUs ?? NaN);
+  const rps = (name: string) => figures.get(name)?.rps ?? NaN;
+  if (withPostgres) {
+    const parleyPg = (name: string) => `Parley PostgreSQL: ${name}`;
+    const pgPeer = (name: string) => `${PG_PEER}: ${name}`;
+    // Only the GET-route rows of issues 12, 17 and 20 above, read before this issue's are added.
+    const getRows = targetRows.filter(
+      (row) => /GET agent|list agents|history|read routes/.test(row) && !row.includes('(for comparison'),
+    );
+    targetRows.push('| **issue 43** | | |');
+    check(
+      `PostgreSQL, ${SPREAD}: msg/s ≥ 0.5 × the pg peer's`,
+      rps(parleyPg(SPREAD)) / rps(pgPeer(SPREAD)),
+      (v) => v >= 0.5,
+      (v) => `${fixed(rps(parleyPg(SPREAD)))} msg/s = ${v.toFixed(2)} ×`,
+    );
+    check(
+      `PostgreSQL, ${SPREAD}: (server + PostgreSQL) CPU per message ≤ 2 × the pg peer's`,
+      both(parleyPg(SPREAD)) / both(pgPeer(SPREAD)),
+      (v) => v <= 2,
+      (v) => `${fixed(both(parleyPg(SPREAD)))} µs = ${v.toFixed(2)} ×`,
+    );
+    check(
+      `PostgreSQL, ${ONE_CONVERSATION}: msg/s ≥ 0.35 × the pg peer's`,
+      rps(parleyPg(ONE_CONVERSATION)) / rps(pgPeer(ONE_CONVERSATION)),
+      (v) => v >= 0.35,
+      (v) => `${fixed(rps(parleyPg(ONE_CONVERSATION)))} msg/s = ${v.toFixed(2)} ×`,
+    );
+    check(
+      'PostgreSQL: msg/s with 100 conversations ≥ with one',
+      rps(parleyPg(SPREAD)) / rps(parleyPg(ONE_CONVERSATION)),
+      (v) => v >= 1,
+      (v) => `${fixed(rps(parleyPg(SPREAD)))} vs ${fixed(rps(parleyPg(ONE_CONVERSATION)))} msg/s = ${v.toFixed(2)} ×`,
+    );
+    // No regression of the GET routes: each GET row's CPU as a multiple of bare Hono GET (the
+    // machine's speed varies from run to run), against the same row of the results this run
+    // replaces (bench/RESULTS.md as committed), within 15 % (the noise of this shared machine).
+    const before = previousBareRatios();
+    const compared = scenarios
+      .filter((scenario) => scenario.method === 'GET' && scenario.bare && before.has(key(scenario)))
+      .map((scenario) => {
+        const now = (cpu(key(scenario)) ?? NaN) / (cpu(`bare Hono: ${scenario.bare}`) ?? NaN);
+        return {
+          name: key(scenario),
+          now,
+          before: before.get(key(scenario))!,
+          change: now / before.get(key(scenario))!,
+        };
+      })
+      .filter((row) => !Number.isNaN(row.change))
+      .sort((a, b) => b.change - a.change);
+    if (compared.length > 0) {
+      const worst = compared[0]!;
+      check(
+        `GET routes: no regression — each GET row's CPU vs bare Hono GET ≤ 1.15 × the last bench/RESULTS.md's (${compared.length} rows)`,
+        worst.change,
+        (v) => v <= 1.15,
+        (v) =>
+          `worst ${worst.name}: ${worst.now.toFixed(2)} × bare GET, was ${worst.before.toFixed(2)} × (${v.toFixed(2)} ×)`,
+      );
+    }
+    // The GET-route targets of issues 12, 17 and 20 above, for reference (some were missed before this issue).
+    if (getRows.length > 0) {
+      const missed = getRows.filter((row) => row.endsWith('❌ |'));
+      compare(
+        `GET-route targets above (issues 12, 17, 20) met`,
+        getRows.length - missed.length,
+        (v) =>
+          `${v} of ${getRows.length}${missed.length > 0 ? `; missed: ${missed.map((row) => row.split(' | ')[0]!.slice(2)).join('; ')}` : ''}`,
+      );
+    }
+    compare(
+      'PostgreSQL GET agent, (server + PostgreSQL) CPU vs the pg peer',
+      both(parleyPg('GET agent')) / both(pgPeer('GET agent')),
+      (v) => `${fixed(both(parleyPg('GET agent')))} µs = ${v.toFixed(2)} ×`,
+    );
+  }
+
+  // PostgreSQL rows (issue 43's table): every scenario of a target on the private server, with
+  // the PostgreSQL server's share of the work, and the ratios against the pg peer's same route.
+  const pgPeerOf = (scenario: Scenario) =>
+    scenario.target === 'Parley PostgreSQL'
+      ? (
+          {
+            'GET agent': 'GET agent',
+            'POST message': ONE_CONVERSATION,
+            [ONE_CONVERSATION]: ONE_CONVERSATION,
+            [SPREAD]: SPREAD,
+          } as Record<string, string>
+        )[scenario.name]
+      : undefined;
+  const postgresRows = scenarios
+    .filter((scenario) => figures.get(key(scenario))?.postgresCpuUs !== undefined)
+    .map((scenario) => {
+      const name = key(scenario);
+      const f = figures.get(name)!;
+      const peerName = pgPeerOf(scenario) && `${PG_PEER}: ${pgPeerOf(scenario)}`;
+      const peer = peerName ? figures.get(peerName) : undefined;
+      const statementsRun = statements.get(name);
+      return `| ${scenario.target} | ${scenario.name} | ${fixed(f.rps)} | ${fixed(f.cpuUs)} | ${fixed(f.postgresCpuUs!)} | **${fixed(both(name))}** | ${fixed(f.walBytes!)} | ${peer ? `${(f.rps / peer.rps).toFixed(2)} ×` : '—'} | ${peer ? `${(both(name) / both(peerName!)).toFixed(2)} ×` : '—'} | ${statementsRun ? fixed(statementsRun.awaited, 1) : ''} | ${f.errors ? `⚠️ ${f.errors} errors` : ''} |`;
+    });
+
+  const parley = targets.find((target) => target.name === 'Parley memory')?.seeded;
   const parleyRedis = targets.find((target) => target.name === 'Parley Redis')?.seeded;
   const commit = execSync('git rev-parse --short HEAD', { cwd: here('.') })
     .toString()
@@ -1124,31 +1334,75 @@ try {
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
-    `## One message to ${fixed(STREAMS)} live streams`,
-    '',
-    '| server | POST → last stream, ms | server CPU µs per stream | streams that got it |',
-    '|---|---|---|---|',
-    ...fanOutRows,
-    '',
-    `RSS per 10⁶ stored messages: memory ${fixed(parley.rssPerMillionMessages / 2 ** 20)} MiB` +
+    ...(postgresRows.length > 0
+      ? [
+          '## PostgreSQL: the server and PostgreSQL per request (issue 43)',
+          '',
+          `Every target on the private PostgreSQL server the run starts (fsync off, as in tests). "PostgreSQL CPU" is the utime + stime of every process of that server — its postmaster and their descendants, from /proc, plus what the postmaster's reaped children used — over the window; "WAL" is \`pg_wal_lsn_diff\` of \`pg_current_wal_lsn()\` before and after. Both are server-wide: the idle targets on the same server (their LISTEN and timers) are counted in. The ${PG_PEER} is Hono with node-postgres (a pool of 10, as Parley's): one SELECT per GET agent, one INSERT per message whose CTE checks the key and the conversation — no event, no outbox, no rate limit. "${SPREAD}" sends each request to the next of 100 conversations.`,
+          '',
+          '| server | scenario | req/s (msg/s) | server CPU µs / request | PostgreSQL CPU µs / request | server + PostgreSQL CPU µs / request | WAL bytes / request | req/s vs pg peer | server + PostgreSQL CPU vs pg peer | statements / request | |',
+          '|---|---|---|---|---|---|---|---|---|---|---|',
+          ...postgresRows,
+          '',
+        ]
+      : []),
+    ...(fanOutRows.length > 0
+      ? [
+          `## One message to ${fixed(STREAMS)} live streams`,
+          '',
+          '| server | POST → last stream, ms | server CPU µs per stream | streams that got it |',
+          '|---|---|---|---|',
+          ...fanOutRows,
+          '',
+        ]
+      : []),
+    `RSS per 10⁶ stored messages: memory ${parley ? fixed(parley.rssPerMillionMessages / 2 ** 20) : '—'} MiB` +
       (parleyRedis
         ? ` (the Redis server holds Redis's; the Parley process grew ${fixed(parleyRedis.rssPerMillionMessages / 2 ** 20)} MiB)`
         : '') +
       '.',
-    `Webhook delivery burst (\`npm run bench:delivery 3000\`): ${[...burst].map(([backend, perSecond]) => `${backend} ${fixed(perSecond)}/s`).join(', ')}.`,
+    ...(burst.size > 0
+      ? [
+          `Webhook delivery burst (\`npm run bench:delivery 3000\`): ${[...burst].map(([backend, perSecond]) => `${backend} ${fixed(perSecond)}/s`).join(', ')}.`,
+        ]
+      : []),
     '',
-    '"CPU vs peer" is against the hand-written peer on the same route (for the info-log row: against the same server at warn; for the peer sending Parley\'s header fields and the one writing at the turn\'s end: against the Map peer; for PostgreSQL rows: against Parley on Redis; for PGlite rows: against Parley on memory).',
+    "\"CPU vs peer\" is against the hand-written peer on the same route (for the info-log row: against the same server at warn; for the peer sending Parley's header fields and the one writing at the turn's end: against the Map peer; for PostgreSQL rows: against Parley on Redis, but for issue 43's two POST message rows: against the Hono + pg peer; for PGlite rows: against Parley on memory).",
     'PostgreSQL round trips are the statements pg_stat_statements counted per request (each a round trip: no pipelining), the rate-limit hit included; statements of background work (fewer than one per two requests) left out; the live-stream signal a message write hands to the feed (`SELECT pg_notify`, sent without the request waiting for it) is counted apart.',
     "POST agent (1 webhook) counts the server's CPU until the last delivery reached the receiver, divided by the agents created.",
     'Redis round trips count the commands the server sent and the request waited for that arrived more than 50 µs after the previous one (a pipeline arrives at once): the live-stream PUBLISH (sent without waiting for its reply) and background commands sent by fewer than one request in two (the event log\'s trim) are counted apart, as on PostgreSQL; "sent" counts every command; "run" includes the commands scripts ran; "commandstats" is the growth of `INFO commandstats` calls per request (scripts\' commands included, other clients of the same Redis too). These are measured on 50 requests sent one at a time; "Redis CPU µs (commands run)" is measured over the load itself, where the appends a server receives in one turn of its event loop share one script (the Redis adapter\'s README, "Calls gathered per turn").',
   ].join('\n');
   console.log(`\n${report}\n`);
-  writeFileSync(here('../RESULTS.md'), `${report}\n`);
-  writePerformanceDoc(); // docs/performance.md shows what this run wrote
+  if (only)
+    console.log(
+      `BENCH_ONLY=${only.source}: a partial run, bench/RESULTS.md and docs/performance.md left as they were.`,
+    );
+  else {
+    writeFileSync(here('../RESULTS.md'), `${report}\n`);
+    writePerformanceDoc(); // docs/performance.md shows what this run wrote
+  }
 } finally {
   await tearDown();
 }
 process.exit(0);
+
+/**
+ * The "CPU vs bare Hono" column of bench/RESULTS.md as it was before this run (the committed
+ * figures), by `<server>: <scenario>`; empty when the file is missing.
+ */
+function previousBareRatios(): Map<string, number> {
+  const ratios = new Map<string, number>();
+  const file = here('../RESULTS.md');
+  if (!existsSync(file)) return ratios;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    // | server | scenario | **CPU** | req/s | p50 | p99 | CPU vs bare Hono | …
+    const cells = line.split(' | ');
+    const ratio = /^([\d.]+) ×$/.exec(cells[6] ?? '');
+    if (line.startsWith('| ') && /^\*\*[\d,]+\*\*$/.test(cells[2] ?? '') && ratio)
+      ratios.set(`${cells[0]!.slice(2)}: ${cells[1]}`, Number(ratio[1]));
+  }
+  return ratios;
+}
 
 /** Stops every target, then removes what the run stored: Redis keys, the private PostgreSQL server, the PGlite folder. */
 async function tearDown(): Promise<void> {

@@ -5,10 +5,11 @@
  * 10⁶-message history takes seconds, not an HTTP load of its own).
  *
  * Seeds workspace `bench`: 30 agents, conversations of 10², 10⁴ and `BENCH_LARGE` (default 10⁶)
- * messages, one to append to and one for live streams; with `BENCH_WEBHOOK_URL`, a webhook
- * endpoint for `agent.created` there. Prints one JSON line: `{port, key, agentId, conversations:
- * {append, fanOut, small, medium, large}, rssPerMillionMessages}` (bytes, measured around the
- * large fill). With `BENCH_REUSE` (that line, from an earlier start on the same store) it seeds
+ * messages, one to append to, one for live streams and 100 more to spread appends over; with
+ * `BENCH_WEBHOOK_URL`, a webhook endpoint for `agent.created` there. Prints one JSON line: `{port,
+ * key, agentId, conversations: {append, fanOut, small, medium, large}, conversationIds,
+ * rssPerMillionMessages}` (`conversationIds`: the 100; RSS in bytes, measured around the large
+ * fill). With `BENCH_REUSE` (that line, from an earlier start on the same store) it seeds
  * nothing and prints it again with its new port.
  */
 import { ErrorCode, ParleyError, type Message } from '@parley/core';
@@ -135,6 +136,8 @@ if (process.env.BENCH_WEBHOOK_URL)
 
 const append = await conversationWith(0);
 const fanOut = await conversationWith(0);
+const conversationIds: string[] = [];
+for (let i = 0; i < 100; i += 1) conversationIds.push(await conversationWith(0));
 const small = await conversationWith(100);
 const medium = await conversationWith(10_000);
 const rssBefore = rss();
@@ -142,6 +145,6 @@ const large = await conversationWith(LARGE);
 const rssPerMillionMessages = Math.round(((rss() - rssBefore) * 1_000_000) / Math.max(LARGE, 1));
 
 process.stdout.write(
-  `${JSON.stringify({ port: running.handle.port, key: KEY, agentId, conversations: { append, fanOut, small, medium, large }, rssPerMillionMessages })}\n`,
+  `${JSON.stringify({ port: running.handle.port, key: KEY, agentId, conversations: { append, fanOut, small, medium, large }, conversationIds, rssPerMillionMessages })}\n`,
 );
 process.on('SIGTERM', () => void running.close().finally(() => process.exit(0)));

@@ -8,13 +8,16 @@
  * sends (`X-Request-Id`, `RateLimit-Policy`, `RateLimit`, `ETag`); `PEER=map-turn-end`: the Map
  * peer with its responses written at the end of each turn of the event loop, as Parley's server
  * writes them (packages/http/src/server/serve.ts), to show what that alone is worth. `PEER=ioredis`: the same over
- * Redis, each route one pipeline (one round trip). Prints one JSON line
- * `{port, key, agentId, conversationId}` once listening.
+ * Redis, each route one pipeline (one round trip). `PEER=pg`: the same over PostgreSQL
+ * (`DATABASE_URL`) with node-postgres, each route one statement (see {@link startPgPeer}). Prints one
+ * JSON line `{port, key, agentId, conversationId, conversationIds}` once listening
+ * (`conversationIds`: 100 conversations of the workspace, the first being `conversationId`).
  */
 import { serve } from '@hono/node-server';
 import { createHash, randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import * as v from 'valibot';
 
 const peer = process.env.PEER ?? 'bare';
@@ -40,7 +43,10 @@ interface Message {
 const app = new Hono();
 /** Run before exit on SIGTERM (the Redis peer deletes its keys). */
 const cleanups: Array<() => Promise<unknown>> = [];
-const seeded = { agentId: `agt_${randomUUID()}`, conversationId: `conv_${randomUUID()}` };
+const seeded: { agentId: string; conversationId: string; conversationIds?: string[] } = {
+  agentId: `agt_${randomUUID()}`,
+  conversationId: `conv_${randomUUID()}`,
+};
 const agent = {
   id: seeded.agentId,
   name: 'Bench',
@@ -213,6 +219,150 @@ return redis.call('HMGET', KEYS[2], unpack(ids))`,
       .del(`${prefix}keys`, `${prefix}agents`, history, `${prefix}msg`, `${prefix}count`)
       .finally(() => redis.disconnect()),
   );
+} else if (peer === 'pg') {
+  await startPgPeer(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+}
+
+/**
+ * `PEER=pg`: what a team would write over PostgreSQL with node-postgres — a pool of 10 connections,
+ * as Parley's own (`poolSize`, default 10, in @parley/adapter-postgres), and tables shaped like
+ * Parley's (docs/storage.md): records kept whole as JSON beside the columns queries use, ids
+ * compared bytewise, messages keyed by workspace, conversation and id, with the same foreign key.
+ * Each route is ONE statement, the bearer key's SHA-256 looked up inside it:
+ *
+ * - `GET /api/agents/:id`: one SELECT (401 without a known key, 404 without the agent);
+ * - `POST /api/conversations/:id/messages`: one INSERT whose CTE finds the key and the conversation,
+ *   active and of the key's workspace; 201 with the message (`{id, conversationId, content, role,
+ *   metadata, createdAt}`, as Parley's, docs/api.md), 404 when either is missing. No events, no
+ *   outbox, no conversation `lastMessageAt`, no rate limit.
+ *
+ * The tables are created when missing and seeded once with fixed ids (an agent, 100 conversations
+ * of one workspace, 100 messages in the first): a restart reuses them, as Parley's targets reuse
+ * their store, and the appended messages stay.
+ */
+async function startPgPeer(connectionString: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString, max: 10, application_name: 'bench-pg-peer' });
+  pool.on('error', () => {}); // an idle connection dropped: the next query reconnects
+  await pool.query(`
+    CREATE TABLE IF NOT EXISTS peer_api_keys (
+      hash         text COLLATE "C" PRIMARY KEY,
+      workspace_id text COLLATE "C" NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS peer_agents (
+      workspace_id text COLLATE "C" NOT NULL,
+      id           text COLLATE "C" NOT NULL,
+      data         jsonb NOT NULL,
+      PRIMARY KEY (workspace_id, id)
+    );
+    CREATE TABLE IF NOT EXISTS peer_conversations (
+      workspace_id text COLLATE "C" NOT NULL,
+      id           text COLLATE "C" NOT NULL,
+      agent_id     text COLLATE "C" NOT NULL,
+      status       text NOT NULL,
+      data         jsonb NOT NULL,
+      PRIMARY KEY (workspace_id, id),
+      FOREIGN KEY (workspace_id, agent_id) REFERENCES peer_agents (workspace_id, id) ON DELETE CASCADE
+    );
+    CREATE TABLE IF NOT EXISTS peer_messages (
+      workspace_id    text COLLATE "C" NOT NULL,
+      conversation_id text COLLATE "C" NOT NULL,
+      id              text COLLATE "C" NOT NULL,
+      data            json NOT NULL,
+      PRIMARY KEY (workspace_id, conversation_id, id),
+      FOREIGN KEY (workspace_id, conversation_id) REFERENCES peer_conversations (workspace_id, id) ON DELETE CASCADE
+    );`);
+  seeded.agentId = 'agt_pgpeer';
+  seeded.conversationIds = Array.from({ length: 100 }, (_, i) => `conv_pgpeer_${String(i).padStart(3, '0')}`);
+  seeded.conversationId = seeded.conversationIds[0]!;
+  const seededBefore = await pool.query('SELECT 1 FROM peer_api_keys WHERE hash = $1', [sha256(KEY)]);
+  if (seededBefore.rowCount === 0) {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        'INSERT INTO peer_agents (workspace_id, id, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+        [WORKSPACE, seeded.agentId, { ...agent, id: seeded.agentId }],
+      );
+      const now = new Date().toISOString();
+      for (const id of seeded.conversationIds)
+        await client.query(
+          `INSERT INTO peer_conversations (workspace_id, id, agent_id, status, data) VALUES ($1, $2, $3, 'active', $4) ON CONFLICT DO NOTHING`,
+          [
+            WORKSPACE,
+            id,
+            seeded.agentId,
+            {
+              id,
+              agentId: seeded.agentId,
+              userId: null,
+              metadata: {},
+              status: 'active',
+              createdAt: now,
+              updatedAt: now,
+            },
+          ],
+        );
+      for (let i = 0; i < 100; i += 1) {
+        const message = newMessage(seeded.conversationId, { role: 'user', content: `message ${i}` });
+        await client.query(
+          'INSERT INTO peer_messages (workspace_id, conversation_id, id, data) VALUES ($1, $2, $3, $4)',
+          [WORKSPACE, seeded.conversationId, message.id, JSON.stringify(message)],
+        );
+      }
+      // The key last: its row says the seeding is complete.
+      await client.query('INSERT INTO peer_api_keys (hash, workspace_id) VALUES ($1, $2)', [sha256(KEY), WORKSPACE]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+  const bearer = (c: Context) => {
+    const header = c.req.header('authorization');
+    return header?.startsWith('Bearer ') ? sha256(header.slice(7)) : '';
+  };
+  app.get('/api/agents/:id', async (c) => {
+    // One SELECT: the key (no row: unknown) and the agent of its workspace (null: not found).
+    const { rows } = await pool.query<{ data: string | null }>(
+      `SELECT a.data::text AS data FROM peer_api_keys k
+         LEFT JOIN peer_agents a ON a.workspace_id = k.workspace_id AND a.id = $2
+        WHERE k.hash = $1`,
+      [bearer(c), c.req.param('id')],
+    );
+    if (rows.length === 0) return c.json({ error: 'unauthorized' }, 401);
+    const raw = rows[0]!.data;
+    return raw ? c.body(raw, 200, { 'content-type': 'application/json' }) : c.json({ error: 'not_found' }, 404);
+  });
+  app.post('/api/conversations/:id/messages', async (c) => {
+    const result = v.safeParse(MessageSchema, await c.req.json());
+    if (!result.success) return c.json({ error: 'invalid' }, 400);
+    const id = c.req.param('id');
+    const message = newMessage(id, result.output);
+    const json = JSON.stringify({
+      id: message.id,
+      conversationId: message.conversationId,
+      content: message.content,
+      role: message.role,
+      metadata: message.metadata,
+      createdAt: message.createdAt,
+    });
+    // One INSERT: its CTE finds the key's workspace and the conversation, active, in it; no row, no insert.
+    const { rowCount } = await pool.query(
+      `WITH target AS (
+         SELECT c.workspace_id, c.id FROM peer_api_keys k
+           JOIN peer_conversations c ON c.workspace_id = k.workspace_id AND c.id = $2 AND c.status = 'active'
+          WHERE k.hash = $1
+       )
+       INSERT INTO peer_messages (workspace_id, conversation_id, id, data)
+       SELECT workspace_id, id, $3, $4::json FROM target`,
+      [bearer(c), id, message.id, json],
+    );
+    if (rowCount === 0) return c.json({ error: 'not_found' }, 404);
+    return c.body(json, 201, { 'content-type': 'application/json' });
+  });
+  cleanups.push(() => pool.end());
 }
 
 /** `fetch`, whose responses are handed over at the end of the turn they became ready in, together (serve.ts's `atTurnEnd`). */
