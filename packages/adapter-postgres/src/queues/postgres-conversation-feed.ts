@@ -25,6 +25,8 @@ type Listener = (signal: FeedSignal) => void;
 
 /** How many signals of one conversation may wait for earlier ones to be sent before more are dropped. */
 const MAX_WAITING_SIGNALS = 1_000;
+/** Signals sent by one statement at most. */
+const SEND_BATCH = 500;
 /** Rows one poll reads; feed rows are kept this long before bounded cleanup deletes them. */
 const POLL_BATCH = 1_000;
 const KEEP_SECONDS = 60;
@@ -32,16 +34,16 @@ const CLEANUP_EVERY_MS = 10_000;
 
 /**
  * {@link ConversationFeed} on PostgreSQL 14+ (and PGlite, whose NOTIFY reaches its own LISTENs).
- * With a notifier: `publish` hands over one `pg_notify` per signal on the conversation's channel
- * (`f_` + a hash of schema, workspace and conversation), and `subscribe` LISTENs on it on the
- * process's dedicated connection, resolving once the LISTEN is in effect. A NOTIFY payload stops
- * at 8 000 bytes, so a longer `message.delta` goes as several deltas in a row (its text split at
- * character boundaries, sent in one statement, so in order and together; each payload is
- * prefixed with its number and a space, since PostgreSQL folds identical payloads of one
- * transaction) and a longer
+ * With a notifier: `publish` hands over a `pg_notify` per signal on the conversation's channel
+ * (`f_` + a hash of schema, workspace and conversation), the signals waiting sent together in one
+ * statement (see `publish`), and `subscribe` LISTENs on it on the process's dedicated connection,
+ * resolving once the LISTEN is in effect. A NOTIFY payload stops at 8 000 bytes, so a longer
+ * `message.delta` goes as several deltas in a row (its text split at character boundaries, sent
+ * in one statement, so in order and together; each payload of a statement is prefixed with its
+ * number and a space, since PostgreSQL folds identical payloads of one transaction) and a longer
  * `reply.failed` error is cut. Signals are hints, at most once, as the port says.
  *
- * Without a notifier, `publish` inserts a row into the unlogged table `feed_signals` and each
+ * Without a notifier, `publish` inserts rows (likewise together) into the unlogged table `feed_signals` and each
  * process polls the conversations it has subscribers for every `pollMs` (one indexed query for all
  * of them); rows older than a minute are deleted in batches of 1 000.
  */
@@ -56,8 +58,11 @@ export class PostgresConversationFeed implements ConversationFeed {
   private pollTimer: NodeJS.Timeout | undefined;
   private polling = false;
   private lastCleanup = 0;
-  /** Per channel: signals handed over but not yet sent, and the last one's send. */
-  private readonly outgoing = new Map<string, { last: Promise<unknown>; waiting: number }>();
+  /** Signals handed over and not yet sent, in the order published, and how many per channel. */
+  private outgoing: { channel: string; signal: FeedSignal }[] = [];
+  private readonly waiting = new Map<string, number>();
+  /** The sends in progress (one statement at a time), while there is anything to send. */
+  private sending: Promise<void> | null = null;
 
   /** @throws TypeError for a schema that is not a plain identifier; RangeError for a `pollMs` that is not an integer ≥ 1. */
   constructor(options: PostgresConversationFeedOptions) {
@@ -72,32 +77,53 @@ export class PostgresConversationFeed implements ConversationFeed {
 
   /**
    * Hands `signal` over without waiting for the database, so a write that signals costs its
-   * caller no extra round trip (as on Redis). A conversation's signals are sent one after another,
-   * in the order published (each once the one before it was answered: two pooled connections
-   * could otherwise commit them out of order); past {@link MAX_WAITING_SIGNALS} waiting, more are
-   * dropped, and a send that fails is dropped too (the feed is at-most-once).
+   * caller no extra round trip (as on Redis). Signals are sent by one statement at a time, in the
+   * order published (two pooled connections could otherwise commit one conversation's signals out
+   * of order): a lone signal at once, and the ones handed over while a statement is out all
+   * together in the next, so under load many conversations' signals share one statement. Past
+   * {@link MAX_WAITING_SIGNALS} of one conversation waiting, more are dropped, and a send that
+   * fails is dropped too (the feed is at-most-once).
    */
   async publish({ workspaceId }: WorkspaceScope, conversationId: string, signal: FeedSignal): Promise<void> {
     const channel = feedChannel(this.schema, workspaceId, conversationId);
-    const send = () => this.send(channel, signal).catch(() => {});
-    const queued = this.outgoing.get(channel);
-    if (queued && queued.waiting >= MAX_WAITING_SIGNALS) return;
-    const entry = queued ?? { last: Promise.resolve(), waiting: 0 };
-    entry.waiting += 1;
-    entry.last = entry.last.then(send).finally(() => {
-      entry.waiting -= 1;
-      if (entry.waiting === 0 && this.outgoing.get(channel) === entry) this.outgoing.delete(channel);
-    });
-    this.outgoing.set(channel, entry);
+    const waiting = this.waiting.get(channel) ?? 0;
+    if (waiting >= MAX_WAITING_SIGNALS) return;
+    this.waiting.set(channel, waiting + 1);
+    this.outgoing.push({ channel, signal });
+    this.sending ??= this.drain();
   }
 
-  private async send(channel: string, signal: FeedSignal): Promise<void> {
+  /** Sends what was handed over, a statement at a time, until nothing waits. */
+  private async drain(): Promise<void> {
+    while (this.outgoing.length > 0) {
+      const batch = this.outgoing.splice(0, SEND_BATCH);
+      await this.send(batch).catch(() => {});
+      for (const { channel } of batch) {
+        const left = this.waiting.get(channel)! - 1;
+        if (left === 0) this.waiting.delete(channel);
+        else this.waiting.set(channel, left);
+      }
+    }
+    this.sending = null;
+  }
+
+  private async send(batch: { channel: string; signal: FeedSignal }[]): Promise<void> {
     if (this.notifier) {
-      // Numbered: PostgreSQL folds identical payloads sent in one transaction into one.
-      await this.sql.query(this.text.notify, [channel, splitSignal(signal).map((payload, n) => `${n} ${payload}`)]);
+      // Numbered: PostgreSQL folds identical payloads of one channel sent in one transaction.
+      const channels: string[] = [];
+      const payloads: string[] = [];
+      for (const { channel, signal } of batch)
+        for (const payload of splitSignal(signal)) {
+          payloads.push(`${payloads.length} ${payload}`);
+          channels.push(channel);
+        }
+      await this.sql.query(this.text.notify, [channels, payloads]);
       return;
     }
-    await this.sql.query(this.text.insert, [channel, JSON.stringify(signal)]);
+    await this.sql.query(this.text.insert, [
+      batch.map(({ channel }) => channel),
+      batch.map(({ signal }) => JSON.stringify(signal)),
+    ]);
     if (Date.now() - this.lastCleanup >= CLEANUP_EVERY_MS) {
       this.lastCleanup = Date.now();
       void this.sql.query(this.text.cleanup, []).catch(() => {});
@@ -136,7 +162,7 @@ export class PostgresConversationFeed implements ConversationFeed {
 
   /** Sends what was handed over, then stops polling; subscriptions made through a notifier end with the notifier (the caller's). */
   async close(): Promise<void> {
-    await Promise.all([...this.outgoing.values()].map((entry) => entry.last));
+    await this.sending;
     this.polled.clear();
     this.stopPolling();
   }
@@ -193,8 +219,8 @@ function deliver(listener: Listener, text: string): void {
 function statements(schema: string) {
   const table = `${schema}.feed_signals`;
   return {
-    notify: `SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS given(payload, n)`,
-    insert: `INSERT INTO ${table} (channel, signal) VALUES ($1, $2)`,
+    notify: `SELECT pg_notify(channel, payload) FROM unnest($1::text[], $2::text[]) AS given(channel, payload)`,
+    insert: `INSERT INTO ${table} (channel, signal) SELECT * FROM unnest($1::text[], $2::text[])`,
     last: `SELECT coalesce(max(seq), 0) AS last FROM ${table}`,
     poll: `
       SELECT s.seq, s.channel, s.signal
