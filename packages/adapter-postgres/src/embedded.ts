@@ -15,11 +15,13 @@ import type { PgliteDatabase, PgliteQueryable } from './sql.js';
 /**
  * PostgreSQL's shared buffers on a data folder. PGlite keeps the server's default, 128 MB, and
  * PostgreSQL writes all of it when it starts, inside the WebAssembly heap, which never shrinks:
- * 128 MB of resident memory before the first query, and a second of start-up spent filling it.
- * The folder's files are ordinary files, so pages that leave this cache are read back from the
- * operating system's page cache; 16 MB holds the hot pages of a small team's data.
+ * 128 MB of resident memory before the first query, and time at start-up spent filling it. The
+ * folder's files are ordinary files, so pages that leave this cache are read back from the
+ * operating system's page cache (a system call, no disk) rather than lost: 8 MB (1 024 pages)
+ * holds the hot pages of a small team's data. 16 MB measured 8 MB more RSS, and a POST message
+ * load no different beyond the noise of a shared machine (bench/PERFORMANCE-NOTES.md).
  */
-export const PGLITE_SHARED_BUFFERS = '16MB';
+export const PGLITE_SHARED_BUFFERS = '8MB';
 
 /**
  * PGlite's start-up parameters for a data folder: PGlite's own defaults (`PGlite.defaultStartParams`,
