@@ -2,10 +2,10 @@
  * @module `postgresAdapters()`: core's whole `Adapters` bundle on PostgreSQL (a connection string
  * or the host's `pg.Pool`) or on embedded PGlite (a data folder, or the host's instance).
  */
-import { PGlite } from '@electric-sql/pglite';
 import { DEFAULT_EVENT_RETENTION_MS, type Adapters } from '@parley/core/adapter';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
+import { openDataDir } from './embedded.js';
 import { connectionRefusal } from './faults.js';
 import { checkSchema, migrate, type MigrateResult } from './migrate.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
@@ -93,7 +93,8 @@ function open(options: PostgresAdaptersOptions): {
   }
   if ('dataDir' in options) {
     const release = lockDataDir(options.dataDir);
-    const pglite = new PGlite(options.dataDir);
+    // Sized for one embedded process, a new folder created in a child (embedded.ts, docs/storage.md).
+    const pglite = openDataDir(options.dataDir);
     const sql = sqlFromPglite(pglite, true);
     return {
       sql,

@@ -31,5 +31,6 @@ export {
   type PostgresTarget,
 } from './create-postgres-adapters.js';
 export { DataDirLockedError, lockDataDir, LOCK_FILE, NotADataDirError } from './data-dir-lock.js';
+export { PGLITE_SHARED_BUFFERS, PGLITE_START_PARAMS, PGLITE_V8_FLAGS } from './embedded.js';
 export { sweep, SWEEP_BATCH } from './sweep.js';
 export { isConnectionFault, redactPostgresError } from './faults.js';
