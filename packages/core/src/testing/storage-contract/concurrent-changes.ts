@@ -92,6 +92,51 @@ export function concurrentChangeTests(
       expect(updates.map((event) => event.data)).toEqual(inOrder);
     });
 
+    test('appends made together are each decided as if alone: outcomes, messages, events, lastMessageAt and versions', async (storage) => {
+      const records = new Records();
+      const agent = await records.insertAgent(storage, WS);
+      const open = await Promise.all(
+        Array.from({ length: 5 }, () => records.insertConversation(storage, WS, agent.id)),
+      );
+      const done = await records.insertConversation(storage, WS, agent.id);
+      await storage.conversations.update({ workspaceId: WS }, done.id, { set: { status: 'completed' } });
+      const unknown = records.conversation(agent.id);
+      const targets = [...open, ...open, open[0]!, done, unknown];
+      const made = targets.map((conversation, index) =>
+        records.message(conversation.id, { createdAt: at(1_000 - index) }),
+      );
+      const events = made.map((message) => records.sent(WS, message));
+      const before = await Promise.all(open.map((c) => storage.conversations.get({ workspaceId: WS }, c.id)));
+      const outcomes = await Promise.all(
+        made.map((message, i) => storage.messages.append({ workspaceId: WS }, message, { event: events[i]! })),
+      );
+      expect(outcomes).toEqual([
+        ...Array.from({ length: 11 }, () => 'appended'),
+        'conversation_completed',
+        'conversation_not_found',
+      ]);
+      for (const [i, conversation] of open.entries()) {
+        const mine = made.filter((message) => message.conversationId === conversation.id);
+        const page = await storage.messages.page({ workspaceId: WS }, conversation.id, { limit: 10 });
+        expect(page?.messages).toEqual([...mine].sort((a, b) => (a.id < b.id ? -1 : 1)));
+        const after = (await storage.conversations.get({ workspaceId: WS }, conversation.id))!;
+        expect(after.lastMessageAt).toBe(
+          mine
+            .map((message) => message.createdAt)
+            .sort()
+            .at(-1),
+        );
+        expect(recordVersion(after)).toBe(recordVersion(before[i]!) + mine.length);
+      }
+      const sent = (await logOf(storage)).filter((event) => event.type === 'message.sent');
+      expect(sent.map((event) => event.id).sort()).toEqual(
+        events
+          .slice(0, 11)
+          .map((event) => event.id)
+          .sort(),
+      );
+    });
+
     test(`conversations: ${CONCURRENT} concurrent updates of different fields all apply and every field survives`, async (storage) => {
       const records = new Records();
       const agent = await records.insertAgent(storage, WS);
