@@ -46,6 +46,15 @@ export function storageError(error: unknown): unknown {
   return redactPostgresError(error);
 }
 
+/**
+ * True for a deadlock (SQLSTATE 40P01), as the driver threw it or as {@link storageError} wrapped
+ * it: PostgreSQL rolled the statement back as a whole, so running it again is safe.
+ */
+export function isDeadlock(error: unknown): boolean {
+  const cause = isParleyError(error) ? error.cause : error;
+  return (cause as { code?: unknown } | null)?.code === '40P01';
+}
+
 /** True for what {@link storageError} made of a fault: the database cannot serve, so the next statement would fail alike. */
 export const isUnavailable = (error: unknown): boolean =>
   isParleyError(error) && error.code === ErrorCode.serviceUnavailable;

@@ -2,6 +2,7 @@
 import type { ApiKeyRecord } from '@parley/core';
 import type { ApiKeyStore, ApiKeyUpsert } from '@parley/core/adapter';
 import { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
+import { isDeadlock } from './faults.js';
 import type { Sql } from './sql.js';
 
 /** Settings of {@link PostgresApiKeyStore}. */
@@ -42,14 +43,27 @@ export class PostgresApiKeyStore implements ApiKeyStore {
    */
   async upsert(record: ApiKeyRecord): Promise<ApiKeyUpsert> {
     const grant = `- 'keyId' - 'createdAt' - 'hash'`;
-    const [row] = await this.sql.query<{ data: ApiKeyRecord; created: boolean }>(
-      `INSERT INTO ${this.s}.api_keys AS k (hash, key_id, workspace_id, created_at, data) VALUES ($1, $2, $3, $4, $5::jsonb)
+    // Concurrent upserts of one key can deadlock inside ON CONFLICT (its hash and its key id are
+    // both unique); the statement was rolled back as a whole, so it runs again.
+    const upsert = () =>
+      this.sql.query<{ data: ApiKeyRecord; created: boolean }>(
+        `INSERT INTO ${this.s}.api_keys AS k (hash, key_id, workspace_id, created_at, data) VALUES ($1, $2, $3, $4, $5::jsonb)
        ON CONFLICT (hash) DO UPDATE SET workspace_id = EXCLUDED.workspace_id,
          data = EXCLUDED.data || jsonb_build_object('keyId', k.key_id, 'createdAt', k.created_at)
        WHERE (k.data ${grant}) IS DISTINCT FROM (EXCLUDED.data ${grant})
        RETURNING data, xmax = 0 AS created`,
-      [record.hash, record.keyId, record.workspaceId, record.createdAt, JSON.stringify(record)],
-    );
+        [record.hash, record.keyId, record.workspaceId, record.createdAt, JSON.stringify(record)],
+      );
+    let rows: { data: ApiKeyRecord; created: boolean }[];
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        rows = await upsert();
+        break;
+      } catch (error) {
+        if (!isDeadlock(error) || attempt === 3) throw error;
+      }
+    }
+    const [row] = rows;
     if (row) return { outcome: row.created ? 'created' : 'updated', record: row.data };
     return { outcome: 'unchanged', record: (await this.findByHash(record.hash))! };
   }

@@ -69,10 +69,22 @@ export const recordLock = (table: string, ws: string, id: string): string =>
   `lk AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('${table}'), hashtext(${ws} || '/' || ${id})))`;
 
 /**
- * SQL for "below the oldest transaction still running": the positions (xid) readers of the event
- * log may pass, since no transaction below it can still record an event (migrations/0011_event_order.sql).
+ * SQL for the stable bound of the event log (migrations/0011_event_order.sql): the oldest
+ * transaction of this database still running as of the statement's snapshot, or the snapshot's
+ * `xmax` when there is none. Readers pass only positions below it: no transaction below it can
+ * still record an event. It is `pg_snapshot_xmin` without the transactions of other databases —
+ * transaction ids are cluster-wide, and another database's long transaction (a test run's
+ * migration, another application) would otherwise hold back this database's events. A running
+ * transaction is left out only when `pg_stat_activity` shows it to a backend of another database
+ * (xids compared modulo 2³², as `backend_xid` is 32-bit); one that ended meanwhile stays in, which
+ * only lowers the bound.
  */
-export const STABLE_XID = 'pg_snapshot_xmin(pg_current_snapshot())';
+export const STABLE_XID = `coalesce(
+  (SELECT min(running) FROM pg_snapshot_xip(pg_current_snapshot()) AS running
+   WHERE running::text::bigint % 4294967296 NOT IN (
+     SELECT backend_xid::text::bigint FROM pg_stat_activity
+     WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database())),
+  pg_snapshot_xmax(pg_current_snapshot()))`;
 
 /**
  * A page of a page-numbered list, from a row `{ total, items }`, items a jsonb array of

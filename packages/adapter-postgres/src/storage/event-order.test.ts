@@ -106,6 +106,29 @@ describeIfPostgres({ describe, it }, await probePostgres())('the event log on Po
     expect(await ids(before.at(-1))).toEqual([keptEvent.id]);
   });
 
+  it("another database's open transaction holds back nothing here", async () => {
+    const other = await createTestDatabase();
+    const client = new pg.Client({ connectionString: other.url });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_current_xact_id()'); // gives it a transaction id, older than ours
+      const agent = await records.insertAgent(storage, WS.workspaceId);
+      const conversation = await records.insertConversation(storage, WS.workspaceId, agent.id);
+      const before = await ids();
+      const message = records.message(conversation.id);
+      const event = records.sent(WS.workspaceId, message);
+      expect(await storage.messages.append(WS, message, { event })).toBe('appended');
+      const started = Date.now();
+      expect(await ids(before.at(-1))).toEqual([event.id]);
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      await client.query('ROLLBACK').catch(() => {});
+      await client.end();
+      await other.drop();
+    }
+  });
+
   it('the outbox hands out an event only once the transactions older than it have ended', async () => {
     // Drain what the tests before recorded.
     for (let batch = await storage.outbox.take(100, 0); batch; batch = await storage.outbox.take(100, 0))

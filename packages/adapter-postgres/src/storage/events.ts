@@ -53,7 +53,7 @@ export function eventStore({ sql, s, retentionMs }: StoreContext): EventStore {
 }
 
 /** How long a read waits at most for the events committed before it to become stable, in ms. */
-const SETTLE_MS = 5_000;
+const SETTLE_MS = 1_000;
 
 /**
  * A reader's wait for the events committed before it began (`pending`: the highest transaction

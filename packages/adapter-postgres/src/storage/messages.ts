@@ -18,7 +18,7 @@ import {
   type UsageRecord,
 } from '@parley/core/adapter';
 import { Batcher } from '../batch.js';
-import { isUnavailable } from '../faults.js';
+import { isDeadlock, isUnavailable } from '../faults.js';
 import { later } from './changes.js';
 import { eventJson, recordEvent, recordLock, type StoreContext } from './context.js';
 
@@ -129,9 +129,6 @@ function countersOf(usage: UsageRecord): { fields: string[]; values: number[] } 
   return { fields: increments.map(([field]) => field), values: increments.map(([, value]) => value) };
 }
 
-/** PostgreSQL's SQLSTATE for a deadlock: the statement was rolled back as a whole and may run again. */
-const DEADLOCK = '40P01';
-
 /**
  * Appends `appends` in one statement, each decided as if alone and in the given order; their
  * outcomes in the same order. Conversations are locked in (workspace, id) order, after their
@@ -196,7 +193,7 @@ async function appendAll({ sql, s }: Pick<StoreContext, 'sql' | 's'>, appends: A
   try {
     rows = await sql.query(text, params);
   } catch (error) {
-    if ((error as { code?: unknown }).code !== DEADLOCK) throw error;
+    if (!isDeadlock(error)) throw error;
     rows = await sql.query(text, params);
   }
   return rows.map((row) =>
