@@ -7,6 +7,8 @@ import {
   type DeliveryQueueStats,
   type LeasedJob,
 } from '@parley/core/adapter';
+import { Batcher } from '../batch.js';
+import { isUnavailable } from '../faults.js';
 import { quoteSchema, DEFAULT_SCHEMA } from '../schema.js';
 import type { Sql } from '../sql.js';
 import { queueChannel } from './channels.js';
@@ -44,7 +46,8 @@ interface ClaimedRow extends Record<string, unknown> {
  *   lane's partial index and a backlog of retries is never read by a first-lane lease. A job whose
  *   lease ran out is ready again and keeps its place (its `ready_at`). Nothing ready: the call
  *   waits for a NOTIFY, the next retry's due time or `pollMs`, whichever comes first.
- * - `ack`: DELETE of the row; `retry`: DELETE of the row and INSERT of the next job into lane
+ * - `ack`: DELETE of the row, the acks made while one is in flight together in the next statement
+ *   (group commit, `Batcher`: one commit for many deliveries under load); `retry`: DELETE of the row and INSERT of the next job into lane
  *   `retry` at `dueAt` in one statement, inserting only when this call deleted the row — so the
  *   first ack or retry of a job wins and later ones do nothing. Finished jobs leave no row.
  * Times are the database's clock (`now()`), except `dueAt`, which the port defines on the wall
@@ -57,6 +60,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
   private readonly channel: string;
   private readonly wakeups: Wakeups;
   private readonly text: ReturnType<typeof statements>;
+  private readonly acks: Batcher<number, void>;
   private closed = false;
 
   /** @throws TypeError for a schema that is not a plain identifier; RangeError for a `leaseMs` or `pollMs` out of range. */
@@ -71,6 +75,13 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     this.pollMs = checkPollMs(options.pollMs ?? MAX_POLL_MS);
     this.channel = queueChannel(schema);
     this.wakeups = new Wakeups(options.notifier, this.channel);
+    this.acks = new Batcher<number, void>(
+      async (seqs) => {
+        await this.sql.query(this.text.ack, [seqs]);
+        return seqs.map(() => undefined);
+      },
+      { failsWaiting: isUnavailable },
+    );
   }
 
   async enqueue(jobs: readonly DeliveryJob[]): Promise<void> {
@@ -105,7 +116,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
   }
 
   async ack(leased: LeasedJob): Promise<void> {
-    await this.sql.query(this.text.ack, [parseReceipt(leased.receipt)]);
+    await this.acks.add(parseReceipt(leased.receipt));
   }
 
   async retry(leased: LeasedJob, next: DeliveryJob, dueAt: number): Promise<void> {
@@ -161,7 +172,7 @@ function statements(schema: string) {
       SELECT extract(epoch FROM ready_at - now()) * 1000 AS in_ms FROM ${table}
       WHERE lane = 'retry' AND ready_at > now() AND leased_until IS NULL
       ORDER BY ready_at, seq LIMIT 1`,
-    ack: `DELETE FROM ${table} WHERE seq = $1`,
+    ack: `DELETE FROM ${table} WHERE seq = ANY($1::bigint[])`,
     retry: `
       WITH done AS (DELETE FROM ${table} WHERE seq = $1 RETURNING 1),
       added AS (

@@ -5,7 +5,6 @@
  *
  * Shape of an update (a data-modifying CTE, one round trip):
  *
- *   lk   AS MATERIALIZED (SELECT pg_advisory_xact_lock(…))             -- see recordLock
  *   cur  AS MATERIALIZED (SELECT data, version … FOR NO KEY UPDATE)  -- the row as stored now
  *   next AS (SELECT merged data, version + 1 FROM cur WHERE version = ANY($v) AND <conditions>)
  *   upd  AS (UPDATE t SET data = next.data, version = next.version, <columns> FROM next … RETURNING)
@@ -28,7 +27,7 @@ import {
   type EventDraft,
   type WriteResult,
 } from '@parley/core/adapter';
-import { eventJson, HIDDEN_FIELDS_SQL, recordEvent, recordLock, type StoreContext } from './context.js';
+import { eventJson, HIDDEN_FIELDS_SQL, recordEvent, type StoreContext } from './context.js';
 
 /** The later of a stored ISO timestamp (jsonb) and `$param`, as jsonb: ISO 8601 UTC strings sort bytewise. */
 export const later = (stored: string, param: string) =>
@@ -121,8 +120,7 @@ export async function applyChange<T extends object>(
   }
   const t = `${s}.${table.name}`;
   const [row] = await sql.query<ChangeRow<T>>(
-    `WITH ${recordLock(table.name, '$1', '$2')},
-     cur AS MATERIALIZED (SELECT r.data, r.version FROM ${t} r, lk WHERE r.workspace_id = $1 AND r.id = $2 FOR NO KEY UPDATE OF r),
+    `WITH cur AS MATERIALIZED (SELECT data, version FROM ${t} WHERE workspace_id = $1 AND id = $2 FOR NO KEY UPDATE),
      next AS (SELECT ${touched} AS data, cur.version + $5::int AS version FROM cur WHERE ($6::int[] IS NULL OR cur.version = ANY($6::int[])) AND ${where}),
      upd AS (
        UPDATE ${t} AS t SET data = next.data, version = next.version${columns}
@@ -164,8 +162,7 @@ export async function deleteRecord<T extends object>(
   }
   const t = `${s}.${table.name}`;
   const [row] = await sql.query<ChangeRow<T>>(
-    `WITH ${recordLock(table.name, '$1', '$2')},
-     cur AS MATERIALIZED (SELECT r.data, r.version FROM ${t} r, lk WHERE r.workspace_id = $1 AND r.id = $2 FOR UPDATE OF r),
+    `WITH cur AS MATERIALIZED (SELECT data, version FROM ${t} WHERE workspace_id = $1 AND id = $2 FOR UPDATE),
      ok AS MATERIALIZED (SELECT 1 FROM cur WHERE $3::int[] IS NULL OR cur.version = ANY($3::int[])),
      ${options.before ? `${options.before},` : ''}
      del AS (DELETE FROM ${t} WHERE workspace_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM ${options.before ? 'before_done' : 'ok'}) RETURNING data, version)${event}

@@ -59,11 +59,11 @@ export function recordEvent(
 
 /**
  * A CTE `lk` holding a transaction-scoped advisory lock on the record `id` of `table` (SQL
- * expressions for the workspace id and id), for statements that change an existing record to join
- * before they lock or update its row. A writer that waits for another writer of the record waits
- * here, before its transaction has an id, so it gets a later one: the events of one record are in
- * the order their changes committed (migrations/0011_event_order.sql). The row lock that follows
- * still guards the read-modify-write.
+ * expressions for the workspace id and id), for a message append to join before its `UPDATE` of
+ * the conversation. A plain `UPDATE` gets its transaction id before it waits for the row; waiting
+ * here instead, before it has one, the later of two appends to one conversation gets the later
+ * id, so a conversation's message events are listed in the order they committed
+ * (migrations/0011_event_order.sql).
  */
 export const recordLock = (table: string, ws: string, id: string): string =>
   `lk AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('${table}'), hashtext(${ws} || '/' || ${id})))`;
