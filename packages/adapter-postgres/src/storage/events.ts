@@ -79,6 +79,7 @@ class Settling {
 
 /** How often a waiting `take` looks again when nothing in this process woke it, in ms. */
 const POLL_MS = 200;
+
 /** The outbox's in-process wake-up: writes of this process call `notify`, takers `wait`. */
 export class Wakeup {
   private readonly waiters = new Set<() => void>();
