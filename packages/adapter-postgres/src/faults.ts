@@ -55,6 +55,20 @@ export function isDeadlock(error: unknown): boolean {
   return (cause as { code?: unknown } | null)?.code === '40P01';
 }
 
+/**
+ * Runs the single statement `run` sends, up to `attempts` times in all while it ends in a
+ * deadlock ({@link isDeadlock}); rethrows any other error, and the last deadlock.
+ */
+export async function againOnDeadlock<T>(run: () => Promise<T>, attempts: number): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!isDeadlock(error) || attempt >= attempts) throw error;
+    }
+  }
+}
+
 /** True for what {@link storageError} made of a fault: the database cannot serve, so the next statement would fail alike. */
 export const isUnavailable = (error: unknown): boolean =>
   isParleyError(error) && error.code === ErrorCode.serviceUnavailable;

@@ -2,7 +2,7 @@
 import type { ApiKeyRecord } from '@parley/core';
 import type { ApiKeyStore, ApiKeyUpsert } from '@parley/core/adapter';
 import { DEFAULT_SCHEMA, quoteSchema } from './schema.js';
-import { isDeadlock } from './faults.js';
+import { againOnDeadlock } from './faults.js';
 import type { Sql } from './sql.js';
 
 /** Settings of {@link PostgresApiKeyStore}. */
@@ -54,16 +54,7 @@ export class PostgresApiKeyStore implements ApiKeyStore {
        RETURNING data, xmax = 0 AS created`,
         [record.hash, record.keyId, record.workspaceId, record.createdAt, JSON.stringify(record)],
       );
-    let rows: { data: ApiKeyRecord; created: boolean }[];
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        rows = await upsert();
-        break;
-      } catch (error) {
-        if (!isDeadlock(error) || attempt === 3) throw error;
-      }
-    }
-    const [row] = rows;
+    const [row] = await againOnDeadlock(upsert, 3);
     if (row) return { outcome: row.created ? 'created' : 'updated', record: row.data };
     return { outcome: 'unchanged', record: (await this.findByHash(record.hash))! };
   }

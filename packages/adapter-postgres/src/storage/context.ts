@@ -66,7 +66,11 @@ export function recordEvent(
  * (migrations/0011_event_order.sql).
  */
 export const recordLock = (table: string, ws: string, id: string): string =>
-  `lk AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('${table}'), hashtext(${ws} || '/' || ${id})))`;
+  `lk AS MATERIALIZED (SELECT ${lockRecord(table, ws, id)})`;
+
+/** SQL taking the advisory lock of {@link recordLock} on one record, for statements that lock several. */
+export const lockRecord = (table: string, ws: string, id: string): string =>
+  `pg_advisory_xact_lock(hashtext('${table}'), hashtext(${ws} || '/' || ${id}))`;
 
 /**
  * SQL for the stable bound of the event log (migrations/0011_event_order.sql): the oldest

@@ -18,9 +18,9 @@ import {
   type UsageRecord,
 } from '@parley/core/adapter';
 import { Batcher } from '../batch.js';
-import { isDeadlock, isUnavailable } from '../faults.js';
+import { againOnDeadlock, isUnavailable } from '../faults.js';
 import { later } from './changes.js';
-import { eventJson, recordEvent, recordLock, type StoreContext } from './context.js';
+import { eventJson, lockRecord, recordEvent, recordLock, type StoreContext } from './context.js';
 
 type AppendOutcome = Awaited<ReturnType<MessageStore['append']>>;
 
@@ -155,7 +155,7 @@ async function appendAll({ sql, s }: Pick<StoreContext, 'sql' | 's'>, appends: A
         WITH ORDINALITY AS g(ws, conv, id, created_at, data, event_id, event_type, event, trace, ord)
     ),
     lk AS MATERIALIZED (
-      SELECT pg_advisory_xact_lock(hashtext('conversations'), hashtext(ws || '/' || conv))
+      SELECT ${lockRecord('conversations', 'ws', 'conv')}
       FROM (SELECT DISTINCT ws, conv FROM given ORDER BY ws, conv) AS each_conversation
     ),
     per_conversation AS (
@@ -189,13 +189,7 @@ async function appendAll({ sql, s }: Pick<StoreContext, 'sql' | 's'>, appends: A
     SELECT EXISTS (SELECT 1 FROM rec WHERE rec.workspace_id = g.ws AND rec.id = g.id) AS appended,
            EXISTS (SELECT 1 FROM ${s}.conversations c WHERE c.workspace_id = g.ws AND c.id = g.conv) AS found
     FROM given g ORDER BY g.ord`;
-  let rows: { appended: boolean; found: boolean }[];
-  try {
-    rows = await sql.query(text, params);
-  } catch (error) {
-    if (!isDeadlock(error)) throw error;
-    rows = await sql.query(text, params);
-  }
+  const rows = await againOnDeadlock(() => sql.query<{ appended: boolean; found: boolean }>(text, params), 2);
   return rows.map((row) =>
     row.appended ? 'appended' : row.found ? 'conversation_completed' : 'conversation_not_found',
   );
