@@ -65,22 +65,22 @@ class PgSql implements Sql {
 
   async transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     if (!(this.target instanceof pg.Pool)) return work(this); // already inside one
-    const client = await this.target.connect().catch((error: unknown) => {
+    const held = await checkOut(this.target).catch((error: unknown) => {
       throw storageError(error);
     });
     let broken = false;
     try {
       // Driver errors come wrapped from `inner.query`; what `work` throws itself passes unchanged.
-      const inner = new PgSql(client, false);
+      const inner = new PgSql(held.client, false);
       await inner.query('BEGIN');
       const result = await work(inner);
       await inner.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => (broken = true));
+      await held.client.query('ROLLBACK').catch(() => (broken = true));
       throw error;
     } finally {
-      client.release(broken);
+      held.release(broken);
     }
   }
 
@@ -96,19 +96,19 @@ class PgSql implements Sql {
  * `query_timeout`, so a paused database fails fast and holds no connection.
  */
 async function withDeadline<R extends Row>(pool: pg.Pool, statement: pg.QueryConfig, ms: number): Promise<R[]> {
-  const client = await pool.connect();
+  const { client, release } = await checkOut(pool);
   return new Promise<R[]>((resolve, reject) => {
     let expired = false;
     const cancel = callDeadline(ms, () => {
       expired = true;
-      client.release(new Error('The statement was not answered in time.'));
+      release(new Error('The statement was not answered in time.'));
       reject(new Error(`PostgreSQL did not answer within ${ms} ms`));
     });
     client.query<R>(statement).then(
       (result) => {
         if (expired) return;
         cancel();
-        client.release();
+        release();
         resolve(result.rows);
       },
       (error: unknown) => {
@@ -116,10 +116,40 @@ async function withDeadline<R extends Row>(pool: pg.Pool, statement: pg.QueryCon
         cancel();
         // The server answered with an error (a SQLSTATE): the connection is sound. Otherwise drop it.
         const answered = typeof (error as { code?: unknown }).code === 'string';
-        client.release(answered ? undefined : (error as Error));
+        release(answered ? undefined : (error as Error));
         reject(error);
       },
     );
+  });
+}
+
+/**
+ * A connection of `pool`, listened to for errors while it is held. pg-pool listens for a
+ * connection's errors only while it is idle in the pool; one the server ends while it is checked
+ * out but between statements (the FATAL 57P01 that every session receives when PostgreSQL shuts
+ * down, `pg_terminate_backend`, a reset) would otherwise emit an unhandled `'error'` and take the
+ * process down. Held here, the error is noted and the connection is dropped at `release` (the
+ * statement that would have used it fails with "not queryable", a storage fault).
+ *
+ * The listener goes on in pg-pool's callback, not after an `await`: a connection is handed to the
+ * next waiter inside the data event that finished its previous statement, and the server's FATAL
+ * can follow in the same chunk, parsed before a promise continuation would run.
+ */
+function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release(error?: Error | boolean): void }> {
+  return new Promise((resolve, reject) => {
+    pool.connect((error, client, done) => {
+      if (error || !client) return reject(error);
+      let lost: Error | undefined;
+      const onError = (cause: Error) => (lost ??= cause);
+      client.on('error', onError);
+      resolve({
+        client,
+        release(failure) {
+          client.off('error', onError);
+          done(failure || lost);
+        },
+      });
+    });
   });
 }
 
