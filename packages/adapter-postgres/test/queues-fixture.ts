@@ -11,6 +11,55 @@ import { createTestDatabase, createTestPglite, describeIfPostgres, probePostgres
 import { type PgliteDatabase, type Sql, sqlFromPglite, sqlFromPool } from '../src/sql.js';
 import { type Notifier, PgliteNotifier, PgNotifier } from '../src/queues/notifier.js';
 
+/** A statement a {@link recording} `Sql` ran: its text and parameters. */
+export interface Statement {
+  text: string;
+  params: readonly unknown[];
+}
+
+/** `sql`, keeping each statement it runs outside a transaction in `statements` (to `EXPLAIN` it again). */
+export function recording(sql: Sql): { sql: Sql; statements: Statement[] } {
+  const statements: Statement[] = [];
+  return {
+    statements,
+    sql: {
+      query: (text, params = []) => (statements.push({ text, params }), sql.query(text, params)),
+      exec: (script) => sql.exec(script),
+      transaction: (work) => sql.transaction(work),
+      close: () => sql.close(),
+    },
+  };
+}
+
+/** Thrown to roll back the transaction {@link analyzedPlan} ran its statement in. */
+class Rollback extends Error {
+  constructor(readonly plan: unknown) {
+    super('rolled back');
+  }
+}
+
+/**
+ * The nodes, depth first (init plans and sub plans included), of `EXPLAIN (ANALYZE, FORMAT JSON)`
+ * of `statement`, run in a transaction that is rolled back: a write's plan without its effect.
+ */
+export async function analyzedPlan(sql: Sql, { text, params }: Statement): Promise<Array<Record<string, unknown>>> {
+  const raw = await sql
+    .transaction(async (tx) => {
+      const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
+      throw new Rollback(row!['QUERY PLAN']);
+    })
+    .catch((error: unknown) => {
+      if (error instanceof Rollback) return error.plan;
+      throw error;
+    });
+  const [root] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Record<string, unknown> }>;
+  const nodes = (plan: Record<string, unknown>): Array<Record<string, unknown>> => [
+    plan,
+    ...((plan.Plans as Array<Record<string, unknown>> | undefined) ?? []).flatMap(nodes),
+  ];
+  return nodes(root!.Plan);
+}
+
 /** One simulated process: its `Sql` and its notifier (`null` when opened without LISTEN). */
 export interface TestProcess {
   sql: Sql;

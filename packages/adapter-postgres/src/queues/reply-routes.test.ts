@@ -3,33 +3,17 @@
  * models it names (checked on the plan), and jobs queued before migration 0007 are served in order.
  */
 import { expect, it } from 'vitest';
-import { onEachBackend, openTestSchema } from '../../test/queues-fixture.js';
+import { analyzedPlan, onEachBackend, openTestSchema, recording } from '../../test/queues-fixture.js';
 import { loadMigrations, migrate } from '../migrate.js';
-import type { Sql } from '../sql.js';
 import { PostgresReplyQueue } from './postgres-reply-queue.js';
-
-/** Plan nodes of an `EXPLAIN (FORMAT JSON)` tree, depth first. */
-function nodes(plan: Record<string, unknown>): Array<Record<string, unknown>> {
-  const children = (plan.Plans as Array<Record<string, unknown>> | undefined) ?? [];
-  return [plan, ...children.flatMap(nodes)];
-}
-
-/** Thrown to roll back the transaction an `EXPLAIN ANALYZE` of the lease ran in. */
-class Rollback extends Error {}
 
 await onEachBackend('reply queue routing', (backend) => {
   it("a claim reads its models' heads from the partial index: few rows, however many jobs wait", async () => {
     const schema = await openTestSchema(backend());
     try {
       const { sql } = schema.open({ listen: false });
-      const statements: Array<{ text: string; params: readonly unknown[] }> = [];
-      const recording: Sql = {
-        query: (text, params = []) => (statements.push({ text, params }), sql.query(text, params)),
-        exec: (script) => sql.exec(script),
-        transaction: (work) => sql.transaction(work),
-        close: () => sql.close(),
-      };
-      const queue = new PostgresReplyQueue({ sql: recording, schema: schema.schema, notifier: null });
+      const { sql: recorded, statements } = recording(sql);
+      const queue = new PostgresReplyQueue({ sql: recorded, schema: schema.schema, notifier: null });
       const job = (conversation: string, model: string, at: number) =>
         JSON.stringify({
           id: `rpl_${conversation}_${at}`,
@@ -61,22 +45,8 @@ await onEachBackend('reply queue routing', (backend) => {
       const leased = await queue.lease(0, { models: ['mine'], askedBefore: 1 });
       expect(leased?.job.conversationId).toBe('fresh');
       const lease = statements.find((statement) => statement.text.includes('candidates'))!;
-      const [row] = await sql
-        .transaction(async (tx) => {
-          const plan = await tx.query<{ 'QUERY PLAN': unknown }>(
-            `EXPLAIN (ANALYZE, FORMAT JSON) ${lease.text}`,
-            lease.params,
-          );
-          throw Object.assign(new Rollback(), { plan });
-        })
-        .catch((error: unknown) => {
-          if (error instanceof Rollback)
-            return [(error as Rollback & { plan: Array<{ 'QUERY PLAN': unknown }> }).plan[0]!];
-          throw error;
-        });
-      const raw = row!['QUERY PLAN'];
-      const root = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Record<string, unknown> }>;
-      const scans = nodes(root[0]!.Plan).filter(
+      const plan = await analyzedPlan(sql, lease);
+      const scans = plan.filter(
         (node) => node['Relation Name'] === 'reply_jobs' && String(node['Node Type']).includes('Scan'),
       );
       expect(scans.map((node) => node['Node Type'])).not.toContain('Seq Scan');

@@ -106,14 +106,18 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
       const cursor = after ?? before ?? null;
       const newer = after !== undefined;
       // limit + 1 rows tell whether more follow; one round trip answers cursor, existence and page.
+      // The page is always bounded by an id ($5: the cursor, or past every id on a first page), so
+      // the bound is an index condition and the plan is a backward (forward) scan of the primary
+      // key whatever the statistics say; without that bound, a table never analysed (a bulk load
+      // before autovacuum's first pass) is read whole and sorted — 35 ms at 10⁵ messages.
       const [row] = await sql.query<{ conversation: boolean; cursor: boolean; rows: Message[] }>(
         `SELECT EXISTS (SELECT 1 FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2) AS conversation,
                 ($3::text IS NULL OR ${exists('$3')}) AS cursor,
                 coalesce((SELECT json_agg(data ORDER BY id ${newer ? 'ASC' : 'DESC'}) FROM (
                   SELECT id, data FROM ${s}.messages
-                  WHERE workspace_id = $1 AND conversation_id = $2 AND ($3::text IS NULL OR id ${newer ? '>' : '<'} $3)
+                  WHERE workspace_id = $1 AND conversation_id = $2 AND id ${newer ? '>' : '<'} $5
                   ORDER BY id ${newer ? 'ASC' : 'DESC'} LIMIT $4) page), '[]'::json) AS rows`,
-        [workspaceId, conversationId, cursor, limit + 1],
+        [workspaceId, conversationId, cursor, limit + 1, cursor ?? (newer ? '' : PAST_EVERY_ID)],
       );
       if (!row || (requireConversation && !row.conversation) || !row.cursor) return null;
       const hasMore = row.rows.length > limit;
@@ -122,6 +126,9 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
     },
   };
 }
+
+/** Sorts after every id in the "C" collation (the largest code point; ids are ASCII). */
+const PAST_EVERY_ID = '\u{10FFFF}';
 
 /** The counter increments of a reply step (core's `usageIncrements`), in field order: one lock order for every writer. */
 function countersOf(usage: UsageRecord): { fields: string[]; values: number[] } {
