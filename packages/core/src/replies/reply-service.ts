@@ -333,25 +333,27 @@ export class ReplyService {
    * it, which `logger` is told once per model. Resolves with the number of requests queued.
    */
   async queueAutomaticReplies(batch: OutboxBatch, logger?: ReplyLogger): Promise<number> {
-    const conversations = new Map<string, Promise<Conversation | null>>();
-    const agents = new Map<string, Promise<Agent | null>>();
+    const scope = { workspaceId: batch.workspaceId };
+    const asked = batch.events.filter(
+      (event) => event.type === 'message.sent' && (event.data as Message).role === 'user',
+    );
+    // The batch's conversations, then their agents, each read once and all at once (a store
+    // gathers reads made together: one round trip for a batch spread over many conversations).
+    const conversations = await readEach(
+      asked.map((event) => (event.data as Message).conversationId),
+      (id) => this.storage.conversations.get(scope, id),
+    );
+    const active = [...conversations.values()].filter((found) => found?.status === 'active');
+    const agents = await readEach(
+      active.map((found) => found!.agentId),
+      (id) => this.storage.agents.get(scope, id),
+    );
     const jobs: ReplyJob[] = [];
-    for (const event of batch.events) {
-      if (event.type !== 'message.sent') continue;
+    for (const event of asked) {
       const message = event.data as Message;
-      if (message.role !== 'user') continue;
-      let conversation = conversations.get(message.conversationId);
-      if (!conversation)
-        conversations.set(
-          message.conversationId,
-          (conversation = this.storage.conversations.get({ workspaceId: batch.workspaceId }, message.conversationId)),
-        );
-      const found = await conversation;
+      const found = conversations.get(message.conversationId);
       if (!found || found.status !== 'active') continue;
-      let agent = agents.get(found.agentId);
-      if (!agent)
-        agents.set(found.agentId, (agent = this.storage.agents.get({ workspaceId: batch.workspaceId }, found.agentId)));
-      const owner = await agent;
+      const owner = agents.get(found.agentId);
       if (!owner || !this.repliesSomewhere(owner)) continue;
       // The reply continues the trace the message was sent in (docs/observability.md#traces).
       const traceContext = batch.traceContexts?.[event.id];
@@ -1181,4 +1183,11 @@ function openStep(context: readonly Message[]): Message | null {
   const step = context.findLast((message) => message.role === 'assistant' && message.metadata.reply !== undefined);
   if (!step?.toolCalls?.length) return null;
   return (step.metadata.reply as StepMetadata).stepLimitReached ? null : step;
+}
+
+/** `read(id)` of each distinct id, made together; the results by id. */
+async function readEach<T>(ids: readonly string[], read: (id: string) => Promise<T>): Promise<Map<string, T>> {
+  const distinct = [...new Set(ids)];
+  const results = await Promise.all(distinct.map(read));
+  return new Map(distinct.map((id, index) => [id, results[index]!]));
 }
