@@ -1239,12 +1239,26 @@ try {
       (v) => v >= 1,
       (v) => `${fixed(rps(parleyPg(SPREAD)))} vs ${fixed(rps(parleyPg(ONE_CONVERSATION)))} msg/s = ${v.toFixed(2)} ×`,
     );
-    // No regression of the GET routes: each GET row's CPU as a multiple of bare Hono GET (the
-    // machine's speed varies from run to run), against the same row of the results this run
+    // The same ratio for the peer, which takes no lock: what spreading costs without any (more
+    // rows and index pages touched per second), against which Parley's ratio reads.
+    compare(
+      'pg peer: msg/s with 100 conversations vs with one',
+      rps(pgPeer(SPREAD)) / rps(pgPeer(ONE_CONVERSATION)),
+      (v) => `${fixed(rps(pgPeer(SPREAD)))} vs ${fixed(rps(pgPeer(ONE_CONVERSATION)))} msg/s = ${v.toFixed(2)} ×`,
+    );
+    // No regression of the GET routes: each Parley GET row's CPU as a multiple of bare Hono GET
+    // (the machine's speed varies from run to run), against the same row of the results this run
     // replaces (bench/RESULTS.md as committed), within 15 % (the noise of this shared machine).
+    // The peers' rows are left out: their code does not change, only their noise.
     const before = previousBareRatios();
     const compared = scenarios
-      .filter((scenario) => scenario.method === 'GET' && scenario.bare && before.has(key(scenario)))
+      .filter(
+        (scenario) =>
+          scenario.target.startsWith('Parley') &&
+          scenario.method === 'GET' &&
+          scenario.bare &&
+          before.has(key(scenario)),
+      )
       .map((scenario) => {
         const now = (cpu(key(scenario)) ?? NaN) / (cpu(`bare Hono: ${scenario.bare}`) ?? NaN);
         return {
@@ -1259,7 +1273,7 @@ try {
     if (compared.length > 0) {
       const worst = compared[0]!;
       check(
-        `GET routes: no regression — each GET row's CPU vs bare Hono GET ≤ 1.15 × the last bench/RESULTS.md's (${compared.length} rows)`,
+        `GET routes: no regression — each Parley GET row's CPU vs bare Hono GET ≤ 1.15 × the last bench/RESULTS.md's (${compared.length} rows)`,
         worst.change,
         (v) => v <= 1.15,
         (v) =>
