@@ -1,6 +1,6 @@
 /**
  * @module Concurrent PATCHes of one record over HTTP, on Redis, on a private Redis Cluster, on
- * PostgreSQL (with the server's pool settings) and on PGlite
+ * PostgreSQL (with the server's pool size and statement deadline) and on PGlite
  * (issue: 200 concurrent PATCHes of one agent answered 18 × 503 when a compare-and-set loop gave up):
  * every PATCH answers 200, and each one's change is merged into the record as the previous one
  * stored it, so no field is lost. Versions are read back from the ETags (`ifMatchVersions`).
@@ -176,9 +176,13 @@ describeIfPostgres({ describe, it }, await probePostgres())('concurrent PATCHes 
   let adapters: PostgresAdapters;
   beforeAll(async () => {
     database = await createTestDatabase();
-    // As `parley serve` opens it: default pool (10) and connection wait (1 s), its statement deadline.
+    // As `parley serve` opens it (default pool of 10, its statement deadline), but waiting up to
+    // 10 s rather than 1 s for a pooled connection: on a PostgreSQL busy with other test files the
+    // 200 updates of one row have taken seconds, and a 503 from that wait is the server's answer
+    // to overload, not the lost or refused update this file is about.
     adapters = postgresAdapters({
       connectionString: database.url,
+      connectionTimeoutMs: 10_000,
       queryTimeoutMs: SERVER_DATABASE_TIMEOUT_MS,
       sweepIntervalMs: 0,
     });

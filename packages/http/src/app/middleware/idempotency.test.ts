@@ -251,7 +251,10 @@ const stores: SharedStore[] = [
     describe: describeIfPostgres({ describe, it }, await probePostgres()),
     async open() {
       database ??= await createTestDatabase();
-      const adapters = postgresAdapters({ connectionString: database.url });
+      // Each instance opens its pool's connections during the burst below; on a busy shared
+      // PostgreSQL that can take over the default 1 s, and a 503 from the pool is not what this
+      // file tests (concurrent-patches.test.ts runs the server's own pool settings under load).
+      const adapters = postgresAdapters({ connectionString: database.url, connectionTimeoutMs: 10_000 });
       await adapters.ready();
       return adapters;
     },
@@ -308,7 +311,7 @@ for (const store of stores)
         (response) => response.status === 201 && response.headers.get('Idempotent-Replayed') === null,
       );
       expect(ran).toHaveLength(1);
-      expect(settled.every((response) => response.status === 201 || response.status === 409)).toBe(true);
+      expect(settled.map(({ status }) => status).filter((status) => status !== 201 && status !== 409)).toEqual([]);
       expect(await agentCount(a)).toBe(2);
     });
   });
