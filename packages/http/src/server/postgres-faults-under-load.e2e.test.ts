@@ -51,7 +51,7 @@ describeServer('parley serve under load through PostgreSQL faults', () => {
   });
 
   const { samples, call, load, recovered, failedFast, acknowledgedReadBack } = faultsLoad({
-    base: () => server.base,
+    server: () => server,
     key: KEY,
     clients: CLIENTS,
     callTimeoutMs: 30_000,

@@ -13,7 +13,7 @@ import {
 } from '@parley/adapter-postgres/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiFor } from '../test-support/api-client.js';
-import { runCli, startServerProcess, type ServerProcess } from '../test-support/server-process.js';
+import { metricsPage, runCli, startServerProcess, type ServerProcess } from '../test-support/server-process.js';
 
 const KEY = 'postgres-e2e-key-0123456789abcdef';
 const API_KEYS = JSON.stringify([{ key: KEY, workspace: 'acme', plan: 'enterprise', limitPerHour: 1_000_000 }]);
@@ -79,8 +79,7 @@ describeIfPostgres({ describe, it }, await probePostgres())('parley on DATABASE_
       expect(delivered.map((event) => event.data.id).sort()).toEqual(sent.map((message) => message.id).sort());
       expect((await fetch(`${server.base}/readyz`)).status).toBe(200);
       // Pool metrics: the connections this process opened to PostgreSQL.
-      const metricsUrl = /Prometheus metrics: (\S+)/.exec(server.output())![1]!;
-      const page = await (await fetch(metricsUrl)).text();
+      const page = await metricsPage(server);
       const total = Number(/parley_database_pool_connections\{state="total"\} (\d+)/.exec(page)?.[1]);
       expect(total).toBeGreaterThanOrEqual(1);
       expect(page).toMatch(/parley_database_pool_connections\{state="waiting"\} \d+/);

@@ -64,7 +64,7 @@ describeServer('parley serve under load through Redis faults', () => {
   });
 
   const { samples, call, load, recovered, failedFast, acknowledgedReadBack } = faultsLoad({
-    base: () => server.base,
+    server: () => server,
     key: KEY,
     clients: CLIENTS,
     callTimeoutMs: 20_000,

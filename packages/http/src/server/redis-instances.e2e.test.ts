@@ -5,7 +5,12 @@
  * exact across both.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runCli, startServerProcess, type ServerProcess } from '../test-support/server-process.js';
+import {
+  runCli,
+  startServerProcess,
+  startServerProcesses,
+  type ServerProcess,
+} from '../test-support/server-process.js';
 import { sharedBackends } from '../test-support/shared-backends.js';
 
 const KEYS = { pro: 'instances-pro-key-000001', free: 'instances-free-key-00001' };
@@ -22,7 +27,7 @@ for (const backend of await sharedBackends())
     beforeAll(async () => {
       env = { ...(await backend.fresh('instances')), API_KEYS };
       // Started together: both provision API_KEYS at the same moment.
-      instances = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+      instances = await startServerProcesses([env, env]);
     });
     afterAll(async () => {
       await Promise.all(instances.map((instance) => instance.stop('SIGKILL')));

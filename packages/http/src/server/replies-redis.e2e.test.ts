@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openEventStream, type EventStreamReader, type ReceivedEvent } from '../test-support/event-stream.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../test-support/fake-openai.js';
-import { startServerProcess, type ServerProcess } from '../test-support/server-process.js';
+import { startServerProcess, startServerProcesses, type ServerProcess } from '../test-support/server-process.js';
 import { sharedBackends } from '../test-support/shared-backends.js';
 
 const KEY = 'replies-instances-key-0001';
@@ -33,7 +33,7 @@ for (const backend of await sharedBackends())
         }),
         FAKE_LLM_KEY: 'sk-not-logged-1234',
       };
-      started.push(...(await Promise.all([startServerProcess(env), startServerProcess(env)])));
+      started.push(...(await startServerProcesses([env, env])));
     });
     afterAll(async () => {
       readers.forEach((reader) => reader.close());
@@ -89,7 +89,8 @@ for (const backend of await sharedBackends())
       expect(posted.status).toBe(201);
       const reply = await held
         // Within a second when all is well; a storage fault while relaying the message (a loaded
-        // machine) leaves its batch to be taken again when its 30 s lease ends.
+        // machine) is tried again a second later, and after four failures its batch is taken again
+        // when its 30 s lease ends.
         .until((event) => event.event === 'message' && JSON.parse(event.data).role === 'assistant', 45_000)
         .catch((error: Error) => {
           // What the servers warned of says why (a worker's storage faults, a failed model call).

@@ -7,7 +7,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeOpenAi, type ChatRequest, type FakeOpenAi } from '../test-support/fake-openai.js';
 import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from '../test-support/redis.js';
-import { startServerProcess, type ServerProcess } from '../test-support/server-process.js';
+import {
+  replyOutcomes,
+  startServerProcess,
+  startServerProcesses,
+  type ServerProcess,
+} from '../test-support/server-process.js';
 
 const describeRedis = describeIfAvailable(`Redis at ${REDIS_URL}`, await probeRedis());
 
@@ -26,6 +31,7 @@ describeRedis('tools on Redis: a paused reply survives a restart of every proces
     env = {
       REDIS_URL,
       REDIS_PREFIX: prefix,
+      METRICS_PORT: '0',
       API_KEYS: JSON.stringify([{ key: KEY, workspace: 'acme', plan: 'pro' }]),
       MODELS: JSON.stringify({
         'local-llm': { provider: 'openai-compatible', baseURL: fake.baseURL, model: 'tiny-1', apiKey: 'sk-fake' },
@@ -101,10 +107,15 @@ describeRedis('tools on Redis: a paused reply survives a restart of every proces
       { id, name: 'pick_date', arguments: { earliest: '2026-11-27' }, kind: 'client', requiresApproval: false },
     ]);
 
-    // Every process dies; two new ones (two reply workers) start on the same Redis.
+    // Every process dies, once the paused request is acknowledged (replyOutcomes); two new ones
+    // (two reply workers) start on the same Redis.
+    await until(
+      () => replyOutcomes(first),
+      (outcomes) => outcomes['paused'] === 1,
+    );
     await first.stop('SIGKILL');
     started.length = 0;
-    started.push(...(await Promise.all([startServerProcess(env), startServerProcess(env)])));
+    started.push(...(await startServerProcesses([env, env])));
     const [a, b] = started as [ServerProcess, ServerProcess];
     expect((await call(b, 'GET', `/api/conversations/${conversationId}`)).body.pendingToolCalls).toHaveLength(1);
     // A message while the reply waits is stored, and not answered yet.

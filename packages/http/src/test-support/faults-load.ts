@@ -5,6 +5,7 @@
  * acknowledged write lost).
  */
 import { expect } from 'vitest';
+import type { ServerProcess } from './server-process.js';
 
 /** One request of the load: its phase, method, status, time to answer and, for a 201, the agent's id. */
 export interface Sample {
@@ -17,8 +18,8 @@ export interface Sample {
 
 /** Settings of {@link faultsLoad}. */
 export interface FaultsLoadOptions {
-  /** The server's base URL (`http://127.0.0.1:<port>`), read when a request is made. */
-  base: () => string;
+  /** The server under load, read when a request is made. */
+  server: () => ServerProcess;
   /** A bearer key with a limit the load cannot reach. */
   key: string;
   /** Concurrent clients (each creates, then reads back, in a loop). */
@@ -39,16 +40,27 @@ export function faultsLoad(options: FaultsLoadOptions) {
     body?: unknown,
   ): Promise<{ status: number; body: any; elapsedMs: number }> {
     const started = Date.now();
-    const response = await fetch(`${options.base()}${path}`, {
-      method,
-      headers: {
-        Authorization: `Bearer ${options.key}`,
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(options.callTimeoutMs),
-    });
-    return { status: response.status, body: await response.json(), elapsedMs: Date.now() - started };
+    const server = options.server();
+    try {
+      const response = await fetch(`${server.base}${path}`, {
+        method,
+        headers: {
+          Authorization: `Bearer ${options.key}`,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(options.callTimeoutMs),
+      });
+      return { status: response.status, body: await response.json(), elapsedMs: Date.now() - started };
+    } catch (error) {
+      // A reset or refused connection usually means the server went down: say how, with its stderr.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const { exitCode, signalCode } = server.child;
+      if (exitCode === null && signalCode === null) throw error;
+      throw new Error(`${method} ${path}: the server exited (${exitCode ?? signalCode}):\n${server.stderr()}`, {
+        cause: error,
+      });
+    }
   }
 
   /** Runs the load for `ms` (each client creating an agent, then reading it back). */
