@@ -158,6 +158,18 @@ async function messages(h: Harness, conversationId: string): Promise<Array<Recor
 }
 
 function chatTests(name: string, backend: () => Backend) {
+  /**
+   * Checks the chunks' types. A shared backend's feed is at most once (ports/conversation-feed.ts):
+   * under load a delta's signal may be dropped and the stream then reads the step as stored, so
+   * there a run of text deltas is compared as one; memory's count is exact. The text itself is
+   * checked by each test.
+   */
+  function expectTypes(chunks: UIMessageChunk[], expected: string[]): void {
+    const compared = (types: string[]) =>
+      name === 'memory' ? types : types.filter((type, i) => !(type === 'text-delta' && types[i - 1] === 'text-delta'));
+    expect(compared(chunks.map((chunk) => chunk.type))).toEqual(compared(expected));
+  }
+
   describe(`the AI SDK chat protocol on ${name}`, () => {
     let h: Harness & { stop(): Promise<void> };
     beforeAll(async () => {
@@ -176,7 +188,7 @@ function chatTests(name: string, backend: () => Backend) {
       const { chunks, message } = await read(
         await send(h, conversationId, [earlier, userMessage('Why is the sky blue?')]),
       );
-      expect(chunks.map((chunk) => chunk.type)).toEqual([
+      expectTypes(chunks, [
         'start',
         'start-step',
         'text-start',
@@ -213,7 +225,7 @@ function chatTests(name: string, backend: () => Backend) {
       });
       const conversationId = await conversationOf(h, { tools: [weatherTool()] });
       const { chunks, message } = await read(await send(h, conversationId, [userMessage('Weather in Paris?')]));
-      expect(chunks.map((chunk) => chunk.type)).toEqual([
+      expectTypes(chunks, [
         'start',
         'start-step',
         'tool-input-available',
@@ -260,7 +272,7 @@ function chatTests(name: string, backend: () => Backend) {
       });
       const user = userMessage('A table at eight, please.');
       const paused = await read(await send(h, conversationId, [user]));
-      expect(paused.chunks.map((chunk) => chunk.type)).toEqual([
+      expectTypes(paused.chunks, [
         'start',
         'start-step',
         'tool-input-available',
@@ -284,7 +296,7 @@ function chatTests(name: string, backend: () => Backend) {
       };
       const stream = await send(h, conversationId, [user, approved]);
       const { chunks, message } = await read(stream, approved);
-      expect(chunks.map((chunk) => chunk.type)).toEqual([
+      expectTypes(chunks, [
         'start',
         'tool-output-available',
         'start-step',
@@ -313,7 +325,7 @@ function chatTests(name: string, backend: () => Backend) {
       fake.script([{ status: 500, errorMessage: 'model overloaded' }]);
       const conversationId = await conversationOf(h);
       const chunks = await collect(await send(h, conversationId, [userMessage('Hello?')]));
-      expect(chunks.map((chunk) => chunk.type)).toEqual(['start', 'error']);
+      expectTypes(chunks, ['start', 'error']);
       expect((chunks[1] as { errorText: string }).errorText).toMatch(/failed 3 times.*model overloaded/);
       expect(fake.requests).toHaveLength(3);
     });
@@ -342,7 +354,7 @@ function chatTests(name: string, backend: () => Backend) {
       const { chunks, message } = await read(stream!);
       const stored = await messages(h, conversationId);
       expect(chunks[0]).toEqual({ type: 'start', messageId: stored[1]!.id });
-      expect(chunks.map((chunk) => chunk.type)).toEqual([
+      expectTypes(chunks, [
         'start',
         'start-step',
         'tool-input-available',
@@ -380,7 +392,7 @@ function chatTests(name: string, backend: () => Backend) {
       release();
       const { chunks, message } = await read(stream!);
       expect(chunks[0]).toEqual({ type: 'start' });
-      expect(chunks.map((chunk) => chunk.type)).toEqual([
+      expectTypes(chunks, [
         'start',
         'start-step',
         'tool-input-available',
