@@ -11,6 +11,7 @@ import { pause } from './pause.js';
  * events out to webhook endpoints, queueing automatic agent replies. At-least-once: a batch whose
  * consumer threw is handed out again after the outbox lease, so a consumer may see an event twice
  * and must tolerate it (the delivery queue may hold a job twice; a reply is made once per message).
+ * The relay itself tries a failed batch again within seconds (`RETRIES_IN_HAND`) before that.
  */
 export interface OutboxConsumer {
   /** For logs, e.g. `deliveries`. */
@@ -30,6 +31,14 @@ export interface OutboxRelayOptions {
 
 /** How long the relay pauses after its backend failed, in ms, before trying again. */
 const FAULT_PAUSE_MS = 1_000;
+
+/**
+ * How many more times a batch whose relay failed is tried in hand, {@link FAULT_PAUSE_MS} apart,
+ * before it is left to its lease (30 s by default). A fault as short as a reconnect then delays
+ * the batch's webhooks by about a second, not by the lease; a batch that keeps failing (a consumer
+ * that throws on one of its events) does not hold this process's relay for the other workspaces.
+ */
+const RETRIES_IN_HAND = 3;
 
 /**
  * Moves the event log on: `storage.outbox.take` → every consumer, in order → `storage.outbox.ack`.
@@ -74,12 +83,19 @@ export class OutboxRelay {
 
   private async loop(): Promise<void> {
     const stopping = this.stopSignal.signal;
+    // A taken batch whose relay failed, tried again while its lease still holds it for this process.
+    let retrying: OutboxBatch | null = null;
+    let retries = 0;
     while (!stopping.aborted) {
+      let batch: OutboxBatch | null = retrying;
       try {
-        const batch = await this.storage.outbox.take(this.batchSize, this.pollMs);
+        batch ??= await this.storage.outbox.take(this.batchSize, this.pollMs);
         if (batch) await this.relay(batch);
+        retrying = null;
       } catch (error) {
-        this.logger.error({ err: error }, 'outbox relay failed; retrying');
+        retries = batch !== null && batch === retrying ? retries + 1 : 0;
+        retrying = retries < RETRIES_IN_HAND ? batch : null;
+        this.logger.error({ err: error, workspaceId: batch?.workspaceId }, 'outbox relay failed; retrying');
         await pause(FAULT_PAUSE_MS, stopping);
       }
     }
