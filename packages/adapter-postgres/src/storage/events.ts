@@ -105,7 +105,9 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
   const live = (column: string) => retained(column, '$3');
   // Served workspaces go to the back (served_at), so one busy workspace cannot starve the others.
   // One row always: the batch (when a workspace had stable events), and for the wait of
-  // `Settling` the stable bound and the outbox's highest unstable transaction.
+  // `Settling` the stable bound and the outbox's highest unstable transaction. The batch's `max`
+  // outbox rows are chosen before they are joined to their events, so a take reads `max` events
+  // however long the backlog (joined first, a plan made without statistics read them all).
   const takeNow = async (
     max: number,
   ): Promise<{ batch: OutboxBatch | null; stable: string; pending: string | null }> => {
@@ -116,6 +118,7 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
       workspace_id: string | null;
       events: DomainEvent[] | null;
       traces: Record<string, string> | null;
+      last: string | null;
     }>(
       `WITH stable AS MATERIALIZED (SELECT ${STABLE_XID} AS xid),
        candidate AS (
@@ -128,26 +131,27 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
          UPDATE ${s}.outbox_leases l SET receipt = $1, lease_until = clock_timestamp() + $4::bigint * interval '1 millisecond', served_at = clock_timestamp()
          FROM candidate WHERE l.workspace_id = candidate.workspace_id RETURNING l.workspace_id
        ), page AS (
-         SELECT leased.workspace_id, rows.events, rows.traces FROM leased, LATERAL (
-           SELECT coalesce(json_agg(event ORDER BY xid, seq), '[]'::json) AS events,
-                  json_object_agg(id, trace_context) FILTER (WHERE trace_context IS NOT NULL) AS traces
+         SELECT leased.workspace_id, rows.events, rows.traces, rows.last FROM leased, LATERAL (
+           SELECT coalesce(json_agg(e.event ORDER BY o.xid, o.seq), '[]'::json) AS events,
+                  json_object_agg(e.id, o.trace_context) FILTER (WHERE o.trace_context IS NOT NULL) AS traces,
+                  (array_agg(o.xid::text || ':' || o.seq ORDER BY o.xid DESC, o.seq DESC))[1] AS last
            FROM (
-             SELECT e.xid, e.seq, e.id, e.event, o.trace_context
-             FROM ${s}.outbox o JOIN ${s}.events e ON e.workspace_id = o.workspace_id AND e.xid = o.xid AND e.seq = o.seq, stable
+             SELECT o.xid, o.seq, o.trace_context FROM ${s}.outbox o, stable
              WHERE o.workspace_id = leased.workspace_id AND o.xid < stable.xid AND ${live('o.recorded_at')}
              ORDER BY o.xid, o.seq LIMIT $2
-           ) taken
+           ) o JOIN ${s}.events e ON e.workspace_id = leased.workspace_id AND e.xid = o.xid AND e.seq = o.seq
          ) rows
        )
        SELECT (SELECT xid::text FROM stable) AS stable,
               (SELECT max(o.xid)::text FROM ${s}.outbox o, stable WHERE o.xid >= stable.xid AND NOT EXISTS (SELECT 1 FROM page)) AS pending,
-              page.workspace_id, page.events, page.traces
+              page.workspace_id, page.events, page.traces, page.last
        FROM (SELECT 1) one LEFT JOIN page ON true`,
       [receipt, max, retentionMs, leaseMs],
     );
     const { stable, pending } = row!;
     if (!row?.workspace_id || !row.events?.length) return { batch: null, stable, pending };
-    const batch: OutboxBatch = { workspaceId: row.workspace_id, events: row.events, receipt };
+    // The receipt names the lease and the batch's last position ("lease:xid:seq"), for `ack`.
+    const batch: OutboxBatch = { workspaceId: row.workspace_id, events: row.events, receipt: `${receipt}:${row.last}` };
     return { batch: row.traces ? { ...batch, traceContexts: row.traces } : batch, stable, pending };
   };
   return {
@@ -164,14 +168,16 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
       }
     },
     // Deletes the batch's outbox rows (even when the lease was lost: they were handed on) and
-    // releases the lease only while this batch still holds it.
+    // releases the lease only while this batch still holds it. The batch was the workspace's
+    // oldest stable rows, and no row can appear below a stable position later, so the rows up to
+    // its last position are its own (and rows past retention it skipped): a range of the primary
+    // key, read in O(batch) however long the backlog and whatever the statistics.
     ack: async (batch) => {
+      const [lease, xid, seq] = batch.receipt.split(':');
       await sql.query(
-        `WITH acked AS (
-           DELETE FROM ${s}.outbox WHERE workspace_id = $1 AND (xid, seq) IN (SELECT xid, seq FROM ${s}.events WHERE workspace_id = $1 AND id = ANY($2::text[]))
-         )
-         UPDATE ${s}.outbox_leases SET receipt = NULL, lease_until = NULL WHERE workspace_id = $1 AND receipt = $3`,
-        [batch.workspaceId, batch.events.map((event) => event.id), batch.receipt],
+        `WITH acked AS (DELETE FROM ${s}.outbox WHERE workspace_id = $1 AND (xid, seq) <= ($2::xid8, $3::bigint))
+         UPDATE ${s}.outbox_leases SET receipt = NULL, lease_until = NULL WHERE workspace_id = $1 AND receipt = $4`,
+        [batch.workspaceId, xid, seq, lease],
       );
       wakeup.notify();
     },
