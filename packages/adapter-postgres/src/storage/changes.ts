@@ -5,19 +5,16 @@
  *
  * Shape of an update (a data-modifying CTE, one round trip):
  *
- *   locked AS MATERIALIZED (SELECT … FOR NO KEY UPDATE)             -- the row as stored now
- *   cur  AS MATERIALIZED (SELECT data, version FROM locked …)      -- the record as read
+ *   cur  AS MATERIALIZED (SELECT data, version … FOR NO KEY UPDATE)  -- the row as stored now
  *   next AS (SELECT merged data, version + 1 FROM cur WHERE version = ANY($v) AND <conditions>)
  *   upd  AS (UPDATE t SET data = next.data, version = next.version, <columns> FROM next … RETURNING)
  *   <the event and its outbox row from upd>                          -- see recordEvent
  *   SELECT upd's row (applied), else cur's (unmet), else nothing (null)
  *
- * Locking the row first (rather than `UPDATE … WHERE version = $v` alone) makes the row answered
+ * Locking `cur` first (rather than `UPDATE … WHERE version = $v` alone) makes the row answered
  * on `unmet` the one stored now, not the statement's snapshot: under READ COMMITTED a row lock
  * waits for a concurrent writer and then reads its committed row. Concurrent changes of one row
- * queue on that lock; none is retried or lost. A record with fields derived from other rows
- * (`RecordTable.derived`: a conversation's newest message) reads them after the lock, in a new
- * snapshot.
+ * queue on that lock; none is retried or lost.
  */
 import type { DomainEvent } from '@parley/core';
 import {
@@ -42,33 +39,6 @@ export interface RecordTable {
   name: string;
   /** Columns kept beside `data`, each a copy of one top-level text field (column → field). */
   columns?: Record<string, string>;
-  /** Fields read from other rows beside the record's own (a conversation's, from its newest message). */
-  derived?: DerivedFields;
-}
-
-/**
- * How a record is read when part of it lives in other rows: SQL over the table's row alias `r`
- * (columns `workspace_id`, `id`, `data`, `version`).
- */
-export interface DerivedFields {
-  /**
-   * Joins what the record is read from (e.g. `LEFT JOIN LATERAL … n ON true`). `fresh`: the
-   * statement locked `r`, possibly after waiting for another writer, and must read the other rows
-   * as they are now, not as of its snapshot (a VOLATILE function's query takes a new snapshot).
-   */
-  join(r: string, fresh: boolean): string;
-  /** The record's `data` as read (jsonb). */
-  data(r: string): string;
-  /** The record's version as read (integer). */
-  version(r: string): string;
-}
-
-/** `table`'s record as read from the row alias `r`: the join, `data` and version SQL. */
-export function readAs(table: RecordTable, r: string, fresh: boolean): { join: string; data: string; version: string } {
-  const derived = table.derived;
-  return derived
-    ? { join: derived.join(r, fresh), data: derived.data(r), version: derived.version(r) }
-    : { join: '', data: `${r}.data`, version: `${r}.version` };
 }
 
 /** A row answered by the statements here: the record's JSON and version, and whether it was written. */
@@ -149,16 +119,12 @@ export async function applyChange<T extends object>(
     event = `, ${recordEvent(s, 'upd', { ws: '$1', id: `$${n - 3}`, type: `$${n - 2}`, event: complete ? `$${n - 1}` : eventJsonSql(`$${n - 1}`, '(SELECT data FROM upd)'), trace: `$${n}` })}`;
   }
   const t = `${s}.${table.name}`;
-  const read = readAs(table, 'locked', true);
-  // `version` is the record's as read, `own` the row's (they differ when part of the record is
-  // derived, see RecordTable.derived); the change moves both by $5.
   const [row] = await sql.query<ChangeRow<T>>(
-    `WITH locked AS MATERIALIZED (SELECT workspace_id, id, data, version FROM ${t} WHERE workspace_id = $1 AND id = $2 FOR NO KEY UPDATE),
-     cur AS MATERIALIZED (SELECT ${read.data} AS data, ${read.version} AS version, locked.version AS own FROM locked ${read.join}),
-     next AS (SELECT ${touched} AS data, cur.version + $5::int AS version, cur.own + $5::int AS own FROM cur WHERE ($6::int[] IS NULL OR cur.version = ANY($6::int[])) AND ${where}),
+    `WITH cur AS MATERIALIZED (SELECT data, version FROM ${t} WHERE workspace_id = $1 AND id = $2 FOR NO KEY UPDATE),
+     next AS (SELECT ${touched} AS data, cur.version + $5::int AS version FROM cur WHERE ($6::int[] IS NULL OR cur.version = ANY($6::int[])) AND ${where}),
      upd AS (
-       UPDATE ${t} AS t SET data = next.data, version = next.own${columns}
-       FROM next WHERE t.workspace_id = $1 AND t.id = $2 RETURNING t.data, next.version
+       UPDATE ${t} AS t SET data = next.data, version = next.version${columns}
+       FROM next WHERE t.workspace_id = $1 AND t.id = $2 RETURNING t.data, t.version
      )${event}
      SELECT data, version, true AS applied FROM upd
      UNION ALL SELECT data, version, false FROM cur WHERE NOT EXISTS (SELECT 1 FROM upd)`,
@@ -192,16 +158,14 @@ export async function deleteRecord<T extends object>(
       draftJson(workspaceId, options.event),
       traceContextOf(scope) ?? null,
     );
-    event = `, ${recordEvent(s, 'del', { ws: '$1', id: '$4', type: '$5', event: eventJsonSql('$6', '(SELECT data FROM cur)'), trace: '$7' })}`;
+    event = `, ${recordEvent(s, 'del', { ws: '$1', id: '$4', type: '$5', event: eventJsonSql('$6', '(SELECT data FROM del)'), trace: '$7' })}`;
   }
   const t = `${s}.${table.name}`;
-  const read = readAs(table, 'locked', true);
   const [row] = await sql.query<ChangeRow<T>>(
-    `WITH locked AS MATERIALIZED (SELECT workspace_id, id, data, version FROM ${t} WHERE workspace_id = $1 AND id = $2 FOR UPDATE),
-     cur AS MATERIALIZED (SELECT ${read.data} AS data, ${read.version} AS version FROM locked ${read.join}),
+    `WITH cur AS MATERIALIZED (SELECT data, version FROM ${t} WHERE workspace_id = $1 AND id = $2 FOR UPDATE),
      ok AS MATERIALIZED (SELECT 1 FROM cur WHERE $3::int[] IS NULL OR cur.version = ANY($3::int[])),
      ${options.before ? `${options.before},` : ''}
-     del AS (DELETE FROM ${t} WHERE workspace_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM ${options.before ? 'before_done' : 'ok'}) RETURNING 1)${event}
+     del AS (DELETE FROM ${t} WHERE workspace_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM ${options.before ? 'before_done' : 'ok'}) RETURNING data, version)${event}
      SELECT data, version, EXISTS (SELECT 1 FROM del) AS applied FROM cur`,
     params,
   );

@@ -58,6 +58,21 @@ export function recordEvent(
 }
 
 /**
+ * A CTE `lk` holding a transaction-scoped advisory lock on the record `id` of `table` (SQL
+ * expressions for the workspace id and id), for a message append to join before its `UPDATE` of
+ * the conversation. A plain `UPDATE` gets its transaction id before it waits for the row; waiting
+ * here instead, before it has one, the later of two appends to one conversation gets the later
+ * id, so a conversation's message events are listed in the order they committed
+ * (migrations/0011_event_order.sql).
+ */
+export const recordLock = (table: string, ws: string, id: string): string =>
+  `lk AS MATERIALIZED (SELECT ${lockRecord(table, ws, id)})`;
+
+/** SQL taking the advisory lock of {@link recordLock} on one record, for statements that lock several. */
+export const lockRecord = (table: string, ws: string, id: string): string =>
+  `pg_advisory_xact_lock(hashtext('${table}'), hashtext(${ws} || '/' || ${id}))`;
+
+/**
  * SQL for the stable bound of the event log (migrations/0011_event_order.sql): the oldest
  * transaction of this database still running as of the statement's snapshot, or the snapshot's
  * `xmax` when there is none. Readers pass only positions below it: no transaction below it can

@@ -1,41 +1,16 @@
 /** @module Conversations on PostgreSQL: each write, its preconditions (its agent, on insert) and its event in one statement. */
 import type { Conversation } from '@parley/core';
 import { traceContextOf, type ConversationStore } from '@parley/core/adapter';
-import { applyChange, deleteRecord, later, readAs, type DerivedFields, type RecordTable } from './changes.js';
+import { applyChange, deleteRecord, type RecordTable } from './changes.js';
 import { eventJson, offsetPage, pageItems, recordEvent, type StoreContext } from './context.js';
 import { recordReader } from './record-reader.js';
 
-/**
- * A conversation as read (migrations/0012_conversation_head.sql): its row with `lastMessageAt` and
- * `updatedAt` moved forwards to its newest message's `last_message_at`, and its version plus that
- * message's `appends` — one backward probe of the messages' primary key. Appends store those
- * figures on the message instead of rewriting the conversation's row.
- */
-function conversationHead(s: string): DerivedFields {
-  const moved = (r: string, field: string) => later(`${r}.data->'${field}'`, 'head.last_message_at');
-  return {
-    join: (r, fresh) =>
-      fresh
-        ? `LEFT JOIN LATERAL ${s}.newest_message(${r}.workspace_id, ${r}.id) AS head ON true`
-        : `LEFT JOIN LATERAL (SELECT m.appends, m.last_message_at FROM ${s}.messages m
-             WHERE m.workspace_id = ${r}.workspace_id AND m.conversation_id = ${r}.id ORDER BY m.id DESC LIMIT 1) AS head ON true`,
-    data: (r) =>
-      `${r}.data || CASE WHEN head.last_message_at IS NULL THEN '{}'::jsonb
-         ELSE jsonb_build_object('lastMessageAt', ${moved(r, 'lastMessageAt')}, 'updatedAt', ${moved(r, 'updatedAt')}) END`,
-    version: (r) => `${r}.version + coalesce(head.appends, 0)`,
-  };
-}
+// Callers never change `agentId` (ports/storage.ts), so only these columns follow `data`.
+const CONVERSATIONS: RecordTable = { name: 'conversations', columns: { status: 'status', user_id: 'userId' } };
 
 /** `storage.conversations` on PostgreSQL. */
 export function conversationStore(context: StoreContext): ConversationStore {
   const { sql, s, recorded } = context;
-  // Callers never change `agentId` (ports/storage.ts), so only these columns follow `data`.
-  const conversations: RecordTable = {
-    name: 'conversations',
-    columns: { status: 'status', user_id: 'userId' },
-    derived: conversationHead(s),
-  };
-  const read = readAs(conversations, 'r', false);
   return {
     insert: async (scope, conversation, { event }) => {
       const { workspaceId } = scope;
@@ -68,23 +43,22 @@ export function conversationStore(context: StoreContext): ConversationStore {
       return row?.agent_status == null ? 'agent_not_found' : 'agent_inactive';
     },
 
-    get: recordReader<Conversation>(context, conversations),
+    get: recordReader<Conversation>(context, CONVERSATIONS),
 
     list: async ({ workspaceId }, { offset, limit, agentId, userId, status }) => {
       const filter = `workspace_id = $1 AND ($2::text IS NULL OR agent_id = $2) AND ($3::text IS NULL OR user_id = $3) AND ($4::text IS NULL OR status = $4)`;
       const [row] = await sql.query<{ total: number; items: [Conversation, number][] }>(
         `SELECT (SELECT count(*)::int FROM ${s}.conversations WHERE ${filter}) AS total,
                 (SELECT ${pageItems} FROM
-                  (SELECT r.id, ${read.data} AS data, ${read.version} AS version FROM
-                    (SELECT * FROM ${s}.conversations WHERE ${filter} ORDER BY id DESC OFFSET $5 LIMIT $6) r ${read.join}) page) AS items`,
+                  (SELECT id, data, version FROM ${s}.conversations WHERE ${filter} ORDER BY id DESC OFFSET $5 LIMIT $6) page) AS items`,
         [workspaceId, agentId ?? null, userId ?? null, status ?? null, offset, limit],
       );
       return offsetPage(row);
     },
 
-    update: (scope, id, change) => applyChange<Conversation>(context, conversations, scope, id, change),
+    update: (scope, id, change) => applyChange<Conversation>(context, CONVERSATIONS, scope, id, change),
 
     // Its messages go by ON DELETE CASCADE, in the same statement.
-    delete: (scope, id, options) => deleteRecord<Conversation>(context, conversations, scope, id, options),
+    delete: (scope, id, options) => deleteRecord<Conversation>(context, CONVERSATIONS, scope, id, options),
   };
 }

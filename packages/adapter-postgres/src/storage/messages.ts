@@ -1,13 +1,12 @@
 /**
- * @module Messages on PostgreSQL. An append checks that its conversation is active, inserts the
- * message and records its event, in one statement; the conversation's `lastMessageAt`, `updatedAt`
- * and version move with it, read from its newest message (migrations/0012_conversation_head.sql),
- * so appends to many conversations write no conversation rows. The appends made while the
- * previous one is in flight go out together (group commit, `Batcher`): one statement and one
- * transaction for many appends, each decided as if alone, in the order made; a reply step's
- * append, which also counts usage, goes alone. History pages are keyset reads of the primary key
- * (workspace_id, conversation_id, id): `EXPLAIN` shows an Index Scan Backward with the cursor as an
- * index condition and a Limit on top, so a page costs O(limit) at any history length.
+ * @module Messages on PostgreSQL. An append moves the conversation's `lastMessageAt`/`updatedAt`
+ * (only forwards) and its version on the condition that it is active, inserts the message and
+ * records its event, in one statement. The appends made while the previous one is in flight go
+ * out together (group commit, `Batcher`): one statement and one transaction for many appends, each
+ * decided as if alone, in the order made; a reply step's append, which also counts usage, goes
+ * alone. History pages are keyset reads of the primary key (workspace_id, conversation_id, id):
+ * `EXPLAIN` shows an Index Scan Backward with the cursor as an index condition and a Limit on top,
+ * so a page costs O(limit) at any history length.
  */
 import type { DomainEvent, Message } from '@parley/core';
 import {
@@ -21,7 +20,7 @@ import {
 import { Batcher } from '../batch.js';
 import { againOnDeadlock, isUnavailable } from '../faults.js';
 import { later } from './changes.js';
-import { eventJson, type StoreContext } from './context.js';
+import { eventJson, lockRecord, recordEvent, recordLock, type StoreContext } from './context.js';
 
 type AppendOutcome = Awaited<ReturnType<MessageStore['append']>>;
 
@@ -42,11 +41,53 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
   });
   return {
     append: async (scope, message, { event, usage }) => {
-      const append = { workspaceId: scope.workspaceId, message, event, trace: traceContextOf(scope) ?? null };
-      // A reply step's append, which also counts usage, goes alone.
-      const outcome = usage ? (await appendAll({ sql, s }, [append], usage))[0]! : await batches.add(append);
-      if (outcome === 'appended') recorded();
-      return outcome;
+      const { workspaceId } = scope;
+      if (!usage) {
+        const outcome = await batches.add({ workspaceId, message, event, trace: traceContextOf(scope) ?? null });
+        if (outcome === 'appended') recorded();
+        return outcome;
+      }
+      const counted = countersOf(usage);
+      const [row] = await sql.query<{ appended: number; found: boolean }>(
+        `WITH ${recordLock('conversations', '$1', '$2')},
+         conv AS (
+           UPDATE ${s}.conversations SET data = data
+             || jsonb_build_object('lastMessageAt', ${later(`data->'lastMessageAt'`, '$4')})
+             || jsonb_build_object('updatedAt', ${later(`data->'updatedAt'`, '$4')}),
+             version = version + 1
+           FROM lk WHERE workspace_id = $1 AND id = $2 AND status = 'active' RETURNING 1
+         ),
+         rec AS (INSERT INTO ${s}.messages (workspace_id, conversation_id, id, data) SELECT $1, $2, $3, $5::json FROM conv RETURNING 1),
+         ${recordEvent(s, 'rec', { ws: '$1', id: '$6', type: '$7', event: '$8', trace: '$12' })},
+         -- A reply step's tokens, counted with the message; every append locks these rows in
+         -- field order (countersOf), so two appends never wait for each other in a cycle.
+         counted AS (
+           INSERT INTO ${s}.usage_counters AS u (workspace_id, day, field, value)
+           SELECT $1, $9::date, c.field, c.value FROM queued, unnest($10::text[], $11::bigint[]) AS c(field, value)
+           ON CONFLICT (workspace_id, day, field) DO UPDATE SET value = u.value + excluded.value
+         )
+         SELECT (SELECT count(*)::int FROM rec) AS appended,
+                EXISTS (SELECT 1 FROM ${s}.conversations WHERE workspace_id = $1 AND id = $2) AS found`,
+        [
+          workspaceId,
+          message.conversationId,
+          message.id,
+          message.createdAt,
+          JSON.stringify(message),
+          event.id,
+          event.type,
+          eventJson(workspaceId, event),
+          usageDay(message.createdAt),
+          counted.fields,
+          counted.values,
+          traceContextOf(scope) ?? null,
+        ],
+      );
+      if (row?.appended) {
+        recorded();
+        return 'appended';
+      }
+      return row?.found ? 'conversation_completed' : 'conversation_not_found';
     },
 
     get: async ({ workspaceId }, conversationId, id) =>
@@ -97,26 +138,14 @@ function countersOf(usage: UsageRecord): { fields: string[]; values: number[] } 
 
 /**
  * Appends `appends` in one statement, each decided as if alone and in the given order; their
- * outcomes in the same order. With `usage` (one append: a reply step's), its tokens are counted in
- * the same statement.
- *
- * Each conversation of the batch is handled once, in (workspace, id) order: its append lock and
- * newest message (`lock_for_append`, migrations/0012_conversation_head.sql), then its row lock
- * with the active check — a completion or delete that commits first is seen here, one that comes
- * later waits for this append to commit. The message that becomes the conversation's newest
- * carries its running figures (`appends`, `last_message_at`); the conversation's row is written
- * only when every message of the batch is older than its newest (a late arrival). Locks are taken
- * in one order by every batch, so two processes' batches never wait for each other in a cycle; a
+ * outcomes in the same order. Conversations are locked in (workspace, id) order, after their
+ * record locks (`recordLock`), so two processes' batches never wait for each other in a cycle; a
  * deadlock with another multi-row writer (an agent's delete removing its conversations) rolls the
  * whole statement back, and it runs once more.
  */
-async function appendAll(
-  { sql, s }: Pick<StoreContext, 'sql' | 's'>,
-  appends: Append[],
-  usage?: UsageRecord,
-): Promise<AppendOutcome[]> {
+async function appendAll({ sql, s }: Pick<StoreContext, 'sql' | 's'>, appends: Append[]): Promise<AppendOutcome[]> {
   const column = <T>(pick: (append: Append) => T) => appends.map(pick);
-  const params: unknown[] = [
+  const params = [
     column((a) => a.workspaceId),
     column((a) => a.message.conversationId),
     column((a) => a.message.id),
@@ -127,53 +156,30 @@ async function appendAll(
     column((a) => eventJson(a.workspaceId, a.event)),
     column((a) => a.trace),
   ];
-  let counted = '';
-  if (usage) {
-    const { fields, values } = countersOf(usage);
-    params.push(usageDay(appends[0]!.message.createdAt), fields, values);
-    // Every append locks these rows in field order (countersOf): two never wait for each other in a cycle.
-    counted = `,
-    counted AS (
-      INSERT INTO ${s}.usage_counters AS u (workspace_id, day, field, value)
-      SELECT l.workspace_id, $10::date, c.field, c.value FROM logged l, unnest($11::text[], $12::bigint[]) AS c(field, value)
-      ON CONFLICT (workspace_id, day, field) DO UPDATE SET value = u.value + excluded.value
-    )`;
-  }
   const text = `
     WITH given AS MATERIALIZED (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
         WITH ORDINALITY AS g(ws, conv, id, created_at, data, event_id, event_type, event, trace, ord)
     ),
-    heads AS MATERIALIZED (
-      SELECT ws, conv, ${s}.lock_for_append(ws, conv) AS head
+    lk AS MATERIALIZED (
+      SELECT ${lockRecord('conversations', 'ws', 'conv')}
       FROM (SELECT DISTINCT ws, conv FROM given ORDER BY ws, conv) AS each_conversation
     ),
-    active AS MATERIALIZED (
-      SELECT c.workspace_id AS ws, c.id AS conv FROM ${s}.conversations c JOIN heads h ON c.workspace_id = h.ws AND c.id = h.conv
-      WHERE c.status = 'active' ORDER BY c.workspace_id, c.id FOR NO KEY UPDATE OF c
-    ),
-    batch AS (
-      SELECT g.ws, g.conv, count(*)::int AS n, max(g.created_at COLLATE "C") AS last, max(g.id COLLATE "C") AS top
-      FROM given g JOIN active a ON a.ws = g.ws AND a.conv = g.conv GROUP BY g.ws, g.conv
-    ),
-    figures AS MATERIALIZED (
-      SELECT b.ws, b.conv, b.n, b.last, b.top, (h.head).id IS NULL OR b.top > (h.head).id AS moves,
-             coalesce((h.head).appends, 0) + b.n AS appends, greatest((h.head).last_message_at, b.last) AS last_message_at
-      FROM batch b JOIN heads h ON h.ws = b.ws AND h.conv = b.conv
+    per_conversation AS (
+      SELECT ws, conv, max(created_at COLLATE "C") AS last, count(*)::int AS n FROM given GROUP BY ws, conv
     ),
     conv AS (
       UPDATE ${s}.conversations AS c SET data = c.data
-          || jsonb_build_object('lastMessageAt', ${later(`c.data->'lastMessageAt'`, 'f.last')})
-          || jsonb_build_object('updatedAt', ${later(`c.data->'updatedAt'`, 'f.last')}),
-        version = c.version + f.n
-      FROM figures f WHERE c.workspace_id = f.ws AND c.id = f.conv AND NOT f.moves
+          || jsonb_build_object('lastMessageAt', ${later(`c.data->'lastMessageAt'`, 'p.last')})
+          || jsonb_build_object('updatedAt', ${later(`c.data->'updatedAt'`, 'p.last')}),
+        version = c.version + p.n
+      FROM per_conversation AS p, (SELECT count(*) FROM lk) AS locked
+      WHERE c.workspace_id = p.ws AND c.id = p.conv AND c.status = 'active'
+      RETURNING c.workspace_id, c.id
     ),
     rec AS (
-      INSERT INTO ${s}.messages (workspace_id, conversation_id, id, data, appends, last_message_at)
-      SELECT g.ws, g.conv, g.id, g.data::json,
-             CASE WHEN f.moves AND g.id = f.top THEN f.appends END,
-             CASE WHEN f.moves AND g.id = f.top THEN f.last_message_at END
-      FROM given g JOIN figures f ON f.ws = g.ws AND f.conv = g.conv
+      INSERT INTO ${s}.messages (workspace_id, conversation_id, id, data)
+      SELECT g.ws, g.conv, g.id, g.data::json FROM given g JOIN conv ON conv.workspace_id = g.ws AND conv.id = g.conv
       ORDER BY g.ord RETURNING workspace_id, id
     ),
     logged AS (
@@ -186,7 +192,7 @@ async function appendAll(
       SELECT l.workspace_id, l.xid, l.seq, g.trace FROM logged l JOIN given g ON g.ws = l.workspace_id AND g.event_id = l.id
       RETURNING workspace_id
     ),
-    leases AS (INSERT INTO ${s}.outbox_leases (workspace_id) SELECT DISTINCT workspace_id FROM queued ON CONFLICT DO NOTHING)${counted}
+    leases AS (INSERT INTO ${s}.outbox_leases (workspace_id) SELECT DISTINCT workspace_id FROM queued ON CONFLICT DO NOTHING)
     SELECT EXISTS (SELECT 1 FROM rec WHERE rec.workspace_id = g.ws AND rec.id = g.id) AS appended,
            EXISTS (SELECT 1 FROM ${s}.conversations c WHERE c.workspace_id = g.ws AND c.id = g.conv) AS found
     FROM given g ORDER BY g.ord`;

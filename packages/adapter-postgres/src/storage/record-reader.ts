@@ -1,7 +1,7 @@
 /** @module Reading one record by id, the reads of concurrent requests batched into one statement. */
 import { Batcher } from '../batch.js';
 import { isUnavailable } from '../faults.js';
-import { readAs, versioned, type RecordTable } from './changes.js';
+import { versioned, type RecordTable } from './changes.js';
 import type { StoreContext } from './context.js';
 import type { WorkspaceScope } from '@parley/core';
 
@@ -14,13 +14,11 @@ export function recordReader<T extends object>(
   { sql, s }: StoreContext,
   table: RecordTable,
 ): (scope: WorkspaceScope, id: string) => Promise<T | null> {
-  const read = readAs(table, 'r', false);
   const reads = new Batcher<[string, string], T | null>(
     async (keys) => {
       const rows = await sql.query<{ ord: number; data: T; version: number }>(
-        `SELECT k.ord, ${read.data} AS data, ${read.version} AS version
-       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(workspace_id, id, ord)
-       JOIN ${s}.${table.name} r ON r.workspace_id = k.workspace_id AND r.id = k.id ${read.join}`,
+        `SELECT k.ord, r.data, r.version FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(workspace_id, id, ord)
+       JOIN ${s}.${table.name} r ON r.workspace_id = k.workspace_id AND r.id = k.id`,
         [keys.map(([workspaceId]) => workspaceId), keys.map(([, id]) => id)],
       );
       const records: Array<T | null> = keys.map(() => null);
