@@ -55,10 +55,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   });
   const { key } = await core.apiKeys.issue({ workspaceId: 'demo', plan: 'pro' });
   const host = await startHost(core, Number(process.env.PORT ?? 3000));
-  console.log(`Reference: ${host.url}/agents-api/docs`);
-  console.log(`curl -H "Authorization: Bearer ${key}" ${host.url}/agents-api/api/agents`);
   // SIGTERM (a container stop) or Ctrl-C: drain in-flight requests and deliveries, then exit 0.
+  // Listened for before the lines below say the server is up, so a stop sent on seeing them is handled.
   const stop = () => void host.close().then(() => process.exit(0));
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  console.log(`Reference: ${host.url}/agents-api/docs`);
+  console.log(`curl -H "Authorization: Bearer ${key}" ${host.url}/agents-api/api/agents`);
 }

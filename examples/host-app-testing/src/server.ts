@@ -26,10 +26,11 @@ const { app, core } = createSupportDesk(redis, {
 const server = await serve(app, { port: Number(process.env.PORT ?? 3000) });
 // Without this, a registered webhook is never delivered and agents never reply.
 core.workers.start();
-console.log(`Support desk on ${server.url}: POST ${server.url}/tickets, Parley's API under ${server.url}/parley/api`);
 // Drain in-flight requests, then the deliveries and replies in hand, and only then close Redis, which both still use.
+// Listened for before the line below says the server is up, so a stop sent on seeing it is handled.
 process.once('SIGTERM', async () => {
   await server.close();
   await core.workers.stop();
   await redis.close();
 });
+console.log(`Support desk on ${server.url}: POST ${server.url}/tickets, Parley's API under ${server.url}/parley/api`);

@@ -33,8 +33,9 @@ const server = await serve(
 );
 // Agent replies are made by the workers of this process.
 core.workers.start();
-console.log(`Chat with the agent at ${server.url}/`);
 
+// Listened for before the line below says the server is up, so a stop sent on seeing it is handled.
 const stop = () => void server.close().then(() => core.workers.stop().then(() => process.exit(0)));
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);
+console.log(`Chat with the agent at ${server.url}/`);
