@@ -15,6 +15,12 @@ import { freeRedisPort } from '../test-support/redis.js';
 
 /** A request must be answered within this (docs/errors.md: 503 instead of hanging). */
 const ANSWER_WITHIN_MS = 1_000;
+/**
+ * What decided a rate-limit hit the store did not answer: the limiter's own 250 ms deadline, not
+ * the store's longer timeout (checked by the logged error rather than the answer's time, which a
+ * loaded test machine stretches).
+ */
+const LIMITER_DEADLINE = 'Rate-limit store did not answer within 250 ms';
 
 describe('Redis faults at the HTTP layer', () => {
   let url: string;
@@ -109,11 +115,12 @@ describe('Redis faults at the HTTP layer', () => {
     const { response, elapsed } = await call('/api/agents');
     expect(response.status).toBe(200);
     expect(response.headers.get('RateLimit-Policy')).toBe('"free";q=100;w=3600');
-    expect(elapsed).toBeLessThan(ANSWER_WITHIN_MS / 2);
+    expect(elapsed).toBeLessThan(ANSWER_WITHIN_MS);
     expect(lines.find((line) => line.msg === 'rate-limit store failed')).toMatchObject({
       level: 40,
       key: 'acme',
       policy: 'open',
+      err: { message: LIMITER_DEADLINE },
     });
   });
 
@@ -123,7 +130,10 @@ describe('Redis faults at the HTTP layer', () => {
     expect(response.status).toBe(503);
     expect(response.headers.get('Retry-After')).toBe('1');
     expect(body).toMatchObject({ error: { code: 'service_unavailable' } });
-    expect(elapsed).toBeLessThan(ANSWER_WITHIN_MS / 2);
-    expect(lines.find((line) => line.msg === 'rate-limit store failed')).toMatchObject({ policy: 'closed' });
+    expect(elapsed).toBeLessThan(ANSWER_WITHIN_MS);
+    expect(lines.find((line) => line.msg === 'rate-limit store failed')).toMatchObject({
+      policy: 'closed',
+      err: { message: LIMITER_DEADLINE },
+    });
   });
 });
