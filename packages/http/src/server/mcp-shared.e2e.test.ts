@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeOpenAi, type ChatRequest, type FakeOpenAi } from '../test-support/fake-openai.js';
 import { startTestMcpServer, type TestMcpServer } from '../test-support/mcp-server.js';
 import { sharedBackends } from '../test-support/shared-backends.js';
-import { replyOutcomes, startServerProcess, type ServerProcess } from '../test-support/server-process.js';
+import { repliesCounted, startServerProcess, type ServerProcess } from '../test-support/server-process.js';
 
 const KEY = 'mcp-shared-key-000000001';
 const SECRET = 'Bearer mcp-shared-secret-5f2c9a';
@@ -113,9 +113,9 @@ for (const backend of await sharedBackends()) {
       expect(mcp.calls).toEqual([]);
 
       // The process that paused the reply dies (once it has acknowledged the request:
-      // replyOutcomes); the approval goes through the other one.
+      // repliesCounted); the approval goes through the other one.
       const pausedReplies = async () =>
-        ((await replyOutcomes(first))['paused'] ?? 0) + ((await replyOutcomes(second))['paused'] ?? 0);
+        (await repliesCounted(first, 'paused')) + (await repliesCounted(second, 'paused'));
       await until(pausedReplies, (count) => count === 1);
       await first.stop('SIGKILL');
       const approved = await call(second, 'POST', `/api/conversations/${conversationId}/tool-results`, {

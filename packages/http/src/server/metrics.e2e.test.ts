@@ -9,19 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../cli/config.js';
 import { startServer } from './start.js';
 import { startFakeOpenAi } from '../test-support/fake-openai.js';
-
-/** The value of the sample `name{labels}` in a Prometheus text page, or undefined. */
-function sample(page: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of page.split('\n')) {
-    const match = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries(
-      [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
-    );
-    if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
-  }
-  return undefined;
-}
+import { sample } from '../test-support/prometheus.js';
 
 const keys = [
   { key: 'metrics-pro-key-0123456789', workspace: 'acme', plan: 'pro' },

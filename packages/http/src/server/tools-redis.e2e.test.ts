@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeOpenAi, type ChatRequest, type FakeOpenAi } from '../test-support/fake-openai.js';
 import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from '../test-support/redis.js';
 import {
-  replyOutcomes,
+  repliesCounted,
   startServerProcess,
   startServerProcesses,
   type ServerProcess,
@@ -107,11 +107,11 @@ describeRedis('tools on Redis: a paused reply survives a restart of every proces
       { id, name: 'pick_date', arguments: { earliest: '2026-11-27' }, kind: 'client', requiresApproval: false },
     ]);
 
-    // Every process dies, once the paused request is acknowledged (replyOutcomes); two new ones
+    // Every process dies, once the paused request is acknowledged (repliesCounted); two new ones
     // (two reply workers) start on the same Redis.
     await until(
-      () => replyOutcomes(first),
-      (outcomes) => outcomes['paused'] === 1,
+      () => repliesCounted(first, 'paused'),
+      (paused) => paused === 1,
     );
     await first.stop('SIGKILL');
     started.length = 0;

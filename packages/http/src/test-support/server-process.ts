@@ -3,6 +3,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { sample } from './prometheus.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const cli = fileURLToPath(new URL('../../dist/cli/cli.js', import.meta.url));
@@ -148,20 +149,14 @@ export async function metricsPage(instance: ServerProcess): Promise<string> {
 }
 
 /**
- * The `parley_replies_total` counts of a server started with `METRICS_PORT: '0'`, by outcome
- * (`{ paused: 1 }`). A reply request is counted once its worker has acknowledged it: a test that
- * kills a process on seeing a reply paused (the pending tool call is stored a round trip before
- * the acknowledgement) waits for `paused` here first, or the dead worker's lease keeps the
- * conversation from every other worker for its 30 s.
+ * How many reply requests of `outcome` (`paused`, …) a server started with `METRICS_PORT: '0'`
+ * counted in `parley_replies_total`. A reply request is counted once its worker has acknowledged
+ * it: a test that kills a process on seeing a reply paused (the pending tool call is stored a
+ * round trip before the acknowledgement) waits for `paused` here first, or the dead worker's
+ * lease keeps the conversation from every other worker for its 30 s.
  */
-export async function replyOutcomes(instance: ServerProcess): Promise<Record<string, number>> {
-  const page = await metricsPage(instance);
-  return Object.fromEntries(
-    [...page.matchAll(/^parley_replies_total\{outcome="(\w+)"\} (\d+)$/gm)].map(([, outcome, count]) => [
-      outcome!,
-      Number(count),
-    ]),
-  );
+export async function repliesCounted(instance: ServerProcess, outcome: string): Promise<number> {
+  return sample(await metricsPage(instance), 'parley_replies_total', { outcome }) ?? 0;
 }
 
 /** What a finished `parley` command printed, and its exit code. */
