@@ -15,7 +15,8 @@ export interface QueueVacuumOptions {
 }
 
 /**
- * Runs `VACUUM (SKIP_LOCKED)` of `delivery_jobs`, `reply_jobs` and `feed_signals` every `everyMs`.
+ * Runs `VACUUM (SKIP_LOCKED)` of `delivery_jobs`, `reply_jobs`, `feed_signals` and the event log's
+ * outbox (`outbox`, `outbox_leases`) every `everyMs`.
  * These tables hold only work in flight, so a vacuum reads a few pages and takes milliseconds; it
  * takes no lock that blocks the queues' statements, and SKIP_LOCKED makes it skip a table another
  * process is vacuuming at that moment instead of waiting. What it frees is reused by the next
@@ -37,7 +38,7 @@ export class QueueVacuum {
     if (!Number.isSafeInteger(this.everyMs) || this.everyMs < 1_000)
       throw new RangeError(`everyMs must be an integer ≥ 1 000, got ${this.everyMs}`);
     this.sql = options.sql;
-    this.statement = `VACUUM (SKIP_LOCKED) ${schema}.delivery_jobs, ${schema}.reply_jobs, ${schema}.feed_signals`;
+    this.statement = `VACUUM (SKIP_LOCKED) ${schema}.delivery_jobs, ${schema}.reply_jobs, ${schema}.feed_signals, ${schema}.outbox, ${schema}.outbox_leases`;
   }
 
   /** Starts the timer (idempotent); it does not keep the process alive. */

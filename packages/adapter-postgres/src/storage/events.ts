@@ -104,6 +104,11 @@ export class Wakeup {
 export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wakeup: Wakeup): EventOutbox {
   const live = (column: string) => retained(column, '$3');
   // Served workspaces go to the back (served_at), so one busy workspace cannot starve the others.
+  // A workspace's rows are read from just past its mark (the last acknowledged position,
+  // migrations/0012_outbox_mark.sql): the rows deleted by earlier acks, whose index entries stay
+  // until VACUUM, lie at or below it and are never stepped over. Whether a workspace has a stable
+  // row, and its newest unstable one, are probes of the primary key per lease row (LIMIT 1), never
+  // a scan of the whole outbox, whatever the statistics say of its size.
   // One row always: the batch (when a workspace had stable events), and for the wait of
   // `Settling` the stable bound and the outbox's highest unstable transaction. The batch's `max`
   // outbox rows are chosen before they are joined to their events, so a take reads `max` events
@@ -124,12 +129,14 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
        candidate AS (
          SELECT l.workspace_id FROM ${s}.outbox_leases l
          WHERE (l.lease_until IS NULL OR l.lease_until <= clock_timestamp())
-           AND EXISTS (SELECT 1 FROM ${s}.outbox o, stable WHERE o.workspace_id = l.workspace_id AND o.xid < stable.xid AND ${live('o.recorded_at')})
+           AND (SELECT true FROM ${s}.outbox o, stable WHERE o.workspace_id = l.workspace_id
+                  AND (o.xid, o.seq) > (l.acked_xid, l.acked_seq) AND o.xid < stable.xid AND ${live('o.recorded_at')}
+                ORDER BY o.xid, o.seq LIMIT 1)
          ORDER BY l.served_at NULLS FIRST, l.workspace_id
          LIMIT 1 FOR UPDATE OF l SKIP LOCKED
        ), leased AS (
          UPDATE ${s}.outbox_leases l SET receipt = $1, lease_until = clock_timestamp() + $4::bigint * interval '1 millisecond', served_at = clock_timestamp()
-         FROM candidate WHERE l.workspace_id = candidate.workspace_id RETURNING l.workspace_id
+         FROM candidate WHERE l.workspace_id = candidate.workspace_id RETURNING l.workspace_id, l.acked_xid, l.acked_seq
        ), page AS (
          SELECT leased.workspace_id, rows.events, rows.traces, rows.last FROM leased, LATERAL (
            SELECT coalesce(json_agg(e.event ORDER BY o.xid, o.seq), '[]'::json) AS events,
@@ -137,13 +144,17 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
                   (array_agg(o.xid::text || ':' || o.seq ORDER BY o.xid DESC, o.seq DESC))[1] AS last
            FROM (
              SELECT o.xid, o.seq, o.trace_context FROM ${s}.outbox o, stable
-             WHERE o.workspace_id = leased.workspace_id AND o.xid < stable.xid AND ${live('o.recorded_at')}
+             WHERE o.workspace_id = leased.workspace_id AND (o.xid, o.seq) > (leased.acked_xid, leased.acked_seq)
+               AND o.xid < stable.xid AND ${live('o.recorded_at')}
              ORDER BY o.xid, o.seq LIMIT $2
            ) o JOIN ${s}.events e ON e.workspace_id = leased.workspace_id AND e.xid = o.xid AND e.seq = o.seq
          ) rows
        )
        SELECT (SELECT xid::text FROM stable) AS stable,
-              (SELECT max(o.xid)::text FROM ${s}.outbox o, stable WHERE o.xid >= stable.xid AND NOT EXISTS (SELECT 1 FROM page)) AS pending,
+              (SELECT max(newest.xid)::text FROM ${s}.outbox_leases l, stable, LATERAL (
+                 SELECT o.xid FROM ${s}.outbox o WHERE o.workspace_id = l.workspace_id AND o.xid >= stable.xid
+                 ORDER BY o.xid DESC, o.seq DESC LIMIT 1) newest
+               WHERE NOT EXISTS (SELECT 1 FROM page)) AS pending,
               page.workspace_id, page.events, page.traces, page.last
        FROM (SELECT 1) one LEFT JOIN page ON true`,
       [receipt, max, retentionMs, leaseMs],
@@ -167,16 +178,28 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
         await wakeup.wait(Math.min(remaining, POLL_MS));
       }
     },
-    // Deletes the batch's outbox rows (even when the lease was lost: they were handed on) and
-    // releases the lease only while this batch still holds it. The batch was the workspace's
-    // oldest stable rows, and no row can appear below a stable position later, so the rows up to
-    // its last position are its own (and rows past retention it skipped): a range of the primary
-    // key, read in O(batch) however long the backlog and whatever the statistics.
+    // Deletes the batch's outbox rows (even when the lease was lost: they were handed on), moves
+    // the workspace's mark up to the batch's last position (only forwards) and releases the lease
+    // only while this batch still holds it. The batch was the workspace's oldest stable rows above
+    // the mark, and no row can appear below a stable position later, so the rows between the mark
+    // and its last position are its own (and rows past retention it skipped): a range of the
+    // primary key, read in O(batch) however long the backlog and however many rows were deleted
+    // before. A mark read before a concurrent ack moved it only widens that range to rows already
+    // deleted; the row lock orders the two updates, and each compares with the mark it finds.
     ack: async (batch) => {
       const [lease, xid, seq] = batch.receipt.split(':');
       await sql.query(
-        `WITH acked AS (DELETE FROM ${s}.outbox WHERE workspace_id = $1 AND (xid, seq) <= ($2::xid8, $3::bigint))
-         UPDATE ${s}.outbox_leases SET receipt = NULL, lease_until = NULL WHERE workspace_id = $1 AND receipt = $4`,
+        `WITH mark AS (SELECT acked_xid, acked_seq FROM ${s}.outbox_leases WHERE workspace_id = $1),
+         acked AS (
+           DELETE FROM ${s}.outbox o USING mark WHERE o.workspace_id = $1
+             AND (o.xid, o.seq) > (mark.acked_xid, mark.acked_seq) AND (o.xid, o.seq) <= ($2::xid8, $3::bigint)
+         )
+         UPDATE ${s}.outbox_leases SET
+           acked_xid = CASE WHEN (acked_xid, acked_seq) < ($2::xid8, $3::bigint) THEN $2::xid8 ELSE acked_xid END,
+           acked_seq = CASE WHEN (acked_xid, acked_seq) < ($2::xid8, $3::bigint) THEN $3::bigint ELSE acked_seq END,
+           receipt = CASE WHEN receipt = $4 THEN NULL ELSE receipt END,
+           lease_until = CASE WHEN receipt = $4 THEN NULL ELSE lease_until END
+         WHERE workspace_id = $1`,
         [batch.workspaceId, xid, seq, lease],
       );
       wakeup.notify();

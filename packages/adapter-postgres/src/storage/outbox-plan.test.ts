@@ -1,13 +1,33 @@
 /**
  * @module The outbox relay's take and ack on PostgreSQL and PGlite read the events of their batch,
  * not of the whole backlog — also on tables never analysed, where the planner knows nothing of how
- * long the backlog is.
+ * long the backlog is, and behind rows acknowledged since the last VACUUM, whose index entries stay.
  */
 import { expect, it } from 'vitest';
 import { analyzedPlan, onEachBackend, openTestSchema, recording } from '../../test/queues-fixture.js';
+import type { Sql } from '../sql.js';
 import { PostgresStorage } from '../postgres-storage.js';
 
 const WS = 'ws_backlog';
+
+/** Queues `count` events `evt_00000001`… of `WS` in the outbox (one transaction), with its lease row. */
+async function fillBacklog(sql: Sql, s: string, count: number): Promise<void> {
+  await sql.query(
+    `WITH e AS (
+       INSERT INTO ${s}.events (workspace_id, id, type, event)
+       SELECT $1::text, 'evt_' || lpad(n::text, 8, '0'), 'agent.created', json_build_object(
+         'id', 'evt_' || lpad(n::text, 8, '0'), 'type', 'agent.created', 'workspaceId', $1::text,
+         'occurredAt', '2026-11-27T00:00:00.000Z', 'data', json_build_object())
+       FROM generate_series(1, $2::int) AS n RETURNING workspace_id, xid, seq
+     ), queued AS (INSERT INTO ${s}.outbox (workspace_id, xid, seq) SELECT workspace_id, xid, seq FROM e)
+     INSERT INTO ${s}.outbox_leases (workspace_id) VALUES ($1)`,
+    [WS, count],
+  );
+}
+
+/** The ids `evt_<from>` … `evt_<from + count - 1>`. */
+const eventIds = (from: number, count: number) =>
+  Array.from({ length: count }, (_, i) => `evt_${String(from + i).padStart(8, '0')}`);
 
 await onEachBackend('outbox take plan', (backend) => {
   it('a take of 100 from a backlog of 20 000 events reads 100 events, and its ack 100 outbox rows, without statistics', async () => {
@@ -17,22 +37,10 @@ await onEachBackend('outbox take plan', (backend) => {
       const { sql: recorded, statements } = recording(sql);
       const storage = new PostgresStorage({ sql: recorded, schema: schema.schema });
       const s = schema.schema;
-      await sql.query(
-        `WITH e AS (
-           INSERT INTO ${s}.events (workspace_id, id, type, event)
-           SELECT $1::text, 'evt_' || lpad(n::text, 8, '0'), 'agent.created', json_build_object(
-             'id', 'evt_' || lpad(n::text, 8, '0'), 'type', 'agent.created', 'workspaceId', $1::text,
-             'occurredAt', '2026-11-27T00:00:00.000Z', 'data', json_build_object())
-           FROM generate_series(1, 20000) AS n RETURNING workspace_id, xid, seq
-         ), queued AS (INSERT INTO ${s}.outbox (workspace_id, xid, seq) SELECT workspace_id, xid, seq FROM e)
-         INSERT INTO ${s}.outbox_leases (workspace_id) VALUES ($1)`,
-        [WS],
-      );
+      await fillBacklog(sql, s, 20_000);
 
       const batch = await storage.outbox.take(100, 0);
-      expect(batch!.events.map((event) => event.id)).toEqual(
-        Array.from({ length: 100 }, (_, i) => `evt_${String(i + 1).padStart(8, '0')}`),
-      );
+      expect(batch!.events.map((event) => event.id)).toEqual(eventIds(1, 100));
       // The same take again, its lease released first, explained in a transaction rolled back.
       await sql.query(`UPDATE ${s}.outbox_leases SET receipt = NULL, lease_until = NULL`);
       const plan = await analyzedPlan(
@@ -56,6 +64,44 @@ await onEachBackend('outbox take plan', (backend) => {
         .reduce((sum, node) => sum + Number(node['Actual Rows']) * Number(node['Actual Loops']), 0);
       expect(backlogRead).toBeLessThanOrEqual(100);
       expect(Number((await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.outbox`))[0]!.n)).toBe(19_900);
+    } finally {
+      await schema.cleanup();
+    }
+  });
+
+  it('a take and its ack read a few pages of the outbox behind 19 900 rows acknowledged since the last VACUUM', async () => {
+    const schema = await openTestSchema(backend());
+    try {
+      const { sql } = schema.open({ listen: false });
+      const { sql: recorded, statements } = recording(sql);
+      const storage = new PostgresStorage({ sql: recorded, schema: schema.schema });
+      const s = schema.schema;
+      // No VACUUM may remove the deleted rows' index entries while the test looks at them.
+      await sql.query(`ALTER TABLE ${s}.outbox SET (autovacuum_enabled = false)`);
+      await fillBacklog(sql, s, 20_000);
+      for (let acked = 0; acked < 19_900; acked += 995) await storage.outbox.ack((await storage.outbox.take(995, 0))!);
+
+      const batch = await storage.outbox.take(100, 0);
+      expect(batch!.events.map((event) => event.id)).toEqual(eventIds(19_901, 100));
+      // The primary key's pages the take reads, explained again with its lease released; from the
+      // first entry of the workspace it would step over the 19 900 deleted rows' entries: 122 pages.
+      await sql.query(`UPDATE ${s}.outbox_leases SET receipt = NULL, lease_until = NULL`);
+      const pagesRead = (plan: Array<Record<string, unknown>>) =>
+        plan
+          .filter((node) => node['Index Name'] === 'outbox_pkey')
+          .reduce((sum, node) => sum + Number(node['Shared Hit Blocks']) + Number(node['Shared Read Blocks']), 0);
+      const takes = statements.filter((statement) => statement.text.includes('candidate'));
+      expect(pagesRead(await analyzedPlan(sql, takes.at(-1)!))).toBeLessThanOrEqual(12);
+
+      // Its ack, explained before it runs (the statement of the acks before, with this batch's
+      // receipt: its lease and last position), then run.
+      const [lease, xid, seq] = batch!.receipt.split(':');
+      const ackText = statements.findLast((statement) => statement.text.includes('DELETE FROM'))!.text;
+      expect(pagesRead(await analyzedPlan(sql, { text: ackText, params: [WS, xid, seq, lease] }))).toBeLessThanOrEqual(
+        12,
+      );
+      await storage.outbox.ack(batch!);
+      expect(Number((await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.outbox`))[0]!.n)).toBe(0);
     } finally {
       await schema.cleanup();
     }
