@@ -86,44 +86,65 @@ function version(): string {
 /** A repeat signal within this long of the first is the same stop: a terminal and npm both forward Ctrl-C. */
 const REPEAT_SIGNAL_MS = 1_000;
 
+/** What a stop signal drains: a started server or worker. */
+interface Stoppable {
+  logger: Logger;
+  close(): Promise<void>;
+}
+
 /**
  * SIGTERM/SIGINT drain in-flight requests and delivery attempts, close the adapters, then exit.
- * A signal within {@link REPEAT_SIGNAL_MS} of the first is the same stop (npm forwards the
- * terminal's Ctrl-C, systemd signals the whole group); only a later one exits at once.
+ * The handlers are in place before start-up begins, so no signal finds the process without one
+ * (its default action would kill it with no exit code): a signal during start-up stops the server
+ * as soon as it has started (nothing is in flight yet), or the failed start-up exits as it would
+ * have. A signal within {@link REPEAT_SIGNAL_MS} of the first is the same stop (npm forwards the
+ * terminal's Ctrl-C, systemd signals the whole group); only a later one exits at once — also
+ * during a start-up that is still waiting for its store.
  */
-function exitOnSignals(running: { logger: Logger; close(): Promise<void> }): void {
+function stopOnSignals(): { started(running: Stoppable): void } {
+  let running: Stoppable | undefined;
   let firstAt: number | undefined;
-  const stop = (signal: NodeJS.Signals) => {
-    if (firstAt !== undefined) {
-      if (performance.now() - firstAt < REPEAT_SIGNAL_MS) return;
-      running.logger.warn({ signal }, 'second signal: exiting without waiting');
-      process.exit(1);
-    }
-    firstAt = performance.now();
-    running.logger.info({ signal }, 'draining in-flight requests and delivery attempts before exit');
-    running.close().then(
+  let pending: NodeJS.Signals | undefined;
+  const drain = (server: Stoppable, signal: NodeJS.Signals) => {
+    server.logger.info({ signal }, 'draining in-flight requests and delivery attempts before exit');
+    server.close().then(
       () => {
-        running.logger.info('stopped');
+        server.logger.info('stopped');
         process.exit(0);
       },
       (error: unknown) => {
-        running.logger.error({ err: error }, 'failed to close the server');
+        server.logger.error({ err: error }, 'failed to close the server');
         process.exit(1);
       },
     );
   };
+  const stop = (signal: NodeJS.Signals) => {
+    if (firstAt !== undefined) {
+      if (performance.now() - firstAt < REPEAT_SIGNAL_MS) return;
+      if (running) running.logger.warn({ signal }, 'second signal: exiting without waiting');
+      else process.stderr.write(`parley: ${signal} again during start-up: exiting without waiting\n`);
+      process.exit(1);
+    }
+    firstAt = performance.now();
+    if (running) drain(running, signal);
+    else pending = signal;
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  return {
+    started(server) {
+      running = server;
+      if (pending) drain(server, pending);
+    },
+  };
 }
 
-async function runCommand(
-  start: (config: Config) => Promise<{ logger: Logger; close(): Promise<void> }>,
-  args: string[],
-): Promise<void> {
+async function runCommand(start: (config: Config) => Promise<Stoppable>, args: string[]): Promise<void> {
+  const signals = stopOnSignals();
   let config: Config | undefined;
   try {
     config = loadConfig(environmentWithFlags(args, process.env));
-    exitOnSignals(await start(config));
+    signals.started(await start(config));
   } catch (error) {
     // Start-up failures are the operator's to fix: say what, in one line, not where in Parley's code.
     process.stderr.write(`parley: ${describeStartFailure(error, config)}\n`);
