@@ -4,25 +4,54 @@
  * long the backlog is, and behind rows acknowledged since the last VACUUM, whose index entries stay.
  */
 import { expect, it } from 'vitest';
-import { analyzedPlan, onEachBackend, openTestSchema, recording } from '../../test/queues-fixture.js';
+import {
+  analyzedPlan,
+  onEachBackend,
+  openTestSchema,
+  recording,
+  type Statement,
+  type TestBackend,
+} from '../../test/queues-fixture.js';
 import type { Sql } from '../sql.js';
 import { PostgresStorage } from '../postgres-storage.js';
 
 const WS = 'ws_backlog';
 
-/** Queues `count` events `evt_00000001`… of `WS` in the outbox (one transaction), with its lease row. */
-async function fillBacklog(sql: Sql, s: string, count: number): Promise<void> {
-  await sql.query(
-    `WITH e AS (
-       INSERT INTO ${s}.events (workspace_id, id, type, event)
-       SELECT $1::text, 'evt_' || lpad(n::text, 8, '0'), 'agent.created', json_build_object(
-         'id', 'evt_' || lpad(n::text, 8, '0'), 'type', 'agent.created', 'workspaceId', $1::text,
-         'occurredAt', '2026-11-27T00:00:00.000Z', 'data', json_build_object())
-       FROM generate_series(1, $2::int) AS n RETURNING workspace_id, xid, seq
-     ), queued AS (INSERT INTO ${s}.outbox (workspace_id, xid, seq) SELECT workspace_id, xid, seq FROM e)
-     INSERT INTO ${s}.outbox_leases (workspace_id) VALUES ($1)`,
-    [WS, count],
-  );
+/** What a test of the outbox's plans gets: its connection, the statements storage ran, the storage and the schema. */
+interface Backlog {
+  sql: Sql;
+  statements: Statement[];
+  storage: PostgresStorage;
+  s: string;
+}
+
+/**
+ * Runs `test` on a fresh schema whose outbox holds `count` events `evt_00000001`… of `WS` (one
+ * transaction) and their lease row; autovacuum is off for the outbox, so no VACUUM removes
+ * deleted rows' index entries while a test looks at them.
+ */
+async function withBacklog(backend: TestBackend, count: number, test: (backlog: Backlog) => Promise<void>) {
+  const schema = await openTestSchema(backend);
+  try {
+    const { sql } = schema.open({ listen: false });
+    const { sql: recorded, statements } = recording(sql);
+    const s = schema.schema;
+    await sql.query(`ALTER TABLE ${s}.outbox SET (autovacuum_enabled = false)`);
+    await sql.query(
+      `WITH e AS (
+         INSERT INTO ${s}.events (workspace_id, id, type, event)
+         SELECT $1::text, 'evt_' || lpad(n::text, 8, '0'), 'agent.created', json_build_object(
+           'id', 'evt_' || lpad(n::text, 8, '0'), 'type', 'agent.created', 'workspaceId', $1::text,
+           'occurredAt', '2026-11-27T00:00:00.000Z', 'data', json_build_object())
+         FROM generate_series(1, $2::int) AS n RETURNING workspace_id, xid, seq
+       ), queued AS (INSERT INTO ${s}.outbox (workspace_id, xid, seq) SELECT workspace_id, xid, seq FROM e)
+       INSERT INTO ${s}.outbox_leases (workspace_id) VALUES ($1)`,
+      [WS, count],
+    );
+    await test({ sql, statements, storage: new PostgresStorage({ sql: recorded, schema: s }), s });
+  } finally {
+    await schema.cleanup();
+  }
 }
 
 /** The ids `evt_<from>` … `evt_<from + count - 1>`. */
@@ -30,15 +59,8 @@ const eventIds = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) => `evt_${String(from + i).padStart(8, '0')}`);
 
 await onEachBackend('outbox take plan', (backend) => {
-  it('a take of 100 from a backlog of 20 000 events reads 100 events, and its ack 100 outbox rows, without statistics', async () => {
-    const schema = await openTestSchema(backend());
-    try {
-      const { sql } = schema.open({ listen: false });
-      const { sql: recorded, statements } = recording(sql);
-      const storage = new PostgresStorage({ sql: recorded, schema: schema.schema });
-      const s = schema.schema;
-      await fillBacklog(sql, s, 20_000);
-
+  it('a take of 100 from a backlog of 20 000 events reads 100 events, and its ack 100 outbox rows, without statistics', () =>
+    withBacklog(backend(), 20_000, async ({ sql, statements, storage, s }) => {
       const batch = await storage.outbox.take(100, 0);
       expect(batch!.events.map((event) => event.id)).toEqual(eventIds(1, 100));
       // The same take again, its lease released first, explained in a transaction rolled back.
@@ -64,21 +86,10 @@ await onEachBackend('outbox take plan', (backend) => {
         .reduce((sum, node) => sum + Number(node['Actual Rows']) * Number(node['Actual Loops']), 0);
       expect(backlogRead).toBeLessThanOrEqual(100);
       expect(Number((await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.outbox`))[0]!.n)).toBe(19_900);
-    } finally {
-      await schema.cleanup();
-    }
-  });
+    }));
 
-  it('a take and its ack read a few pages of the outbox behind 19 900 rows acknowledged since the last VACUUM', async () => {
-    const schema = await openTestSchema(backend());
-    try {
-      const { sql } = schema.open({ listen: false });
-      const { sql: recorded, statements } = recording(sql);
-      const storage = new PostgresStorage({ sql: recorded, schema: schema.schema });
-      const s = schema.schema;
-      // No VACUUM may remove the deleted rows' index entries while the test looks at them.
-      await sql.query(`ALTER TABLE ${s}.outbox SET (autovacuum_enabled = false)`);
-      await fillBacklog(sql, s, 20_000);
+  it('a take and its ack read a few pages of the outbox behind 19 900 rows acknowledged since the last VACUUM', () =>
+    withBacklog(backend(), 20_000, async ({ sql, statements, storage, s }) => {
       for (let acked = 0; acked < 19_900; acked += 995) await storage.outbox.ack((await storage.outbox.take(995, 0))!);
 
       const batch = await storage.outbox.take(100, 0);
@@ -102,8 +113,5 @@ await onEachBackend('outbox take plan', (backend) => {
       );
       await storage.outbox.ack(batch!);
       expect(Number((await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.outbox`))[0]!.n)).toBe(0);
-    } finally {
-      await schema.cleanup();
-    }
-  });
+    }));
 });
