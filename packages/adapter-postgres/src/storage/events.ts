@@ -102,17 +102,18 @@ export class Wakeup {
 
 /** `storage.outbox` on PostgreSQL; `wakeup` is notified by this storage's writes. */
 export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wakeup: Wakeup): EventOutbox {
-  const live = (column: string) => retained(column, '$3');
+  /** The retention's start: older outbox rows are skipped (and deleted by the next ack or the sweep). */
+  const since = `now() - $3::bigint * interval '1 millisecond'`;
   // Served workspaces go to the back (served_at), so one busy workspace cannot starve the others.
   // A workspace's rows are read from just past its mark (the last acknowledged position,
   // migrations/0012_outbox_mark.sql): the rows deleted by earlier acks, whose index entries stay
   // until VACUUM, lie at or below it and are never stepped over. Whether a workspace has a stable
-  // row, and its newest unstable one, are probes of the primary key per lease row (LIMIT 1), never
-  // a scan of the whole outbox, whatever the statistics say of its size.
+  // row above its mark, and the batch's `max` rows, come from `outbox_page` (one ordered range scan
+  // of the primary key that stops after the rows asked for, whatever the statistics: migration
+  // 0012), and each row's event from one primary-key probe, so a take reads its batch however long
+  // the backlog. The newest unstable row is a backward probe per lease row (LIMIT 1).
   // One row always: the batch (when a workspace had stable events), and for the wait of
-  // `Settling` the stable bound and the outbox's highest unstable transaction. The batch's `max`
-  // outbox rows are chosen before they are joined to their events, so a take reads `max` events
-  // however long the backlog (joined first, a plan made without statistics read them all).
+  // `Settling` the stable bound and the outbox's highest unstable transaction.
   const takeNow = async (
     max: number,
   ): Promise<{ batch: OutboxBatch | null; stable: string; pending: string | null }> => {
@@ -129,9 +130,7 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
        candidate AS (
          SELECT l.workspace_id FROM ${s}.outbox_leases l
          WHERE (l.lease_until IS NULL OR l.lease_until <= clock_timestamp())
-           AND (SELECT true FROM ${s}.outbox o, stable WHERE o.workspace_id = l.workspace_id
-                  AND (o.xid, o.seq) > (l.acked_xid, l.acked_seq) AND o.xid < stable.xid AND ${live('o.recorded_at')}
-                ORDER BY o.xid, o.seq LIMIT 1)
+           AND EXISTS (SELECT 1 FROM stable, ${s}.outbox_page(l.workspace_id, l.acked_xid, l.acked_seq, stable.xid, ${since}, 1))
          ORDER BY l.served_at NULLS FIRST, l.workspace_id
          LIMIT 1 FOR UPDATE OF l SKIP LOCKED
        ), leased AS (
@@ -142,12 +141,10 @@ export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wake
            SELECT coalesce(json_agg(e.event ORDER BY o.xid, o.seq), '[]'::json) AS events,
                   json_object_agg(e.id, o.trace_context) FILTER (WHERE o.trace_context IS NOT NULL) AS traces,
                   (array_agg(o.xid::text || ':' || o.seq ORDER BY o.xid DESC, o.seq DESC))[1] AS last
-           FROM (
-             SELECT o.xid, o.seq, o.trace_context FROM ${s}.outbox o, stable
-             WHERE o.workspace_id = leased.workspace_id AND (o.xid, o.seq) > (leased.acked_xid, leased.acked_seq)
-               AND o.xid < stable.xid AND ${live('o.recorded_at')}
-             ORDER BY o.xid, o.seq LIMIT $2
-           ) o JOIN ${s}.events e ON e.workspace_id = leased.workspace_id AND e.xid = o.xid AND e.seq = o.seq
+           FROM stable, ${s}.outbox_page(leased.workspace_id, leased.acked_xid, leased.acked_seq, stable.xid, ${since}, $2) o,
+             -- One primary-key probe per row (LIMIT 1 keeps it a nested loop, whatever the statistics).
+             LATERAL (SELECT e.id, e.event FROM ${s}.events e
+                      WHERE e.workspace_id = leased.workspace_id AND e.xid = o.xid AND e.seq = o.seq LIMIT 1) e
          ) rows
        )
        SELECT (SELECT xid::text FROM stable) AS stable,
