@@ -5,15 +5,11 @@
  * action with no exit code. The store is Redis behind a loopback proxy that sends the signal when
  * the server's first connection arrives, so the signal lands during start-up on every machine.
  */
-import { spawn } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
 import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from '../test-support/redis.js';
-
-const cli = fileURLToPath(new URL('../../dist/cli/cli.js', import.meta.url));
-const root = fileURLToPath(new URL('../../../../', import.meta.url));
+import { spawnCli } from '../test-support/server-process.js';
 
 describeIfAvailable('Redis', await probeRedis())('a stop signal during start-up', () => {
   it('parley serve keeps a SIGTERM that comes while it connects to its store, starts, drains and exits 0', async () => {
@@ -34,17 +30,12 @@ describeIfAvailable('Redis', await probeRedis())('a stop signal during start-up'
     const prefix = uniquePrefix('signal-at-start');
     try {
       const { port } = proxy.address() as { port: number };
-      const child = spawn(process.execPath, [cli, 'serve'], {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH,
-          PORT: '0',
-          HOST: '127.0.0.1',
-          LOG_LEVEL: 'info',
-          REDIS_URL: `redis://127.0.0.1:${port}`,
-          REDIS_PREFIX: prefix,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      const child = spawnCli(['serve'], {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+        REDIS_PREFIX: prefix,
       });
       onConnection = () => {
         if (signalled) return;

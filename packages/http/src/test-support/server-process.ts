@@ -54,6 +54,20 @@ function assertBuilt(): void {
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm test\`, which builds before testing.`);
 }
 
+/**
+ * Spawns the built `parley <args…>` with `env` on top of this process's environment minus the
+ * server's variables, stdout and stderr piped: what {@link startServerProcess} starts, for tests
+ * that act on the process before it is up.
+ */
+export function spawnCli(args: string[], env: Record<string, string>): ChildProcess {
+  assertBuilt();
+  return spawn(process.execPath, [cli, ...args], {
+    cwd: root,
+    env: { ...inheritedEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
 /** How a server that exited before listening says its store did not answer in time (see below). */
 const STORE_TOO_SLOW_AT_START =
   /before listening[\s\S]*(did not answer within|timeout exceeded when trying to connect)/;
@@ -91,14 +105,9 @@ async function startOnce(
   args: string[],
   { startTimeoutMs = 15_000 }: { startTimeoutMs?: number },
 ): Promise<ServerProcess> {
-  assertBuilt();
   const port = await freePort();
   const ready = command === 'serve' ? /Parley is listening on[\s\S]*\n\n/ : /Parley worker is running[\s\S]*\n\n/;
-  const child = spawn(process.execPath, [cli, command, ...args], {
-    cwd: root,
-    env: { ...inheritedEnv(), PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnCli([command, ...args], { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
