@@ -5,7 +5,7 @@
 import { memoryAdapters, MemoryStorage } from '@parley/adapter-memory';
 import { RedisReplyQueue } from '@parley/adapter-redis';
 import { createCore, ReplyWorker, type ReplyOutcome } from '@parley/core';
-import { scriptedModel } from '@parley/core/testing';
+import { eventually, scriptedModel } from '@parley/core/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from '../test-support/redis.js';
@@ -25,7 +25,9 @@ describeRedis('reply takeover on Redis', () => {
 
   it('a worker that stops renewing its lease mid-reply is taken over; one reply is stored', async () => {
     const storage = new MemoryStorage();
-    const leaseMs = 600;
+    // Long enough that a loaded machine's stalls do not end worker A's lease while it still beats
+    // (a second request to the hanging model); worker B takes over within one lease of the "death".
+    const leaseMs = 2_000;
     // Two "processes": each its own Redis connection and core; storage is shared as Redis would be.
     const connections = [client.duplicate(), client.duplicate()];
     const [queueA, queueB] = connections.map(
@@ -56,8 +58,7 @@ describeRedis('reply takeover on Redis', () => {
       drainMs: 50,
     });
     workerA.start();
-    for (let i = 0; i < 200 && hanging.requests.length === 0; i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => hanging.requests.length > 0, 15_000, 'worker A calling the model');
     expect(hanging.requests).toHaveLength(1);
     // Worker A's process "dies": its connection is gone, so its lease is never renewed again.
     connections[0]!.disconnect();
@@ -69,7 +70,7 @@ describeRedis('reply takeover on Redis', () => {
       onOutcome: (outcome) => outcomes.push(outcome),
     });
     workerB.start();
-    for (let i = 0; i < 300 && outcomes.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => outcomes.length > 0, 15_000, 'worker B making the reply');
     await workerB.stop();
     await workerA.stop();
     expect(outcomes).toEqual(['stored']);
