@@ -95,7 +95,11 @@ for (const backend of await sharedBackends()) {
       fake.script([{ deltas: ['made', ' at once'] }]);
       const capable = await start(store, models, 'worker');
       const ready = Date.now();
-      const reply = await stream.until(assistant, 25_000);
+      const reply = await stream.until(assistant, 25_000).catch((error: Error) => {
+        throw new Error(
+          `${error.message}\n--- capable worker:\n${capable.output()}\n--- bare worker:\n${bare.output()}\n--- api:\n${api.output()}\n--- fake requests: ${fake.requests.length}`,
+        );
+      });
       // Before: the bare worker held the request under a 30 s lease, again and again. Within a poll
       // on a quiet machine; the bound leaves room for a loaded one, and stays far below the lease.
       expect(Date.now() - ready).toBeLessThan(POLL_MS + 9_000);
