@@ -16,9 +16,11 @@ export interface StoreContext {
   recorded(): void;
 }
 
+/** SQL for the retention's start (older records are past it), given the parameter holding the retention in ms. */
+export const retentionStart = (param: string): string => `now() - ${param}::bigint * interval '1 millisecond'`;
+
 /** SQL for "recorded within the retention", given the parameter holding the retention in ms. */
-export const retained = (column: string, param: string): string =>
-  `${column} >= now() - ${param}::bigint * interval '1 millisecond'`;
+export const retained = (column: string, param: string): string => `${column} >= ${retentionStart(param)}`;
 
 /** The event as stored: its own JSON with the workspace it belongs to, its `data` without hidden fields. */
 export function eventJson(workspaceId: string, event: DomainEvent): string {

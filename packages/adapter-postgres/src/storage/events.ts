@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainEvent } from '@parley/core';
 import type { EventOutbox, EventStore, OutboxBatch } from '@parley/core/adapter';
-import { retained, STABLE_XID, type StoreContext } from './context.js';
+import { retained, retentionStart, STABLE_XID, type StoreContext } from './context.js';
 
 /** `storage.events` on PostgreSQL. */
 export function eventStore({ sql, s, retentionMs }: StoreContext): EventStore {
@@ -103,7 +103,7 @@ export class Wakeup {
 /** `storage.outbox` on PostgreSQL; `wakeup` is notified by this storage's writes. */
 export function outboxStore({ sql, s, retentionMs, leaseMs }: StoreContext, wakeup: Wakeup): EventOutbox {
   /** The retention's start: older outbox rows are skipped (and deleted by the next ack or the sweep). */
-  const since = `now() - $3::bigint * interval '1 millisecond'`;
+  const since = retentionStart('$3');
   // Served workspaces go to the back (served_at), so one busy workspace cannot starve the others.
   // A workspace's rows are read from just past its mark (the last acknowledged position,
   // migrations/0012_outbox_mark.sql): the rows deleted by earlier acks, whose index entries stay
