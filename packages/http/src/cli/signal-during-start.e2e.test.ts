@@ -5,43 +5,35 @@
  * action with no exit code. The store is Redis behind a loopback proxy that sends the signal when
  * the server's first connection arrives, so the signal lands during start-up on every machine.
  */
-import { connect, createServer, type Socket } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
+import { startLatencyProxy } from '../test-support/latency-proxy.js';
 import { REDIS_URL, deletePrefix, describeIfAvailable, probeRedis, uniquePrefix } from '../test-support/redis.js';
 import { spawnCli } from '../test-support/server-process.js';
 
 describeIfAvailable('Redis', await probeRedis())('a stop signal during start-up', () => {
   it('parley serve keeps a SIGTERM that comes while it connects to its store, starts, drains and exits 0', async () => {
-    const redis = new URL(REDIS_URL);
-    const sockets: Socket[] = [];
+    let server: ChildProcess | undefined;
     let signalled = false;
-    let onConnection = () => {};
-    const proxy = createServer((socket) => {
-      sockets.push(socket);
-      onConnection();
-      const upstream = connect(Number(redis.port || 6379), redis.hostname);
-      sockets.push(upstream);
-      socket.pipe(upstream).pipe(socket);
-      socket.on('error', () => upstream.destroy());
-      upstream.on('error', () => socket.destroy());
+    // The server's first connection to its store: start-up is under way, not finished.
+    const proxy = await startLatencyProxy(Number(new URL(REDIS_URL).port || 6379), {
+      onConnection: () => {
+        if (signalled || !server) return;
+        signalled = true;
+        server.kill('SIGTERM');
+      },
     });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const prefix = uniquePrefix('signal-at-start');
     try {
-      const { port } = proxy.address() as { port: number };
       const child = spawnCli(['serve'], {
         PORT: '0',
         HOST: '127.0.0.1',
         LOG_LEVEL: 'info',
-        REDIS_URL: `redis://127.0.0.1:${port}`,
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
         REDIS_PREFIX: prefix,
       });
-      onConnection = () => {
-        if (signalled) return;
-        signalled = true;
-        child.kill('SIGTERM');
-      };
+      server = child;
       let output = '';
       child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
       child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -53,8 +45,7 @@ describeIfAvailable('Redis', await probeRedis())('a stop signal during start-up'
       expect(output).toContain('Parley is listening on');
       expect(output).toMatch(/"msg":"stopped"/);
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => proxy.close(resolve));
+      await proxy.close();
       const client = new Redis(REDIS_URL);
       await deletePrefix(client, prefix);
       client.disconnect();

@@ -33,11 +33,18 @@ function forward(from: Socket, to: Socket, proxy: LatencyProxy): void {
   from.on('error', () => to.destroy());
 }
 
-/** Starts a proxy on 127.0.0.1 (a free port) to `upstreamPort` on 127.0.0.1, with no delay at first. */
-export async function startLatencyProxy(upstreamPort: number): Promise<LatencyProxy> {
+/**
+ * Starts a proxy on 127.0.0.1 (a free port) to `upstreamPort` on 127.0.0.1, with no delay at first;
+ * `onConnection` is called as each client connects, before anything is forwarded.
+ */
+export async function startLatencyProxy(
+  upstreamPort: number,
+  { onConnection }: { onConnection?: () => void } = {},
+): Promise<LatencyProxy> {
   const sockets = new Set<Socket>();
   const proxy: LatencyProxy = { port: 0, delayMs: 0, close: async () => {} };
   const server: Server = createServer((client) => {
+    onConnection?.();
     const upstream = connect(upstreamPort, '127.0.0.1');
     for (const socket of [client, upstream]) {
       sockets.add(socket);
