@@ -171,5 +171,6 @@ describeRedis('tools on Redis: a paused reply survives a restart of every proces
       data: { toolCalls: Array<{ id: string }> };
     }>;
     expect(events.map((event) => event.data.toolCalls[0]!.id)).toEqual([id]);
-  });
+    // Three server starts (each up to 15 s on a loaded machine) and two waits for replies.
+  }, 60_000);
 });
