@@ -65,14 +65,11 @@ export function recordEvent(
  * the conversation. A plain `UPDATE` gets its transaction id before it waits for the row; waiting
  * here instead, before it has one, the later of two appends to one conversation gets the later
  * id, so a conversation's message events are listed in the order they committed
- * (migrations/0011_event_order.sql).
+ * (migrations/0011_event_order.sql). A batch of appends (`append_messages`,
+ * migrations/0013_append_messages.sql) takes the same lock, spelled out there: the two must agree.
  */
 export const recordLock = (table: string, ws: string, id: string): string =>
-  `lk AS MATERIALIZED (SELECT ${lockRecord(table, ws, id)})`;
-
-/** SQL taking the advisory lock of {@link recordLock} on one record, for statements that lock several. */
-export const lockRecord = (table: string, ws: string, id: string): string =>
-  `pg_advisory_xact_lock(hashtext('${table}'), hashtext(${ws} || '/' || ${id}))`;
+  `lk AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('${table}'), hashtext(${ws} || '/' || ${id})))`;
 
 /**
  * SQL for the stable bound of the event log (migrations/0011_event_order.sql): the oldest

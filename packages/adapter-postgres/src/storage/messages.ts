@@ -2,9 +2,9 @@
  * @module Messages on PostgreSQL. An append moves the conversation's `lastMessageAt`/`updatedAt`
  * (only forwards) and its version on the condition that it is active, inserts the message and
  * records its event, in one statement. The appends made while the previous one is in flight go
- * out together (group commit, `Batcher`): one statement and one transaction for many appends, each
- * decided as if alone, in the order made; a reply step's append, which also counts usage, goes
- * alone. History pages are keyset reads of the primary key (workspace_id, conversation_id, id):
+ * out together (group commit, `Batcher`): one call of `append_messages` and one transaction for
+ * many appends, each decided as if alone, in the order made; a reply step's append, which also
+ * counts usage, goes alone. History pages are keyset reads of the primary key (workspace_id, conversation_id, id):
  * `EXPLAIN` shows an Index Scan Backward with the cursor as an index condition and a Limit on top,
  * so a page costs O(limit) at any history length.
  */
@@ -20,7 +20,7 @@ import {
 import { Batcher } from '../batch.js';
 import { againOnDeadlock, isUnavailable } from '../faults.js';
 import { later } from './changes.js';
-import { eventJson, lockRecord, recordEvent, recordLock, type StoreContext } from './context.js';
+import { eventJson, recordEvent, recordLock, type StoreContext } from './context.js';
 
 type AppendOutcome = Awaited<ReturnType<MessageStore['append']>>;
 
@@ -137,7 +137,8 @@ function countersOf(usage: UsageRecord): { fields: string[]; values: number[] } 
 }
 
 /**
- * Appends `appends` in one statement, each decided as if alone and in the given order; their
+ * Appends `appends` in one call of `append_messages` (migrations/0013_append_messages.sql, whose
+ * plan PostgreSQL keeps per connection), each decided as if alone and in the given order; their
  * outcomes in the same order. Conversations are locked in (workspace, id) order, after their
  * record locks (`recordLock`), so two processes' batches never wait for each other in a cycle; a
  * deadlock with another multi-row writer (an agent's delete removing its conversations) rolls the
@@ -156,48 +157,12 @@ async function appendAll({ sql, s }: Pick<StoreContext, 'sql' | 's'>, appends: A
     column((a) => eventJson(a.workspaceId, a.event)),
     column((a) => a.trace),
   ];
-  const text = `
-    WITH given AS MATERIALIZED (
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-        WITH ORDINALITY AS g(ws, conv, id, created_at, data, event_id, event_type, event, trace, ord)
-    ),
-    lk AS MATERIALIZED (
-      SELECT ${lockRecord('conversations', 'ws', 'conv')}
-      FROM (SELECT DISTINCT ws, conv FROM given ORDER BY ws, conv) AS each_conversation
-    ),
-    per_conversation AS (
-      SELECT ws, conv, max(created_at COLLATE "C") AS last, count(*)::int AS n FROM given GROUP BY ws, conv
-    ),
-    conv AS (
-      UPDATE ${s}.conversations AS c SET data = c.data
-          || jsonb_build_object('lastMessageAt', ${later(`c.data->'lastMessageAt'`, 'p.last')})
-          || jsonb_build_object('updatedAt', ${later(`c.data->'updatedAt'`, 'p.last')}),
-        version = c.version + p.n
-      FROM per_conversation AS p, (SELECT count(*) FROM lk) AS locked
-      WHERE c.workspace_id = p.ws AND c.id = p.conv AND c.status = 'active'
-      RETURNING c.workspace_id, c.id
-    ),
-    rec AS (
-      INSERT INTO ${s}.messages (workspace_id, conversation_id, id, data)
-      SELECT g.ws, g.conv, g.id, g.data::json FROM given g JOIN conv ON conv.workspace_id = g.ws AND conv.id = g.conv
-      ORDER BY g.ord RETURNING workspace_id, id
-    ),
-    logged AS (
-      INSERT INTO ${s}.events (workspace_id, id, type, event)
-      SELECT g.ws, g.event_id, g.event_type, g.event::json FROM given g JOIN rec ON rec.workspace_id = g.ws AND rec.id = g.id
-      ORDER BY g.ord RETURNING workspace_id, xid, seq, id
-    ),
-    queued AS (
-      INSERT INTO ${s}.outbox (workspace_id, xid, seq, trace_context)
-      SELECT l.workspace_id, l.xid, l.seq, g.trace FROM logged l JOIN given g ON g.ws = l.workspace_id AND g.event_id = l.id
-      RETURNING workspace_id
-    ),
-    leases AS (INSERT INTO ${s}.outbox_leases (workspace_id) SELECT DISTINCT workspace_id FROM queued ON CONFLICT DO NOTHING)
-    SELECT EXISTS (SELECT 1 FROM rec WHERE rec.workspace_id = g.ws AND rec.id = g.id) AS appended,
-           EXISTS (SELECT 1 FROM ${s}.conversations c WHERE c.workspace_id = g.ws AND c.id = g.conv) AS found
-    FROM given g ORDER BY g.ord`;
-  const rows = await againOnDeadlock(() => sql.query<{ appended: boolean; found: boolean }>(text, params), 2);
+  const text = `SELECT appended, conversation_found FROM ${s}.append_messages($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
+  const rows = await againOnDeadlock(
+    () => sql.query<{ appended: boolean; conversation_found: boolean }>(text, params),
+    2,
+  );
   return rows.map((row) =>
-    row.appended ? 'appended' : row.found ? 'conversation_completed' : 'conversation_not_found',
+    row.appended ? 'appended' : row.conversation_found ? 'conversation_completed' : 'conversation_not_found',
   );
 }
