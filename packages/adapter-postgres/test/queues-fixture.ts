@@ -41,11 +41,17 @@ class Rollback extends Error {
 /**
  * The nodes, depth first (init plans and sub plans included), of `EXPLAIN (ANALYZE, BUFFERS,
  * FORMAT JSON)` of `statement`, run in a transaction that is rolled back: a write's plan without its
- * effect. A node's `Shared Hit Blocks` + `Shared Read Blocks` are the pages it and its children read.
+ * effect. A node's `Shared Hit Blocks` + `Shared Read Blocks` are the pages it and its children read
+ * (a function's node: what its body read). `settings` are set for that transaction (`SET LOCAL`).
  */
-export async function analyzedPlan(sql: Sql, { text, params }: Statement): Promise<Array<Record<string, unknown>>> {
+export async function analyzedPlan(
+  sql: Sql,
+  { text, params }: Statement,
+  settings: Record<string, string> = {},
+): Promise<Array<Record<string, unknown>>> {
   const raw = await sql
     .transaction(async (tx) => {
+      for (const [name, value] of Object.entries(settings)) await tx.query(`SET LOCAL ${name} = ${value}`);
       const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(
         `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`,
         params,
