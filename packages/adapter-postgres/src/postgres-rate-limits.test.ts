@@ -55,6 +55,20 @@ describe('PostgresRateLimitStore', () => {
     expect(decided.slice(100).every((decision) => !decision.allowed && decision.retryAfterMs > 0)).toBe(true);
     expect((await Promise.all(others)).map((decision) => decision.remaining)).toEqual([99, 98]);
   });
+
+  it('decides a batch of one key on the state the batch before left, and refills with time', async () => {
+    // limit 3 an hour: one hit every 20 minutes, a burst of 3.
+    const three = { limit: 3, periodMs: 3_600_000 };
+    const batch = (times: number[]) => Promise.all(times.map((time) => store.hit('ws_state', three, time)));
+    const summary = (decisions: Awaited<ReturnType<typeof batch>>) =>
+      decisions.map((decision) => (decision.allowed ? decision.remaining : `refused ${decision.retryAfterMs}`));
+    expect(summary(await batch([at, at]))).toEqual([2, 1]);
+    expect(summary(await batch([at + 1, at + 1, at + 1]))).toEqual([0, 'refused 1199999', 'refused 1199999']);
+    // 20 minutes later one hit's worth is back; a refused hit took nothing.
+    expect(summary(await batch([at + 1_200_000, at + 1_200_000]))).toEqual([0, 'refused 1200000']);
+    // One hit alone (the single-upsert path) continues from there.
+    expect(summary([await store.hit('ws_state', three, at + 1_200_001)])).toEqual(['refused 1199999']);
+  });
 });
 
 describeIfPostgres({ describe, it }, await probePostgres())('PostgresRateLimitStore on PostgreSQL', () => {
