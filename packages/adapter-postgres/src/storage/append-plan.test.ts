@@ -42,8 +42,9 @@ await onEachBackend('append batch plan', (backend, kind) => {
       // whose first call plans it (with `settings`) and whose second is measured: the plan a
       // session keeps after its fifth call, and its pages without the catalog reads of a first.
       const call = statements.findLast((statement) => statement.text.includes('append_messages'))!;
+      const [MESSAGE_IDS, EVENT_IDS] = [2, 5]; // append_messages' third and sixth arguments
       const renamed = (ids: unknown) => (ids as string[]).map((id) => `${id}_again`);
-      const params = call.params.map((param, i) => (i === 2 || i === 5 ? renamed(param) : param));
+      const params = call.params.map((param, i) => (i === MESSAGE_IDS || i === EVENT_IDS ? renamed(param) : param));
       const pagesRead = async (settings: Record<string, string>) => {
         const { sql: fresh } = schema.open({ listen: false });
         const again = { text: call.text, params };
