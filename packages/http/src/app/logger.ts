@@ -1,6 +1,7 @@
 /** @module Parley's structured logger (pino): JSON lines for machines, readable lines on a terminal (`LOG_FORMAT`). */
+import { createRequire } from 'node:module';
 import { destination as fileDestination, pino, type DestinationStream, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type Pretty from 'pino-pretty';
 
 /** pino's levels, quietest last; `LOG_LEVEL` takes one of these. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -40,6 +41,8 @@ export function createLogger(
   if (format === 'pretty') {
     // Synchronous: a person reads these at a terminal's pace, and every line is out before exit.
     const colorize = destination === undefined && process.stdout.isTTY === true;
+    // Loaded only here: JSON logging, the production default, never needs it.
+    const pretty = createRequire(import.meta.url)('pino-pretty') as typeof Pretty;
     return pino(
       base,
       pretty({

@@ -14,7 +14,7 @@ import {
   type ReplyOutcome,
 } from '@parley/core';
 import { languageModels } from './language-models.js';
-import { createMetrics, type DatabasePoolCounts, type ParleyMetrics } from '../app/metrics/metrics.js';
+import type { DatabasePoolCounts, ParleyMetrics } from '../app/metrics/metrics.js';
 import { serveMetrics, type MetricsServerHandle } from './metrics-server.js';
 import { restoreConfiguredKeys, setUpApiKeys, type ApiKeySetup } from './api-key-setup.js';
 import { createApp } from '../app/app.js';
@@ -178,10 +178,14 @@ async function boot(config: Config, runWorkers: boolean, waitMs: number): Promis
     await adapters.ready(waitMs);
     // postgresAdapters() exposes its pool (null on PGlite) for the pool gauge.
     const databasePool = (adapters as { pool?: DatabasePoolCounts | null }).pool ?? null;
+    // prom-client is loaded only with METRICS_PORT set: a few MiB a server without metrics never needs.
     const metrics =
       config.metricsPort === undefined
         ? undefined
-        : createMetrics({ deliveryQueue: adapters.deliveryQueue, databasePool });
+        : (await import('../app/metrics/metrics.js')).createMetrics({
+            deliveryQueue: adapters.deliveryQueue,
+            databasePool,
+          });
     const core = createServerCore(adapters, config, logger, metrics);
     if (metrics)
       metricsServer = await serveMetrics(metrics.registry, { port: config.metricsPort!, hostname: config.host });

@@ -4,9 +4,8 @@
  * expired session (HTTP 404) started again and the request retried once; 30 s deadlines.
  */
 import { createHash } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, type CallToolResult, type Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult, Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
 import { describeFailure } from '../../delivery/undici-transport.js';
 import type { WorkspaceScope } from '../../ports/scope.js';
 import type { HostResolver } from '../../ports/webhook-targets.js';
@@ -31,6 +30,39 @@ export const MCP_MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 const MAX_TOOL_PAGES = 10;
 /** A session unused this long is closed, in ms. */
 const IDLE_MS = 5 * 60_000;
+
+/** The SDK's classes that are used at run time. */
+interface Sdk {
+  Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
+  StreamableHTTPClientTransport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
+  StreamableHTTPError: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPError;
+  McpError: typeof import('@modelcontextprotocol/sdk/types.js').McpError;
+  ErrorCode: typeof import('@modelcontextprotocol/sdk/types.js').ErrorCode;
+}
+
+/** The SDK once loaded: errors can only come from it after that. */
+let sdk: Sdk | undefined;
+
+/**
+ * Loads the SDK at the first session, not at start-up: with its schema libraries it is about 20 MiB
+ * of resident memory and a quarter of a second, which a server whose agents use no MCP server
+ * never needs (docs/mcp.md).
+ */
+async function loadSdk(): Promise<Sdk> {
+  if (sdk) return sdk;
+  const [client, http, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return (sdk = {
+    Client: client.Client,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    StreamableHTTPError: http.StreamableHTTPError,
+    McpError: types.McpError,
+    ErrorCode: types.ErrorCode,
+  });
+}
 
 /** Where an MCP server is and what to send it: an agent's server with its header values. */
 export interface McpTarget {
@@ -144,6 +176,7 @@ export function sdkMcpClients(options: SdkMcpClientsOptions = {}): McpClients {
   };
 
   async function open(target: McpTarget, signal?: AbortSignal): Promise<Session> {
+    const { Client, StreamableHTTPClientTransport } = await loadSdk();
     const transport = new StreamableHTTPClientTransport(new URL(target.url), {
       fetch: http().fetch,
       requestInit: { headers: { ...target.headers } },
@@ -211,6 +244,7 @@ export function sdkMcpClients(options: SdkMcpClientsOptions = {}): McpClients {
         return await request(entry.client);
       } catch (error) {
         // A JSON-RPC error comes from a working session; anything else may have broken it.
+        const { StreamableHTTPError, McpError, ErrorCode } = sdk!;
         const expired = error instanceof StreamableHTTPError && error.code === 404;
         if (!(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed) drop(key, current);
         if (expired && attempt === 1 && !signal?.aborted) continue;
@@ -282,12 +316,14 @@ function failure(error: unknown, timeoutMs: number): McpFailure {
   if (error instanceof McpFailure) return error;
   if (error instanceof McpRefusedTarget) return new McpFailure('refused', error.message);
   if (error instanceof McpRequestTimeout) return new McpFailure('timeout', error.message);
-  if (error instanceof StreamableHTTPError) {
+  // Without the SDK loaded, no error is one of its classes.
+  const { StreamableHTTPError, McpError, ErrorCode } = sdk ?? {};
+  if (StreamableHTTPError && error instanceof StreamableHTTPError) {
     return error.code !== undefined && error.code > 0
       ? new McpFailure('http', `The MCP server answered HTTP ${error.code}.`)
       : new McpFailure('protocol', 'The MCP server answered with a content type that is not MCP.');
   }
-  if (error instanceof McpError) {
+  if (McpError && ErrorCode && error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout)
       return new McpFailure('timeout', `The MCP server did not answer within ${timeoutMs / 1000} s.`);
     if (error.code === ErrorCode.ConnectionClosed)
