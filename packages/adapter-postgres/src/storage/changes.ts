@@ -39,7 +39,15 @@ export interface RecordTable {
   name: string;
   /** Columns kept beside `data`, each a copy of one top-level text field (column → field). */
   columns?: Record<string, string>;
+  /**
+   * The record's jsonb as read from the row `alias`, where columns hold fields that are newer than
+   * `data`'s (a conversation's `last_message_at`); `data` itself when absent. See {@link recordData}.
+   */
+  data?: (alias: string) => string;
 }
+
+/** SQL for the record of `table` in the row `alias`, as readers see it. */
+export const recordData = (table: RecordTable, alias: string): string => table.data?.(alias) ?? `${alias}.data`;
 
 /** A row answered by the statements here: the record's JSON and version, and whether it was written. */
 type ChangeRow<T> = {
@@ -120,11 +128,11 @@ export async function applyChange<T extends object>(
   }
   const t = `${s}.${table.name}`;
   const [row] = await sql.query<ChangeRow<T>>(
-    `WITH cur AS MATERIALIZED (SELECT data, version FROM ${t} WHERE workspace_id = $1 AND id = $2 FOR NO KEY UPDATE),
+    `WITH cur AS MATERIALIZED (SELECT ${recordData(table, 'c')} AS data, version FROM ${t} AS c WHERE workspace_id = $1 AND id = $2 FOR NO KEY UPDATE),
      next AS (SELECT ${touched} AS data, cur.version + $5::int AS version FROM cur WHERE ($6::int[] IS NULL OR cur.version = ANY($6::int[])) AND ${where}),
      upd AS (
        UPDATE ${t} AS t SET data = next.data, version = next.version${columns}
-       FROM next WHERE t.workspace_id = $1 AND t.id = $2 RETURNING t.data, t.version
+       FROM next WHERE t.workspace_id = $1 AND t.id = $2 RETURNING ${recordData(table, 't')} AS data, t.version
      )${event}
      SELECT data, version, true AS applied FROM upd
      UNION ALL SELECT data, version, false FROM cur WHERE NOT EXISTS (SELECT 1 FROM upd)`,
@@ -162,10 +170,10 @@ export async function deleteRecord<T extends object>(
   }
   const t = `${s}.${table.name}`;
   const [row] = await sql.query<ChangeRow<T>>(
-    `WITH cur AS MATERIALIZED (SELECT data, version FROM ${t} WHERE workspace_id = $1 AND id = $2 FOR UPDATE),
+    `WITH cur AS MATERIALIZED (SELECT ${recordData(table, 'c')} AS data, version FROM ${t} AS c WHERE workspace_id = $1 AND id = $2 FOR UPDATE),
      ok AS MATERIALIZED (SELECT 1 FROM cur WHERE $3::int[] IS NULL OR cur.version = ANY($3::int[])),
      ${options.before ? `${options.before},` : ''}
-     del AS (DELETE FROM ${t} WHERE workspace_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM ${options.before ? 'before_done' : 'ok'}) RETURNING data, version)${event}
+     del AS (DELETE FROM ${t} AS d WHERE workspace_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM ${options.before ? 'before_done' : 'ok'}) RETURNING ${recordData(table, 'd')} AS data, d.version)${event}
      SELECT data, version, EXISTS (SELECT 1 FROM del) AS applied FROM cur`,
     params,
   );

@@ -65,8 +65,8 @@ export function recordEvent(
  * the conversation. A plain `UPDATE` gets its transaction id before it waits for the row; waiting
  * here instead, before it has one, the later of two appends to one conversation gets the later
  * id, so a conversation's message events are listed in the order they committed
- * (migrations/0011_event_order.sql). A batch of appends (`append_messages`,
- * migrations/0013_append_messages.sql) takes the same lock, spelled out there: the two must agree.
+ * (migrations/0011_event_order.sql). A batch of appends (`append_messages`, migrations 0013 and
+ * 0015) takes the same lock, spelled out there: the two must agree.
  */
 export const recordLock = (table: string, ws: string, id: string): string =>
   `lk AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('${table}'), hashtext(${ws} || '/' || ${id})))`;

@@ -1,12 +1,26 @@
 /** @module Conversations on PostgreSQL: each write, its preconditions (its agent, on insert) and its event in one statement. */
 import type { Conversation } from '@parley/core';
 import { traceContextOf, type ConversationStore } from '@parley/core/adapter';
-import { applyChange, deleteRecord, type RecordTable } from './changes.js';
+import { applyChange, deleteRecord, later, recordData, type RecordTable } from './changes.js';
 import { eventJson, offsetPage, pageItems, recordEvent, type StoreContext } from './context.js';
 import { recordReader } from './record-reader.js';
 
+/**
+ * A conversation as read from the row `c`: `data` with `lastMessageAt` and `updatedAt` each the
+ * later of its own and `last_message_at`, the column message appends move instead of rewriting
+ * `data` (migrations/0015_conversation_last_message_at.sql); `data` alone while no append set it.
+ */
+export const CONVERSATION_DATA = (c: string) =>
+  `CASE WHEN ${c}.last_message_at IS NULL THEN ${c}.data ELSE ${c}.data || jsonb_build_object(
+     'lastMessageAt', ${later(`${c}.data->'lastMessageAt'`, `${c}.last_message_at`)},
+     'updatedAt', ${later(`${c}.data->'updatedAt'`, `${c}.last_message_at`)}) END`;
+
 // Callers never change `agentId` (ports/storage.ts), so only these columns follow `data`.
-const CONVERSATIONS: RecordTable = { name: 'conversations', columns: { status: 'status', user_id: 'userId' } };
+const CONVERSATIONS: RecordTable = {
+  name: 'conversations',
+  columns: { status: 'status', user_id: 'userId' },
+  data: CONVERSATION_DATA,
+};
 
 /** `storage.conversations` on PostgreSQL. */
 export function conversationStore(context: StoreContext): ConversationStore {
@@ -50,7 +64,8 @@ export function conversationStore(context: StoreContext): ConversationStore {
       const [row] = await sql.query<{ total: number; items: [Conversation, number][] }>(
         `SELECT (SELECT count(*)::int FROM ${s}.conversations WHERE ${filter}) AS total,
                 (SELECT ${pageItems} FROM
-                  (SELECT id, data, version FROM ${s}.conversations WHERE ${filter} ORDER BY id DESC OFFSET $5 LIMIT $6) page) AS items`,
+                  (SELECT id, ${recordData(CONVERSATIONS, 'c')} AS data, version FROM ${s}.conversations AS c
+                   WHERE ${filter} ORDER BY id DESC OFFSET $5 LIMIT $6) page) AS items`,
         [workspaceId, agentId ?? null, userId ?? null, status ?? null, offset, limit],
       );
       return offsetPage(row);

@@ -1,7 +1,8 @@
 /**
- * @module Messages on PostgreSQL. An append moves the conversation's `lastMessageAt`/`updatedAt`
- * (only forwards) and its version on the condition that it is active, inserts the message and
- * records its event, in one statement. The appends made while the previous one is in flight go
+ * @module Messages on PostgreSQL. An append moves the conversation's `last_message_at` (only
+ * forwards; readers lay it over `lastMessageAt` and `updatedAt`, see conversations.ts) and its
+ * version on the condition that it is active, inserts the message and records its event, in one
+ * statement. The appends made while the previous one is in flight go
  * out together (group commit, `Batcher`): one call of `append_messages` and one transaction for
  * many appends, each decided as if alone, in the order made; a reply step's append, which also
  * counts usage, goes alone. History pages are keyset reads of the primary key (workspace_id,
@@ -19,7 +20,6 @@ import {
 } from '@parley/core/adapter';
 import { Batcher } from '../batch.js';
 import { againOnDeadlock, isUnavailable } from '../faults.js';
-import { later } from './changes.js';
 import { eventJson, recordEvent, recordLock, type StoreContext } from './context.js';
 
 type AppendOutcome = Awaited<ReturnType<MessageStore['append']>>;
@@ -51,10 +51,7 @@ export function messageStore({ sql, s, recorded }: StoreContext): MessageStore {
       const [row] = await sql.query<{ appended: number; found: boolean }>(
         `WITH ${recordLock('conversations', '$1', '$2')},
          conv AS (
-           UPDATE ${s}.conversations SET data = data
-             || jsonb_build_object('lastMessageAt', ${later(`data->'lastMessageAt'`, '$4')})
-             || jsonb_build_object('updatedAt', ${later(`data->'updatedAt'`, '$4')}),
-             version = version + 1
+           UPDATE ${s}.conversations SET last_message_at = greatest(last_message_at, $4::text), version = version + 1
            FROM lk WHERE workspace_id = $1 AND id = $2 AND status = 'active' RETURNING 1
          ),
          rec AS (INSERT INTO ${s}.messages (workspace_id, conversation_id, id, data) SELECT $1, $2, $3, $5::json FROM conv RETURNING 1),
@@ -137,9 +134,9 @@ function countersOf(usage: UsageRecord): { fields: string[]; values: number[] } 
 }
 
 /**
- * Appends `appends` in one call of `append_messages` (migrations/0013_append_messages.sql, whose
- * plan PostgreSQL keeps per connection), each decided as if alone and in the given order; their
- * outcomes in the same order. Conversations are locked in (workspace, id) order, after their
+ * Appends `appends` in one call of `append_messages` (migrations/0013_append_messages.sql, as
+ * 0015 redefines it; PostgreSQL keeps its plan per connection), each decided as if alone and in
+ * the given order; their outcomes in the same order. Conversations are locked in (workspace, id) order, after their
  * record locks (`recordLock`), so two processes' batches never wait for each other in a cycle; a
  * deadlock with another multi-row writer (an agent's delete removing its conversations) rolls the
  * whole statement back, and it runs once more.

@@ -1,7 +1,7 @@
 /** @module Reading one record by id, the reads of concurrent requests batched into one statement. */
 import { Batcher } from '../batch.js';
 import { isUnavailable } from '../faults.js';
-import { versioned, type RecordTable } from './changes.js';
+import { recordData, versioned, type RecordTable } from './changes.js';
 import type { StoreContext } from './context.js';
 import type { WorkspaceScope } from '@parley/core';
 
@@ -17,7 +17,7 @@ export function recordReader<T extends object>(
   const reads = new Batcher<[string, string], T | null>(
     async (keys) => {
       const rows = await sql.query<{ ord: number; data: T; version: number }>(
-        `SELECT k.ord, r.data, r.version FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(workspace_id, id, ord)
+        `SELECT k.ord, ${recordData(table, 'r')} AS data, r.version FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(workspace_id, id, ord)
        JOIN ${s}.${table.name} r ON r.workspace_id = k.workspace_id AND r.id = k.id`,
         [keys.map(([workspaceId]) => workspaceId), keys.map(([, id]) => id)],
       );

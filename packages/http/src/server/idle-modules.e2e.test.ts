@@ -2,8 +2,8 @@
  * @module What a started server has loaded before any agent replies: the packages only a feature
  * uses (the MCP SDK, the model provider and their schema library, prom-client, pino-pretty) are
  * loaded when that feature is first used, so an idle server does not hold their memory
- * (docs/performance.md, "Packages loaded at first use"). Read in the server process itself: a module hook logs
- * every ES module it resolves, and at exit it writes the CommonJS modules it holds.
+ * (docs/performance.md, "Packages loaded at first use"). Read in the server process itself: a
+ * module hook logs every ES module it resolves, and at exit it writes the CommonJS modules it holds.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
