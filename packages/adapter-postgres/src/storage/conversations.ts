@@ -10,7 +10,7 @@ import { recordReader } from './record-reader.js';
  * later of its own and `last_message_at`, the column message appends move instead of rewriting
  * `data` (migrations/0015_conversation_last_message_at.sql); `data` alone while no append set it.
  */
-export const CONVERSATION_DATA = (c: string) =>
+const CONVERSATION_DATA = (c: string) =>
   `CASE WHEN ${c}.last_message_at IS NULL THEN ${c}.data ELSE ${c}.data || jsonb_build_object(
      'lastMessageAt', ${later(`${c}.data->'lastMessageAt'`, `${c}.last_message_at`)},
      'updatedAt', ${later(`${c}.data->'updatedAt'`, `${c}.last_message_at`)}) END`;

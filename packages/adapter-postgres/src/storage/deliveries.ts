@@ -4,27 +4,62 @@
  */
 import type { DeliveryAttempt } from '@parley/core';
 import type { DeliveryStore } from '@parley/core/adapter';
+import { Batcher } from '../batch.js';
+import { isUnavailable } from '../faults.js';
 import { retained, type StoreContext } from './context.js';
 
 /** SQLSTATE foreign_key_violation: the endpoint was deleted meanwhile. */
 const FOREIGN_KEY_VIOLATION = '23503';
 
+/**
+ * One attempt as inserted, taken when `record` is called: workspace, endpoint, attempt and event
+ * ids, whether it succeeded (a 2xx), and the entry's JSON.
+ */
+type Row = [workspaceId: string, endpointId: string, id: string, eventId: string, succeeded: boolean, data: string];
+
 /** `storage.deliveries` on PostgreSQL. */
 export function deliveryStore({ sql, s, retentionMs }: StoreContext): DeliveryStore {
   const live = retained('recorded_at', '$3');
+  // Inserts the attempts whose endpoint still exists; an attempt recorded twice (same id) is kept once.
+  const insert = async (rows: readonly Row[]): Promise<void> => {
+    await sql.query(
+      `INSERT INTO ${s}.deliveries (workspace_id, endpoint_id, id, event_id, succeeded, data)
+       SELECT a.workspace_id, a.endpoint_id, a.id, a.event_id, a.succeeded, a.data::json
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::text[])
+         AS a(workspace_id, endpoint_id, id, event_id, succeeded, data)
+       WHERE EXISTS (SELECT 1 FROM ${s}.webhook_endpoints e WHERE e.workspace_id = a.workspace_id AND e.id = a.endpoint_id)
+       ON CONFLICT DO NOTHING`,
+      [0, 1, 2, 3, 4, 5].map((column) => rows.map((row) => row[column])),
+    );
+  };
+  // An endpoint deleted after the EXISTS check read it: its attempt is dropped with it.
+  const insertOne = (row: Row): Promise<void> =>
+    insert([row]).catch((error: unknown) => {
+      if ((error as { code?: string }).code !== FOREIGN_KEY_VIOLATION) throw error;
+    });
+  // The attempts recorded while one INSERT is in flight go out in the next (group commit: a
+  // worker with many deliveries in flight commits once for many). When a batch fails for anything
+  // but the database's unavailability, each of its attempts is tried alone, so one endpoint
+  // deleted meanwhile, or one bad entry, fails only its own call (its error is its result).
+  const records = new Batcher<Row, { error: unknown } | null>(
+    async (rows) => {
+      try {
+        await (rows.length === 1 ? insertOne(rows[0]!) : insert(rows));
+        return rows.map(() => null);
+      } catch (error) {
+        if (rows.length === 1 || isUnavailable(error)) throw error;
+        const settled = await Promise.allSettled(rows.map(insertOne));
+        return settled.map((outcome) => (outcome.status === 'rejected' ? { error: outcome.reason } : null));
+      }
+    },
+    { failsWaiting: isUnavailable },
+  );
   return {
     record: async ({ workspaceId }, attempt) => {
-      const succeeded = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
-      try {
-        await sql.query(
-          `INSERT INTO ${s}.deliveries (workspace_id, endpoint_id, id, event_id, succeeded, data)
-           SELECT $1, $2, $3, $4, $5, $6::json WHERE EXISTS (SELECT 1 FROM ${s}.webhook_endpoints WHERE workspace_id = $1 AND id = $2)
-           ON CONFLICT DO NOTHING`,
-          [workspaceId, attempt.endpointId, attempt.id, attempt.eventId, succeeded, JSON.stringify(attempt)],
-        );
-      } catch (error) {
-        if ((error as { code?: string }).code !== FOREIGN_KEY_VIOLATION) throw error;
-      }
+      const { endpointId, id, eventId, status } = attempt;
+      const succeeded = status !== null && status >= 200 && status < 300;
+      const failed = await records.add([workspaceId, endpointId, id, eventId, succeeded, JSON.stringify(attempt)]);
+      if (failed) throw failed.error;
     },
     get: async ({ workspaceId }, endpointId, id) =>
       (
