@@ -1,6 +1,6 @@
 /** @module The memory adapter's deliveries log: each endpoint's attempts, sorted by id. */
 import type { DeliveryAttempt } from '@parley/core';
-import { frozenCopy, type Clock, type DeliveryPage } from '@parley/core/adapter';
+import { frozenCopy, isSuccess, type Clock, type DeliveryPage } from '@parley/core/adapter';
 import { lowerBound } from './sorted.js';
 
 interface Logged {
@@ -91,8 +91,7 @@ export class MemoryDeliveryLog {
     const delivered = new Set<string>();
     const log = this.logs.get(this.key(workspaceId, endpointId)) ?? [];
     for (const { attempt } of log.slice(this.firstRetained(log))) {
-      if (wanted.has(attempt.eventId) && attempt.status !== null && attempt.status >= 200 && attempt.status < 300)
-        delivered.add(attempt.eventId);
+      if (wanted.has(attempt.eventId) && isSuccess(attempt.status)) delivered.add(attempt.eventId);
     }
     return delivered;
   }

@@ -3,7 +3,7 @@
  * Pages are keyset reads of the primary key (workspace_id, endpoint_id, id), newest first.
  */
 import type { DeliveryAttempt } from '@parley/core';
-import type { DeliveryStore } from '@parley/core/adapter';
+import { isSuccess, type DeliveryStore } from '@parley/core/adapter';
 import { Batcher } from '../batch.js';
 import { isUnavailable } from '../faults.js';
 import { retained, type StoreContext } from './context.js';
@@ -57,8 +57,14 @@ export function deliveryStore({ sql, s, retentionMs }: StoreContext): DeliverySt
   return {
     record: async ({ workspaceId }, attempt) => {
       const { endpointId, id, eventId, status } = attempt;
-      const succeeded = status !== null && status >= 200 && status < 300;
-      const failed = await records.add([workspaceId, endpointId, id, eventId, succeeded, JSON.stringify(attempt)]);
+      const failed = await records.add([
+        workspaceId,
+        endpointId,
+        id,
+        eventId,
+        isSuccess(status),
+        JSON.stringify(attempt),
+      ]);
       if (failed) throw failed.error;
     },
     get: async ({ workspaceId }, endpointId, id) =>

@@ -1,6 +1,6 @@
 /** @module Each webhook endpoint's deliveries log on Redis (see delivery-store.lua.ts). */
 import type { DeliveryAttempt, WorkspaceScope } from '@parley/core';
-import { firstIdAt, type DeliveryPage, type DeliveryStore } from '@parley/core/adapter';
+import { firstIdAt, isSuccess, type DeliveryPage, type DeliveryStore } from '@parley/core/adapter';
 import { workspaceKeys } from '../keys.js';
 import { records, strings } from '../script.js';
 import { DELIVERY_PAGE, DELIVERY_RECORD, DELIVERY_TRIM_EVERY } from './delivery-store.lua.js';
@@ -63,8 +63,7 @@ export function deliveryStore(log: EventLog): DeliveryStore {
     async record({ workspaceId }: WorkspaceScope, attempt: DeliveryAttempt): Promise<void> {
       const { endpointId } = attempt;
       // Serialised now, not when the batch leaves: the caller may reuse the object meanwhile.
-      const delivered =
-        attempt.status !== null && attempt.status >= 200 && attempt.status < 300 ? attempt.eventId : undefined;
+      const delivered = isSuccess(attempt.status) ? attempt.eventId : undefined;
       await batches.add(`${workspaceId}\n${endpointId}`, {
         workspaceId,
         endpointId,
