@@ -29,6 +29,7 @@ export function deliveryStore({ sql, s, retentionMs }: StoreContext): DeliverySt
          AS a(workspace_id, endpoint_id, id, event_id, succeeded, data)
        WHERE EXISTS (SELECT 1 FROM ${s}.webhook_endpoints e WHERE e.workspace_id = a.workspace_id AND e.id = a.endpoint_id)
        ON CONFLICT DO NOTHING`,
+      // One array per column, for unnest.
       [0, 1, 2, 3, 4, 5].map((column) => rows.map((row) => row[column])),
     );
   };

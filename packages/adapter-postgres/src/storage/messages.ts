@@ -2,10 +2,9 @@
  * @module Messages on PostgreSQL. An append moves the conversation's `last_message_at` (only
  * forwards; readers lay it over `lastMessageAt` and `updatedAt`, see conversations.ts) and its
  * version on the condition that it is active, inserts the message and records its event, in one
- * statement. The appends made while the previous one is in flight go
- * out together (group commit, `Batcher`): one call of `append_messages` and one transaction for
- * many appends, each decided as if alone, in the order made; a reply step's append, which also
- * counts usage, goes alone. History pages are keyset reads of the primary key (workspace_id,
+ * statement. The appends made while the previous one is in flight go out together (group commit,
+ * `Batcher`): one call of `append_messages` and one transaction for many appends, each decided as
+ * if alone, in the order made; a reply step's append, which also counts usage, goes alone. History pages are keyset reads of the primary key (workspace_id,
  * conversation_id, id): `EXPLAIN` shows an Index Scan Backward with the cursor as an index
  * condition and a Limit on top, so a page costs O(limit) at any history length.
  */
@@ -136,10 +135,10 @@ function countersOf(usage: UsageRecord): { fields: string[]; values: number[] } 
 /**
  * Appends `appends` in one call of `append_messages` (migrations/0013_append_messages.sql, as
  * 0015 redefines it; PostgreSQL keeps its plan per connection), each decided as if alone and in
- * the given order; their outcomes in the same order. Conversations are locked in (workspace, id) order, after their
- * record locks (`recordLock`), so two processes' batches never wait for each other in a cycle; a
- * deadlock with another multi-row writer (an agent's delete removing its conversations) rolls the
- * whole statement back, and it runs once more.
+ * the given order; their outcomes in the same order. Conversations are locked in (workspace, id)
+ * order, after their record locks (`recordLock`), so two processes' batches never wait for each
+ * other in a cycle; a deadlock with another multi-row writer (an agent's delete removing its
+ * conversations) rolls the whole statement back, and it runs once more.
  */
 async function appendAll({ sql, s }: Pick<StoreContext, 'sql' | 's'>, appends: Append[]): Promise<AppendOutcome[]> {
   const column = <T>(pick: (append: Append) => T) => appends.map(pick);
