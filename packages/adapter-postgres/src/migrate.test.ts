@@ -1,7 +1,7 @@
 /** @module Migrations on PostgreSQL and PGlite: fresh, re-run, concurrent runners, newer schema refused. */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkSchema, loadMigrations, migrate, SchemaVersionError } from './migrate.js';
+import { checkSchema, loadMigrations, migrate, migrationScript, SchemaVersionError } from './migrate.js';
 import { type Sql, sqlFromPglite, sqlFromPool } from './sql.js';
 import {
   createTestDatabase,
@@ -39,6 +39,24 @@ function runMigrationTests(open: () => Promise<{ sql: Sql; close(): Promise<void
     }
     await checkSchema(sql, 'by_hand');
     expect(await migrate(sql, 'by_hand')).toEqual({ applied: [], version: latest });
+  });
+
+  it('migrationScript (a new DATA_DIR applies it in a child) leaves the schema and rows migrate() leaves', async () => {
+    await sql.transaction((tx) => tx.exec(migrationScript('scripted')));
+    expect(await migrate(sql, 'scripted')).toEqual({ applied: [], version: latest });
+    await migrate(sql, 'by_runner');
+    // Defaults that name a sequence name it with its schema: compared without it.
+    const shape = (schema: string) =>
+      sql.query(
+        `SELECT table_name, column_name, data_type, replace(column_default, $1 || '.', '') AS column_default, is_nullable
+         FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, column_name`,
+        [schema],
+      );
+    const rows = (schema: string) =>
+      sql.query(`SELECT version, name FROM ${schema}.schema_migrations ORDER BY version`);
+    expect(await shape('scripted')).toEqual(await shape('by_runner'));
+    expect(await rows('scripted')).toEqual(await rows('by_runner'));
+    expect((await rows('scripted')).length).toBe(migrations.length);
   });
 
   it('keeps schemas apart', async () => {

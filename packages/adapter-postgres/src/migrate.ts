@@ -44,6 +44,33 @@ export class SchemaVersionError extends Error {
 /** A stable advisory-lock key per schema, computed by PostgreSQL itself. */
 const LOCK = `SELECT pg_advisory_xact_lock(hashtext('parley.migrate:' || $1))`;
 
+/** What every run starts with: the schema, `search_path` set to it (the files rely on it) and the versions table. */
+function openRun(quoted: string): string {
+  return [
+    `CREATE SCHEMA IF NOT EXISTS ${quoted}; SET LOCAL search_path TO ${quoted};`,
+    `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());`,
+  ].join('\n');
+}
+
+/**
+ * One migration applied and recorded. The file may end in a comment without a newline, hence the
+ * line break before the `;`; the name is quoted as a literal, since a script takes no parameters.
+ */
+function step(migration: Migration): string {
+  const name = `'${migration.name.replaceAll("'", "''")}'`;
+  return `${migration.sql}\n;\nINSERT INTO schema_migrations (version, name) VALUES (${migration.version}, ${name}) ON CONFLICT (version) DO NOTHING;`;
+}
+
+/**
+ * The SQL script {@link migrate} runs on a `schema` that has no migration yet, without the
+ * advisory lock: the same schema, `schema_migrations` rows and `search_path`. It must run in one
+ * transaction (`SET LOCAL`). For a process that cannot import this module: a new `DATA_DIR`'s
+ * child process applies it (embedded.ts, docs/storage.md#embedded-mode-pglite).
+ */
+export function migrationScript(schema: string, migrations: Migration[] = loadMigrations()): string {
+  return [openRun(quoteSchema(schema)), ...migrations.map(step)].join('\n');
+}
+
 /**
  * Applies every pending migration to `schema` in one transaction (all or nothing) under an
  * advisory lock. Throws {@link SchemaVersionError} when the database records a version this code
@@ -60,10 +87,7 @@ export async function migrate(
     // migrations and applying ones that rewrite a large table may rightly take longer.
     await tx.exec('SET LOCAL statement_timeout = 0');
     await tx.query(LOCK, [schema]);
-    await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${quoted}; SET LOCAL search_path TO ${quoted}`);
-    await tx.exec(
-      `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
+    await tx.exec(openRun(quoted));
     const done = new Set(
       (await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((row) => row.version),
     );
@@ -71,11 +95,7 @@ export async function migrate(
     const applied: number[] = [];
     for (const migration of migrations) {
       if (done.has(migration.version)) continue;
-      await tx.exec(migration.sql);
-      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2) ON CONFLICT (version) DO NOTHING', [
-        migration.version,
-        migration.name,
-      ]);
+      await tx.exec(step(migration));
       applied.push(migration.version);
     }
     return { applied, version: latest(migrations) };
