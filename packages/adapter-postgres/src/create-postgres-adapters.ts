@@ -68,8 +68,14 @@ export interface PostgresAdapters extends Adapters {
  */
 const RATE_LIMIT_POOL_SIZE = 1;
 
-/** Opens the connection the options name: what it is, and whether this bundle owns it. */
-function open(options: PostgresAdaptersOptions): {
+/**
+ * Opens the connection the options name: what it is, and whether this bundle owns it. A new data
+ * folder is migrated to `schema` as it is created (embedded.ts).
+ */
+function open(
+  options: PostgresAdaptersOptions,
+  schema: string,
+): {
   sql: Sql;
   limitsSql: Sql;
   pool: pg.Pool | null;
@@ -93,8 +99,8 @@ function open(options: PostgresAdaptersOptions): {
   }
   if ('dataDir' in options) {
     const release = lockDataDir(options.dataDir);
-    // Sized for one embedded process, a new folder created in a child (embedded.ts, docs/storage.md).
-    const pglite = openDataDir(options.dataDir);
+    // Sized for one embedded process, a new folder created and migrated in a child (embedded.ts, docs/storage.md).
+    const pglite = openDataDir(options.dataDir, schema);
     const sql = sqlFromPglite(pglite, true);
     return {
       sql,
@@ -158,7 +164,7 @@ function open(options: PostgresAdaptersOptions): {
 export function postgresAdapters(options: PostgresAdaptersOptions): PostgresAdapters {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   quoteSchema(schema); // refuses a bad name before anything is opened
-  const { sql, limitsSql, pool, listen, description, release } = open(options);
+  const { sql, limitsSql, pool, listen, description, release } = open(options, schema);
   const retentionMs = options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS;
   const storage = new PostgresStorage({
     sql,
@@ -248,7 +254,7 @@ export async function migrateDatabase(
 ): Promise<MigrateResult> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   quoteSchema(schema);
-  const { sql, release } = open({ ...options, poolSize: 1, listenConnectionString: false });
+  const { sql, release } = open({ ...options, poolSize: 1, listenConnectionString: false }, schema);
   try {
     return await migrate(sql, schema);
   } finally {

@@ -1,7 +1,9 @@
 /**
  * @module Opening a PGlite data folder (`DATA_DIR`) for Parley: PostgreSQL's settings sized for
- * one embedded process, and a new folder's database created in a short-lived child process so
- * the server never holds the memory of that one-off step (docs/storage.md#embedded-mode-pglite).
+ * one embedded process, and a new folder's database created and migrated in a short-lived child
+ * process so the server never holds the memory of those one-off steps: PGlite's WebAssembly heap
+ * never shrinks, and the migrations' DDL alone left a first start's idle RSS up to 10 MiB above a
+ * restart's (docs/storage.md#embedded-mode-pglite).
  */
 import { PGlite } from '@electric-sql/pglite';
 import { spawn } from 'node:child_process';
@@ -10,6 +12,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { DATA_DIR_MARK } from './data-dir-lock.js';
+import { type Migration, migrationScript } from './migrate.js';
 import type { PgliteDatabase, PgliteQueryable } from './sql.js';
 
 /**
@@ -48,29 +51,35 @@ export const PGLITE_START_PARAMS: readonly string[] = [
 export const PGLITE_V8_FLAGS = '--liftoff-only';
 
 /**
- * Creates a new data folder's database (PGlite's initdb) in a child process and waits for it to
- * exit. In this process it would hold a second WebAssembly instance and the initdb program
- * (several hundred MB that stay resident while the server runs); in a child the memory goes back
- * with the process. The child runs the same PGlite as this package.
+ * Creates a new data folder's database (PGlite's initdb) in a child process, applies `sql` there
+ * in one transaction (the migrations: {@link migrationScript}), and waits for it to exit. In this
+ * process initdb would hold a second WebAssembly instance and the initdb program (several hundred
+ * MB that stay resident while the server runs), and the migrations' DDL grows the heap of the
+ * server's own instance; in a child the memory goes back with the process. The child runs the same
+ * PGlite as this package, and reads `sql` from stdin (too large for a command line).
  * @throws Error with the child's last lines of output when it fails
  */
-async function createInChild(dataDir: string): Promise<void> {
+async function createInChild(dataDir: string, sql: string): Promise<void> {
   const pglite = createRequire(import.meta.url).resolve('@electric-sql/pglite');
   const script = [
     'const { PGlite } = require(process.argv[1]);',
     '(async () => {',
+    "  let sql = '';",
+    "  process.stdin.setEncoding('utf8');",
+    '  for await (const chunk of process.stdin) sql += chunk;',
     '  const db = new PGlite(process.argv[2], { startParams: JSON.parse(process.argv[3]) });',
     '  await db.waitReady;',
+    '  await db.transaction((tx) => tx.exec(sql));',
     '  await db.close();',
     '})().catch((error) => { process.stderr.write(String(error && error.message)); process.exit(1); });',
   ].join('\n');
   const child = spawn(
     process.execPath,
     [PGLITE_V8_FLAGS, '-e', script, pglite, dataDir, JSON.stringify(PGLITE_START_PARAMS)],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
+    { stdio: ['pipe', 'ignore', 'pipe'] },
   );
+  child.stdin!.on('error', () => {}); // a child that dies early: its exit reports the failure
+  child.stdin!.end(sql);
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-2_000);
@@ -81,13 +90,13 @@ async function createInChild(dataDir: string): Promise<void> {
   });
   if (code !== 0)
     throw new Error(
-      `Creating the database in DATA_DIR ${dataDir} failed: ${output.trim() || `exit ${code ?? 'signal'}`}`,
+      `Creating and migrating the database in DATA_DIR ${dataDir} failed: ${output.trim() || `exit ${code ?? 'signal'}`}`,
     );
 }
 
-/** Opens `dataDir` once its database exists, creating it first (in a child) when it does not. */
-async function openPglite(dataDir: string): Promise<PgliteDatabase> {
-  if (!existsSync(join(dataDir, DATA_DIR_MARK))) await createInChild(dataDir);
+/** Opens `dataDir` once its database exists, creating and migrating it first (in a child) when it does not. */
+async function openPglite(dataDir: string, schema: string, migrations?: Migration[]): Promise<PgliteDatabase> {
+  if (!existsSync(join(dataDir, DATA_DIR_MARK))) await createInChild(dataDir, migrationScript(schema, migrations));
   setFlagsFromString(PGLITE_V8_FLAGS);
   const db = new PGlite(dataDir, { startParams: [...PGLITE_START_PARAMS] });
   await db.waitReady;
@@ -136,9 +145,11 @@ class OpeningPglite implements PgliteDatabase {
 
 /**
  * PGlite on the data folder `dataDir` (which the caller has locked), with
- * {@link PGLITE_START_PARAMS}; a new folder's database is created in a child process first. Returns
- * at once: calls wait until the database is open.
+ * {@link PGLITE_START_PARAMS}; a new folder's database is created in a child process first, and
+ * `migrations` (default: this package's) applied there to `schema`, so the caller's `migrate()`
+ * finds it current (an existing folder is left to that `migrate()`). Returns at once: calls wait
+ * until the database is open.
  */
-export function openDataDir(dataDir: string): PgliteDatabase {
-  return new OpeningPglite(openPglite(dataDir));
+export function openDataDir(dataDir: string, schema: string, migrations?: Migration[]): PgliteDatabase {
+  return new OpeningPglite(openPglite(dataDir, schema, migrations));
 }
