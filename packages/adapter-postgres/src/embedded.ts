@@ -1,9 +1,10 @@
 /**
  * @module Opening a PGlite data folder (`DATA_DIR`) for Parley: PostgreSQL's settings sized for
  * one embedded process, and a new folder's database created and migrated in a short-lived child
- * process so the server never holds the memory of those one-off steps: PGlite's WebAssembly heap
- * never shrinks, and the migrations' DDL alone left a first start's idle RSS up to 10 MiB above a
- * restart's (docs/storage.md#embedded-mode-pglite).
+ * process so the server never holds the memory of those one-off steps: PGlite's heap never
+ * shrinks, and a server that has only opened a new folder measured 126 – 130 MiB with the
+ * migrations run in the child, 138 – 144 MiB with them run in its own PGlite
+ * (docs/storage.md#embedded-mode-pglite, bench/PERFORMANCE-NOTES.md).
  */
 import { PGlite } from '@electric-sql/pglite';
 import { spawn } from 'node:child_process';
