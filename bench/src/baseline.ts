@@ -20,11 +20,18 @@ const repository = fileURLToPath(new URL('../../', import.meta.url));
  * packages). The folder, `<tmpdir>/parley-bench-baseline-<commit>`, is kept for the next run: the
  * first run exports the commit (`git archive`), installs its lockfile (`npm ci`) and builds
  * `@parley/http` with what it depends on, about two minutes; later runs reuse it.
- * @throws Error when the revision is unknown or its install or build fails (with the command's output)
+ * @throws Error when the revision is not in this clone, or its install or build fails (with the command's output)
  */
 export function baselineTarget(revision: string): { commit: string; script: string } {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: repository, encoding: 'utf8' }).trim();
-  const commit = git('rev-parse', '--verify', `${revision}^{commit}`);
+  let commit: string;
+  try {
+    commit = git('rev-parse', '--verify', '--quiet', `${revision}^{commit}`);
+  } catch {
+    throw new Error(
+      `BENCH_BASELINE: ${revision} is not a commit of this clone (a shallow clone lacks it: git fetch --unshallow), or set BENCH_BASELINE=0 to leave the baseline out`,
+    );
+  }
   const folder = join(tmpdir(), `parley-bench-baseline-${commit}`);
   const built = join(folder, '.built');
   if (!existsSync(built)) {
