@@ -1,9 +1,9 @@
 /**
  * @module @parley/core/adapter: what an adapter author needs — the ports an adapter implements, the
  * `Adapters` bundle it returns, and the helpers the memory, Redis and PostgreSQL adapters share
- * (frozen records, record versions, what counts as a delivered attempt, hidden fields, GCRA, usage counters, lease defaults, the end-of-turn
- * queue, which the HTTP server shares too). Records and errors come from `@parley/core`; contract suites
- * from `@parley/core/testing`.
+ * (frozen records, record versions, what counts as a delivered attempt, hidden fields, GCRA, usage
+ * counters, lease defaults, the end-of-turn queue, which the HTTP server shares too). Records and
+ * errors come from `@parley/core`; contract suites from `@parley/core/testing`.
  */
 export { STALL_ALLOWANCE_MS, callDeadline } from './call-deadline.js';
 export { isSuccess } from './delivery/attempt.js';

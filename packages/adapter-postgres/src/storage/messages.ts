@@ -4,9 +4,10 @@
  * version on the condition that it is active, inserts the message and records its event, in one
  * statement. The appends made while the previous one is in flight go out together (group commit,
  * `Batcher`): one call of `append_messages` and one transaction for many appends, each decided as
- * if alone, in the order made; a reply step's append, which also counts usage, goes alone. History pages are keyset reads of the primary key (workspace_id,
- * conversation_id, id): `EXPLAIN` shows an Index Scan Backward with the cursor as an index
- * condition and a Limit on top, so a page costs O(limit) at any history length.
+ * if alone, in the order made; a reply step's append, which also counts usage, goes alone.
+ * History pages are keyset reads of the primary key (workspace_id, conversation_id, id): `EXPLAIN`
+ * shows an Index Scan Backward with the cursor as an index condition and a Limit on top, so a page
+ * costs O(limit) at any history length.
  */
 import type { DomainEvent, Message } from '@parley/core';
 import {
